@@ -1,0 +1,3 @@
+"""mnemonist: long-term memory for AI agents."""
+
+__version__ = "0.1.0"

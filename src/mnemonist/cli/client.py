@@ -1,0 +1,71 @@
+"""A small HTTP client for the CLI (and hooks later): the daemon is the only writer."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import httpx
+
+from mnemonist.settings import ConfigError, Paths, home_dir, load_config
+
+
+class DaemonError(Exception):
+    def __init__(self, message: str, status: int | None = None, body: Any = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body
+
+
+def default_url() -> tuple[str, str]:
+    """(base url, token) from MNEMONIST_URL / MNEMONIST_TOKEN or the config's server section."""
+    url = os.environ.get("MNEMONIST_URL", "")
+    token = os.environ.get("MNEMONIST_TOKEN", "")
+    if url and token:
+        return url.rstrip("/"), token
+    try:
+        server = load_config(Paths(home_dir())).server
+    except ConfigError:
+        server = None
+    host = server.host if server else "127.0.0.1"
+    if host in ("0.0.0.0", "::"):
+        host = "127.0.0.1"
+    port = server.port if server else 3850
+    return (url or f"http://{host}:{port}").rstrip("/"), token or (server.token if server else "")
+
+
+class Client:
+    def __init__(self, base_url: str | None = None, token: str | None = None,
+                 timeout: float = 30.0) -> None:
+        url, tok = default_url() if base_url is None else (base_url, token or "")
+        self.base_url = url.rstrip("/")
+        headers = {"Authorization": f"Bearer {token or tok}"} if (token or tok) else {}
+        self._http = httpx.Client(base_url=self.base_url, timeout=timeout, headers=headers)
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        try:
+            resp = self._http.request(method, path, **kwargs)
+        except httpx.ConnectError as exc:
+            raise DaemonError(
+                f"the daemon is not running at {self.base_url} (start it: mnemonist serve)"
+            ) from exc
+        except httpx.TimeoutException as exc:
+            raise DaemonError(f"the daemon at {self.base_url} did not answer in time") from exc
+        try:
+            body = resp.json()
+        except ValueError:
+            body = {"message": resp.text}
+        if resp.status_code >= 400:
+            message = body.get("message") if isinstance(body, dict) else str(body)
+            code = body.get("error") if isinstance(body, dict) else None
+            raise DaemonError(f"{code or resp.status_code}: {message}", resp.status_code, body)
+        return body
+
+    def get(self, path: str, **params: Any) -> Any:
+        return self.request("GET", path, params={k: v for k, v in params.items() if v is not None})
+
+    def post(self, path: str, body: dict[str, Any]) -> Any:
+        return self.request("POST", path, json={k: v for k, v in body.items() if v is not None})
+
+    def close(self) -> None:
+        self._http.close()

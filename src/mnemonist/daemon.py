@@ -1,0 +1,108 @@
+"""The composition root: configuration, database, providers, service and workers.
+
+`open_memory()` gives an application (or a benchmark) the whole daemon in-process;
+`serve()` adds the HTTP server on top.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from mnemonist.model.config import Config
+from mnemonist.pipeline.retention import RetentionWorker
+from mnemonist.providers.embedding import create_embedding_provider
+from mnemonist.service import MemoryService
+from mnemonist.settings import Paths, home_dir, load_config
+from mnemonist.store.db import Database
+from mnemonist.store.migrations import migrate
+
+log = logging.getLogger(__name__)
+
+
+class Daemon:
+    """Everything that runs: open with `start()`, close with `stop()` (or use `with`)."""
+
+    def __init__(self, paths: Paths, config: Config, *, workers: bool = True) -> None:
+        self.paths = paths
+        self.config = config
+        self.db = Database(paths.database, durability=config.memory.durability)
+        migrate(self.db)
+        self.provider = create_embedding_provider(config.embedding)
+        self.service = MemoryService(self.db, config, self.provider)
+        self.retention = RetentionWorker(self.db, config.memory.retention)
+        self.workers = workers
+        self._started = False
+
+    def start(self) -> Daemon:
+        if not self._started:
+            self.service.start()
+            if self.workers:
+                self.retention.start()
+            self._started = True
+        return self
+
+    def stop(self) -> None:
+        if not self._started:
+            self.db.close()
+            return
+        self._started = False
+        self.retention.stop()
+        self.service.stop()
+        if self.provider is not None:
+            self.provider.close()
+        self.db.close()
+
+    def __enter__(self) -> Daemon:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+def open_memory(
+    home: str | os.PathLike[str] | None = None, overrides: dict[str, Any] | None = None
+) -> Daemon:
+    """The daemon in-process, started: `with open_memory(path) as d: d.service.remember(...)`."""
+    paths = Paths(home_dir(home))
+    return Daemon(paths, load_config(paths, overrides)).start()
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def serve(home: str | None = None, host: str | None = None, port: int | None = None) -> None:
+    import uvicorn
+
+    from mnemonist.api.app import create_app
+
+    paths = Paths(home_dir(home))
+    config = load_config(paths)
+    host = host or config.server.host
+    port = port or config.server.port
+    token = config.server.token or os.environ.get("MNEMONIST_TOKEN", "")
+    if not is_loopback(host) and not token:
+        raise SystemExit(
+            f"refusing to listen on {host} without a token: set server.token in "
+            f"{paths.config_file} or MNEMONIST_TOKEN (loopback needs none)"
+        )
+    config.server.token = token
+    daemon = Daemon(paths, config).start()
+    app = create_app(daemon)
+    log.info("mnemonist on http://%s:%d, database %s", host, port, paths.database)
+    try:
+        uvicorn.run(app, host=host, port=port, log_level="warning")
+    finally:
+        daemon.stop()
+
+
+__all__ = ["Daemon", "Path", "open_memory", "serve"]

@@ -1,0 +1,239 @@
+"""The configuration schema: the `memory:`, `search:`, `embedding:` and `server:` sections of
+`agent.yaml`, with the defaults and ranges of the source documents.
+
+`memory.pipelineV2` and its sub-objects follow document 000 and use camelCase keys (snake_case
+is accepted too); `memory.decay_rate` and `search.*` follow document 001 (snake_case). Loading
+the file, legacy flat keys and error formatting live in `mnemonist.settings`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+
+def Range(default: float | int, lo: float | int, hi: float | int, doc: str = ""):
+    """A field with a default and an inclusive allowed range."""
+    return Field(default=default, ge=lo, le=hi, description=doc)
+
+
+class SnakeModel(BaseModel):
+    model_config = ConfigDict(extra="ignore", validate_assignment=True)
+
+
+class CamelModel(BaseModel):
+    """Keys are camelCase in YAML (document 000 style); snake_case is accepted too."""
+
+    model_config = ConfigDict(
+        extra="ignore", alias_generator=to_camel, populate_by_name=True, validate_assignment=True
+    )
+
+
+Ms = int  # milliseconds
+
+
+# --- memory.pipelineV2 (document 000) --------------------------------------------------------
+
+
+class ExtractionConfig(CamelModel):
+    provider: Literal["ollama", "claude-code", "opencode", "openai", "anthropic", "none"] = (
+        "claude-code"
+    )
+    model: str = "haiku"
+    base_url: str = ""
+    timeout: Ms = Range(45000, 5000, 300000, "LLM call timeout, ms")
+    min_confidence: float = Range(0.7, 0.0, 1.0, "minimum fact confidence for a write")
+
+
+class WorkerConfig(CamelModel):
+    poll_ms: Ms = Range(2000, 100, 60000)
+    max_retries: int = Range(3, 1, 10, "attempts before a job is dead")
+    lease_timeout_ms: Ms = Range(300000, 10000, 600000)
+
+
+class GraphConfig(CamelModel):
+    enabled: bool = True
+    boost_weight: float = Range(0.15, 0.0, 1.0)
+    boost_timeout_ms: Ms = Range(500, 50, 5000)
+
+
+class RerankerConfig(CamelModel):
+    enabled: bool = True
+    model: str = ""
+    top_n: int = Range(20, 1, 100)
+    timeout_ms: Ms = Range(2000, 100, 30000)
+
+
+class RepairConfig(CamelModel):
+    reembed_cooldown_ms: Ms = Range(300000, 10000, 3600000)
+    reembed_hourly_budget: int = Range(10, 1, 1000)
+    requeue_cooldown_ms: Ms = Range(60000, 5000, 3600000)
+    requeue_hourly_budget: int = Range(50, 1, 1000)
+    dedup_cooldown_ms: Ms = Range(600000, 10000, 3600000)
+    dedup_hourly_budget: int = Range(3, 1, 100)
+    dedup_semantic_threshold: float = Range(0.92, 0.0, 1.0)
+    dedup_batch_size: int = Range(100, 10, 1000)
+
+
+class AutonomousConfig(CamelModel):
+    enabled: bool = True
+    frozen: bool = False
+    allow_update_delete: bool = True
+    maintenance_interval_ms: Ms = Range(1800000, 60000, 86400000)
+    maintenance_mode: Literal["observe", "execute"] = "execute"
+
+
+class DocumentsConfig(CamelModel):
+    worker_interval_ms: Ms = Range(10000, 1000, 300000)
+    chunk_size: int = Range(2000, 200, 50000)
+    chunk_overlap: int = Range(200, 0, 10000)
+    max_content_bytes: int = Range(10485760, 1024, 104857600)
+
+
+class GuardrailsConfig(CamelModel):
+    max_content_chars: int = Range(500, 50, 100000)
+    chunk_target_chars: int = Range(300, 50, 50000)
+    recall_truncate_chars: int = Range(500, 50, 100000)
+
+
+class ContinuityConfig(CamelModel):
+    enabled: bool = True
+    prompt_interval: int = Range(10, 1, 1000)
+    time_interval_ms: Ms = Range(900000, 60000, 3600000)
+    max_checkpoints_per_session: int = Range(50, 1, 500)
+    retention_days: int = Range(7, 1, 90)
+    recovery_budget_chars: int = Range(2000, 200, 10000)
+
+
+class TelemetryConfig(CamelModel):
+    posthog_host: str = ""
+    posthog_api_key: str = ""
+    flush_interval_ms: Ms = Range(60000, 5000, 600000)
+    flush_batch_size: int = Range(50, 1, 500)
+    retention_days: int = Range(90, 1, 365)
+
+
+class EmbeddingTrackerConfig(CamelModel):
+    enabled: bool = True
+    poll_ms: Ms = Range(5000, 1000, 60000)
+    batch_size: int = Range(8, 1, 20)
+
+
+class HintsConfig(CamelModel):
+    enabled: bool = False
+    max: int = Range(5, 1, 20)
+    timeout: Ms = Range(45000, 5000, 300000)
+    poll: Ms = Range(5000, 1000, 60000)
+
+
+class DampeningConfig(CamelModel):
+    gravity_enabled: bool = True
+    hub_enabled: bool = True
+    resolution_enabled: bool = True
+    hub_percentile: float = Range(0.9, 0.0, 1.0)
+    hub_penalty: float = Range(0.7, 0.0, 1.0)
+    gravity_penalty: float = Range(0.5, 0.0, 1.0)
+    resolution_boost: float = Range(1.2, 1.0, 5.0)
+
+
+class PipelineV2Config(CamelModel):
+    enabled: bool = True
+    shadow_mode: bool = False
+    mutations_frozen: bool = False
+    allow_update_delete: bool = False
+    autonomous_frozen: bool = False
+    semantic_contradiction_enabled: bool = False
+    semantic_contradiction_timeout_ms: Ms = Range(45000, 5000, 300000)
+    telemetry_enabled: bool = False
+    extraction: ExtractionConfig = Field(default_factory=ExtractionConfig)
+    worker: WorkerConfig = Field(default_factory=WorkerConfig)
+    graph: GraphConfig = Field(default_factory=GraphConfig)
+    reranker: RerankerConfig = Field(default_factory=RerankerConfig)
+    autonomous: AutonomousConfig = Field(default_factory=AutonomousConfig)
+    repair: RepairConfig = Field(default_factory=RepairConfig)
+    documents: DocumentsConfig = Field(default_factory=DocumentsConfig)
+    guardrails: GuardrailsConfig = Field(default_factory=GuardrailsConfig)
+    continuity: ContinuityConfig = Field(default_factory=ContinuityConfig)
+    telemetry: TelemetryConfig = Field(default_factory=TelemetryConfig)
+    embedding_tracker: EmbeddingTrackerConfig = Field(default_factory=EmbeddingTrackerConfig)
+    hints: HintsConfig = Field(default_factory=HintsConfig)
+    dampening: DampeningConfig = Field(default_factory=DampeningConfig)
+
+
+# --- memory (document 001) ------------------------------------------------------------------
+
+
+class RetentionConfig(CamelModel):
+    """Windows of the retention worker (documents 000 and 001)."""
+
+    tombstone_days: int = Range(30, 1, 3650, "soft-deleted memories kept for recovery")
+    history_days: int = Range(180, 1, 3650)
+    completed_job_days: int = Range(14, 1, 3650)
+    dead_job_days: int = Range(30, 1, 3650)
+    batch_limit: int = Range(500, 1, 100000, "rows per step per sweep")
+    interval_ms: Ms = Range(21600000, 60000, 604800000, "time between sweeps (6 h)")
+
+
+class MemoryConfig(SnakeModel):
+    decay_rate: float = Range(0.95, 0.5, 1.0, "importance × decay_rate^days_since_access")
+    default_importance: float = Range(0.8, 0.0, 1.0, "importance of an explicit save")
+    durability: Literal["full", "normal"] = Field(
+        default="full",
+        description="SQLite synchronous mode: full survives power loss, normal only crashes",
+    )
+    modify_batch_limit: int = Range(100, 1, 1000, "patches per /api/memory/modify call")
+    forget_batch_limit: int = Range(1000, 1, 100000, "memories per /api/memory/forget call")
+    forget_confirm_threshold: int = Range(25, 0, 100000, "above this, execute needs the token")
+    max_content_chars: int = Range(100000, 100, 10000000, "longest memory accepted")
+    access_flush_ms: Ms = Range(1000, 50, 60000, "how often recall access counts are written")
+    retention: RetentionConfig = Field(default_factory=RetentionConfig)
+    pipeline_v2: PipelineV2Config = Field(default_factory=PipelineV2Config, alias="pipelineV2")
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True, validate_assignment=True)
+
+
+# --- search -----------------------------------------------------------------------------
+
+
+class SearchConfig(SnakeModel):
+    alpha: float = Range(0.7, 0.0, 1.0, "vector weight; 1 - alpha goes to the keyword leg")
+    min_score: float = Range(0.1, 0.0, 1.0, "results below this fused score are dropped")
+    top_k: int = Range(100, 1, 2000, "candidates each leg contributes before fusion")
+    keyword_norm: Literal["minmax", "max"] = Field(
+        default="minmax", description="per-query normalisation of BM25 scores"
+    )
+    importance_weight: float = Range(
+        0.1, 0.0, 1.0, "share of the score that follows decayed importance"
+    )
+    reranking: bool = False
+
+
+# --- embedding and server -------------------------------------------------------------------
+
+
+class EmbeddingConfig(SnakeModel):
+    provider: Literal["local", "ollama", "openai", "none"] = "local"
+    model: str = Field(default="", description="empty: the provider's default model")
+    base_url: str = ""
+    api_key: str = ""
+    api_key_env: str = Field(default="OPENAI_API_KEY", description="read when api_key is empty")
+    dimensions: int | None = Field(default=None, ge=1, le=8192)
+    timeout_ms: Ms = Range(30000, 1000, 300000)
+    batch_size: int = Range(32, 1, 256, "texts per embedding call")
+    threads: int = Range(1, 1, 64, "ONNX intra-op threads of the local model")
+
+
+class ServerConfig(SnakeModel):
+    host: str = "127.0.0.1"
+    port: int = Range(3850, 1, 65535)
+    token: str = Field(default="", description="required on every request when set")
+
+
+class Config(SnakeModel):
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    search: SearchConfig = Field(default_factory=SearchConfig)
+    embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
+    server: ServerConfig = Field(default_factory=ServerConfig)
+

@@ -1,0 +1,142 @@
+"""Plain records: a memory row, a history event, a job. No I/O."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+#: Types a memory may have. Explicit saves infer one of the first six from keywords.
+MEMORY_TYPES = (
+    "fact",
+    "preference",
+    "decision",
+    "rule",
+    "learning",
+    "issue",
+    "procedural",
+    "semantic",
+    "episodic",
+    "constraint",
+    "event",
+    "status",
+    "summary",
+    "document_chunk",
+)
+
+HISTORY_EVENTS = ("created", "modified", "deleted", "recovered", "none", "purged")
+
+
+def utcnow() -> str:
+    """An ISO 8601 UTC timestamp with milliseconds; sorts lexicographically."""
+    return format_ts(datetime.now(UTC))
+
+
+def format_ts(value: datetime) -> str:
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    value = value.astimezone(UTC)
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+def parse_ts(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+@dataclass
+class Memory:
+    seq: int
+    id: str
+    content: str
+    normalized_content: str
+    content_hash: str
+    type: str
+    importance: float
+    tags: list[str]
+    pinned: bool
+    who: str | None
+    why: str | None
+    project: str | None
+    source_type: str | None
+    source_id: str | None
+    idempotency_key: str | None
+    version: int
+    is_deleted: bool
+    deleted_at: str | None
+    delete_reason: str | None
+    last_accessed: str | None
+    access_count: int
+    embedding_model: str | None
+    occurred_at: str
+    created_at: str
+    updated_at: str
+    updated_by: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> Memory:
+        keys = row.keys()
+        return cls(
+            seq=row["seq"],
+            id=row["id"],
+            content=row["content"],
+            normalized_content=row["normalized_content"],
+            content_hash=row["content_hash"],
+            type=row["type"],
+            importance=row["importance"],
+            tags=json.loads(row["tags"] or "[]"),
+            pinned=bool(row["pinned"]),
+            who=row["who"],
+            why=row["why"],
+            project=row["project"],
+            source_type=row["source_type"],
+            source_id=row["source_id"],
+            idempotency_key=row["idempotency_key"],
+            version=row["version"],
+            is_deleted=bool(row["is_deleted"]),
+            deleted_at=row["deleted_at"],
+            delete_reason=row["delete_reason"],
+            last_accessed=row["last_accessed"],
+            access_count=row["access_count"],
+            embedding_model=row["embedding_model"],
+            occurred_at=row["occurred_at"],
+            created_at=row["created_at"],
+            updated_at=row["updated_at"],
+            updated_by=row["updated_by"] if "updated_by" in keys else None,
+        )
+
+    def to_public(self) -> dict[str, Any]:
+        """The shape every face returns (no internal row number)."""
+        out = asdict(self)
+        out.pop("seq")
+        out.pop("extra")
+        return out
+
+
+@dataclass
+class HistoryEvent:
+    id: str
+    memory_id: str
+    event: str
+    old_content: str | None
+    new_content: str | None
+    changed_by: str | None
+    reason: str | None
+    metadata: dict[str, Any]
+    created_at: str
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> HistoryEvent:
+        return cls(
+            id=row["id"],
+            memory_id=row["memory_id"],
+            event=row["event"],
+            old_content=row["old_content"],
+            new_content=row["new_content"],
+            changed_by=row["changed_by"],
+            reason=row["reason"],
+            metadata=json.loads(row["metadata"] or "{}"),
+            created_at=row["created_at"],
+        )

@@ -1,0 +1,189 @@
+"""Validated inputs of the service: every face (HTTP, CLI, MCP, Python) builds these.
+
+Keys are snake_case; camelCase spellings (`sourceId`, `ifVersion`, ...) are accepted too.
+Unknown keys are rejected so that a typo is a clear 400, not a silently ignored field.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic.alias_generators import to_camel
+
+from mnemonist.model.memory import MEMORY_TYPES, format_ts
+
+
+def parse_when(value: Any) -> str:
+    """ISO 8601 with or without a zone (no zone means UTC); a date alone means its midnight."""
+    if isinstance(value, datetime):
+        parsed = value
+    elif isinstance(value, date):
+        parsed = datetime(value.year, value.month, value.day, tzinfo=UTC)
+    elif isinstance(value, str):
+        text = value.strip()
+        try:
+            if len(text) == 10:
+                parsed = datetime.combine(date.fromisoformat(text), datetime.min.time())
+            else:
+                parsed = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError as exc:
+            raise ValueError(f"{value!r} is not an ISO 8601 date or time") from exc
+    else:
+        raise ValueError("expected an ISO 8601 date or time string")
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return format_ts(parsed)
+
+
+Timestamp = Annotated[str, AfterValidator(parse_when)]
+Importance = Annotated[float, Field(ge=0.0, le=1.0)]
+MemoryType = Literal[MEMORY_TYPES]  # type: ignore[valid-type]
+
+
+def _clean_tags(value: list[str] | str | None) -> list[str] | None:
+    if value is None:
+        return None
+    items = value.split(",") if isinstance(value, str) else value
+    out: list[str] = []
+    for item in items:
+        tag = str(item).strip().lower()
+        if tag and tag not in out:
+            out.append(tag)
+    return out
+
+
+class Request(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid", alias_generator=to_camel, populate_by_name=True, str_max_length=2_000_000
+    )
+
+
+class RememberRequest(Request):
+    content: str = Field(min_length=1)
+    type: MemoryType | None = None
+    importance: Importance | None = None
+    tags: list[str] | str | None = None
+    who: str | None = Field(default=None, max_length=200)
+    why: str | None = Field(default=None, max_length=2000)
+    pinned: bool | None = None
+    project: str | None = Field(default=None, max_length=500)
+    source_type: str | None = Field(default=None, max_length=100)
+    source_id: str | None = Field(default=None, max_length=500)
+    idempotency_key: str | None = Field(default=None, min_length=1, max_length=500)
+    occurred_at: Timestamp | None = None
+    transcript: str | None = None
+    harness: str | None = Field(default=None, max_length=100)
+
+    _tags = field_validator("tags")(lambda cls, v: _clean_tags(v))
+
+    @field_validator("content")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("content is empty")
+        return value
+
+
+class RecallFilters(Request):
+    type: MemoryType | None = None
+    tags: list[str] | str | None = None
+    who: str | None = None
+    pinned: bool | None = None
+    importance_min: Importance | None = None
+    since: Timestamp | None = None
+    until: Timestamp | None = None
+    project: str | None = None
+    source_type: str | None = None
+    source_id: str | None = None
+
+    _tags = field_validator("tags")(lambda cls, v: _clean_tags(v))
+
+    def is_empty(self) -> bool:
+        return all(getattr(self, name) is None for name in type(self).model_fields)
+
+
+class RecallRequest(RecallFilters):
+    query: str = Field(min_length=1, max_length=10_000)
+    limit: int = Field(default=10, ge=1, le=200)
+    min_score: float | None = Field(default=None, ge=0.0, le=1.0)
+    expand: bool = False
+
+    @field_validator("query")
+    @classmethod
+    def _query_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("query is empty")
+        return value
+
+    def filters(self) -> RecallFilters:
+        return RecallFilters(**{k: getattr(self, k) for k in RecallFilters.model_fields})
+
+
+class MemoryPatch(Request):
+    """Fields of one memory that modify may change; `reason` is required per patch or batch."""
+
+    id: str | None = None
+    content: str | None = Field(default=None, min_length=1)
+    type: MemoryType | None = None
+    importance: Importance | None = None
+    tags: list[str] | str | None = None
+    pinned: bool | None = None
+    who: str | None = Field(default=None, max_length=200)
+    project: str | None = Field(default=None, max_length=500)
+    occurred_at: Timestamp | None = None
+    reason: str | None = Field(default=None, max_length=2000)
+    if_version: int | None = Field(default=None, ge=1)
+
+    _tags = field_validator("tags")(lambda cls, v: _clean_tags(v))
+
+    def changes(self) -> dict[str, Any]:
+        fields = ("content", "type", "importance", "tags", "pinned", "who", "project")
+        names = (*fields, "occurred_at")
+        return {f: getattr(self, f) for f in names if getattr(self, f) is not None}
+
+
+class ModifyRequest(Request):
+    patches: list[MemoryPatch] = Field(min_length=1)
+    reason: str | None = Field(default=None, max_length=2000)
+    changed_by: str | None = Field(default=None, max_length=200)
+
+
+class DeleteRequest(Request):
+    reason: str = Field(min_length=1, max_length=2000)
+    if_version: int | None = Field(default=None, ge=1)
+    force: bool = False
+    changed_by: str | None = Field(default=None, max_length=200)
+
+
+class RecoverRequest(Request):
+    reason: str = Field(min_length=1, max_length=2000)
+    if_version: int | None = Field(default=None, ge=1)
+    changed_by: str | None = Field(default=None, max_length=200)
+
+
+class ForgetRequest(RecallFilters):
+    mode: Literal["preview", "execute"] = "preview"
+    query: str | None = Field(default=None, max_length=10_000)
+    ids: list[str] | None = None
+    limit: int = Field(default=20, ge=1, le=100_000)
+    reason: str | None = Field(default=None, max_length=2000)
+    confirm_token: str | None = None
+    force: bool = False
+    include_pinned: bool = False
+    changed_by: str | None = Field(default=None, max_length=200)
+
+    def has_selector(self) -> bool:
+        selectors = (self.query and self.query.strip(), self.ids)
+        return any(selectors) or not self.filters().is_empty()
+
+    def filters(self) -> RecallFilters:
+        return RecallFilters(**{k: getattr(self, k) for k in RecallFilters.model_fields})
+
+
+class ListRequest(RecallFilters):
+    limit: int = Field(default=50, ge=1, le=1000)
+    offset: int = Field(default=0, ge=0)
+    include_deleted: bool = False
+    order: Literal["created_at", "updated_at", "occurred_at", "importance"] = "created_at"

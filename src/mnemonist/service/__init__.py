@@ -1,0 +1,22 @@
+"""The one door: every read and write of every face (HTTP, CLI, MCP, Python) goes through
+`MemoryService`."""
+
+from mnemonist.service.errors import BadRequest, Conflict, NotFound, ServiceError, Unavailable
+from mnemonist.service.forget import ForgetOps
+from mnemonist.service.reads import ReadOps
+from mnemonist.service.remember import RememberOps
+from mnemonist.service.status import StatusOps
+
+
+class MemoryService(RememberOps, ForgetOps, ReadOps, StatusOps):
+    """remember / recall / modify / forget / recover and the reads around them."""
+
+
+__all__ = [
+    "BadRequest",
+    "Conflict",
+    "MemoryService",
+    "NotFound",
+    "ServiceError",
+    "Unavailable",
+]

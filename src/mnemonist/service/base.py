@@ -1,0 +1,134 @@
+"""State shared by the service's parts: the database, configuration, providers and indexes."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+
+import numpy as np
+
+from mnemonist.model.config import Config
+from mnemonist.pipeline.access import AccessRecorder
+from mnemonist.pipeline.embedder import BackgroundEmbedder
+from mnemonist.providers.embedding.base import EmbeddingError, EmbeddingProvider
+from mnemonist.search.hybrid import HybridSearch
+from mnemonist.search.vector_index import VectorIndex
+from mnemonist.store import embeddings
+from mnemonist.store.db import Database
+
+log = logging.getLogger(__name__)
+
+
+class ServiceBase:
+    def __init__(
+        self,
+        db: Database,
+        config: Config,
+        provider: EmbeddingProvider | None,
+    ) -> None:
+        self.db = db
+        self.config = config
+        self.provider = provider
+        self.started_at = time.time()
+        self.index: VectorIndex | None = None
+        self._index_lock = threading.Lock()
+        self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._query_cache_lock = threading.Lock()
+        self.query_embedding_failures = 0
+        self.access = AccessRecorder(db, config.memory.access_flush_ms / 1000.0)
+        self.embedder: BackgroundEmbedder | None = None
+        if provider is not None:
+            self.embedder = BackgroundEmbedder(
+                db,
+                provider,
+                self.get_index,
+                batch_size=config.embedding.batch_size,
+                sweep_interval_s=config.memory.pipeline_v2.embedding_tracker.poll_ms / 1000.0,
+            )
+            self._load_index()
+        self.searcher = HybridSearch(
+            self.index, self.embed_query, config.search, config.memory
+        )
+
+    # -- vectors -------------------------------------------------------------------------
+    def get_index(self, dimensions: int) -> VectorIndex:
+        with self._index_lock:
+            if self.index is None:
+                self.index = VectorIndex(dimensions)
+                if hasattr(self, "searcher"):
+                    self.searcher.index = self.index
+            elif self.index.dimensions != dimensions:
+                raise EmbeddingError(
+                    f"embedding has {dimensions} dimensions but the index holds "
+                    f"{self.index.dimensions}; set embedding.dimensions or change the model"
+                )
+            return self.index
+
+    def _load_index(self) -> None:
+        """Rebuild the in-memory index from the vectors of the configured model."""
+        assert self.provider is not None
+        model = self.provider.model_id
+        dims = self.provider.dimensions
+        conn = self.db.reader()
+        if dims is None:
+            row = conn.execute(
+                "SELECT dimensions FROM embeddings WHERE model = ? LIMIT 1", (model,)
+            ).fetchone()
+            dims = row[0] if row else None
+        if dims is None:
+            return  # created on the first embedding
+        index = self.get_index(dims)
+        index.add_many(embeddings.live_vectors(conn, model, dims))
+        log.info("vector index: %d vectors of %s (%d dims)", len(index), model, dims)
+
+    def embed_query(self, text: str) -> np.ndarray | None:
+        if self.provider is None:
+            return None
+        key = " ".join(text.split())
+        with self._query_cache_lock:
+            hit = self._query_cache.get(key)
+            if hit is not None:
+                self._query_cache.move_to_end(key)
+                return hit
+        try:
+            vec = self.provider.embed([key])[0]
+        except EmbeddingError as exc:
+            self.query_embedding_failures += 1
+            log.warning("query embedding failed, keyword-only recall: %s", exc)
+            return None
+        if self.index is not None and vec.shape[0] != self.index.dimensions:
+            return None
+        with self._query_cache_lock:
+            self._query_cache[key] = vec
+            if len(self._query_cache) > 512:
+                self._query_cache.popitem(last=False)
+        return vec
+
+    def try_embed(self, text: str) -> np.ndarray | None:
+        """Embed a memory's content now (outside any transaction); None on failure."""
+        if self.provider is None:
+            return None
+        try:
+            return self.provider.embed([text])[0]
+        except EmbeddingError as exc:
+            log.warning("embedding failed, the background embedder will retry: %s", exc)
+            return None
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def start(self) -> None:
+        self.access.start()
+        if self.embedder is not None:
+            self.embedder.start()
+
+    def stop(self) -> None:
+        if self.embedder is not None:
+            self.embedder.stop()
+        self.access.stop()
+
+    def flush(self, timeout: float = 120.0) -> bool:
+        """Wait for background embedding and write pending access counts (tests, bench)."""
+        ok = self.embedder.wait_idle(timeout) if self.embedder is not None else True
+        self.access.flush()
+        return ok

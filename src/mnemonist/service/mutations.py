@@ -1,0 +1,261 @@
+"""modify (batch and PATCH), delete, recover: version-guarded, each with its history event."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+import numpy as np
+
+from mnemonist.model.memory import Memory, parse_ts, utcnow
+from mnemonist.model.requests import DeleteRequest, MemoryPatch, ModifyRequest, RecoverRequest
+from mnemonist.service.base import ServiceBase
+from mnemonist.service.errors import BadRequest, Conflict, NotFound, Unavailable
+from mnemonist.store import embeddings, history, memories
+from mnemonist.text.normalize import NormalizedContent, normalize_and_hash
+from mnemonist.text.scrub import scrub_credentials
+
+#: patch status -> (HTTP status, error code) for the single-memory PATCH route
+PATCH_ERRORS = {
+    "not_found": (404, "not_found"),
+    "deleted": (409, "memory_deleted"),
+    "version_conflict": (409, "version_conflict"),
+    "duplicate_content": (409, "duplicate_content"),
+}
+
+
+class MutationOps(ServiceBase):
+    # -- modify --------------------------------------------------------------------------
+    def modify(self, req: ModifyRequest) -> dict[str, Any]:
+        limit = self.config.memory.modify_batch_limit
+        if len(req.patches) > limit:
+            raise BadRequest(
+                f"{len(req.patches)} patches; at most {limit} per call (memory.modify_batch_limit)",
+                field="patches",
+            )
+        for i, patch in enumerate(req.patches):
+            if not patch.id:
+                raise BadRequest(f"patches[{i}].id is required", field=f"patches[{i}].id")
+            if not (patch.reason or req.reason):
+                raise BadRequest(
+                    f"patches[{i}]: a reason is required (per patch or for the batch)",
+                    field=f"patches[{i}].reason",
+                )
+            if not patch.changes():
+                raise BadRequest(f"patches[{i}] changes nothing", field=f"patches[{i}]")
+        results = [
+            self.apply_patch(p.id or "", p, reason=p.reason or req.reason or "",
+                             changed_by=req.changed_by)
+            for p in req.patches
+        ]
+        updated = sum(r["status"] == "updated" for r in results)
+        return {"results": results, "updated": updated, "total": len(results)}
+
+    def patch(self, memory_id: str, patch: MemoryPatch, changed_by: str | None = None):
+        """PATCH /api/memory/{id}: one patch; failures raise the matching 4xx."""
+        if not patch.reason:
+            raise BadRequest("reason is required", field="reason")
+        if not patch.changes():
+            raise BadRequest("the patch changes nothing", field="body")
+        result = self.apply_patch(memory_id, patch, reason=patch.reason, changed_by=changed_by)
+        if result["status"] in PATCH_ERRORS:
+            status, code = PATCH_ERRORS[result["status"]]
+            exc = (NotFound if status == 404 else Conflict)(result["message"], code=code)
+            exc.details = {k: v for k, v in result.items() if k not in {"message"}}
+            raise exc
+        return result
+
+    def apply_patch(
+        self, memory_id: str, patch: MemoryPatch, *, reason: str, changed_by: str | None
+    ) -> dict[str, Any]:
+        before = memories.get(self.db.reader(), memory_id)
+        norm: NormalizedContent | None = None
+        vec: np.ndarray | None = None
+        if patch.content is not None:
+            norm = normalize_and_hash(scrub_credentials(patch.content).text)
+            if not norm.storage:
+                return self._result(memory_id, "invalid", before, message="content is empty")
+            if before is not None and norm.content_hash != before.content_hash:
+                vec = self.try_embed(norm.storage)  # outside the write lock, before the write
+        with self.db.write_tx() as conn:
+            return self._write_patch(conn, memory_id, patch, norm, vec, reason, changed_by)
+
+    def _write_patch(
+        self,
+        conn: sqlite3.Connection,
+        memory_id: str,
+        patch: MemoryPatch,
+        norm: NormalizedContent | None,
+        vec: np.ndarray | None,
+        reason: str,
+        changed_by: str | None,
+    ) -> dict[str, Any]:
+        m = memories.get(conn, memory_id)
+        if m is None:
+            return self._result(memory_id, "not_found", None, message=f"no memory {memory_id}")
+        if m.is_deleted:
+            return self._result(memory_id, "deleted", m, message="the memory is deleted")
+        if patch.if_version is not None and patch.if_version != m.version:
+            return self._result(
+                memory_id, "version_conflict", m,
+                message=f"version is {m.version}, not {patch.if_version}",
+            )
+        fields: dict[str, Any] = {}
+        for name, value in patch.changes().items():
+            if name != "content" and getattr(m, name) != value:
+                fields[name] = value
+        content_changed = norm is not None and norm.content_hash != m.content_hash
+        text_changed = norm is not None and norm.storage != m.content
+        if norm is not None and text_changed:
+            project = fields.get("project", m.project)
+            dup = memories.find_live_duplicate(conn, norm.content_hash, project, m.id)
+            if dup is not None:
+                return self._result(
+                    memory_id, "duplicate_content", m, duplicate=dup,
+                    message=f"memory {dup} already holds this content",
+                )
+            fields.update(content=norm.storage, normalized_content=norm.normalized,
+                          content_hash=norm.content_hash)
+        if "project" in fields and not content_changed:
+            dup = memories.find_live_duplicate(conn, m.content_hash, fields["project"], m.id)
+            if dup is not None:
+                return self._result(memory_id, "duplicate_content", m, duplicate=dup,
+                                    message=f"memory {dup} holds this content in that project")
+        if not fields:
+            return self._result(memory_id, "unchanged", m, new_version=m.version)
+        embedded = False
+        if content_changed:
+            model = self.provider.model_id if self.provider else None
+            if vec is not None and model:
+                embeddings.upsert(conn, fields["content_hash"], model, vec)
+                fields["embedding_model"] = model
+                embedded = True
+            else:
+                fields["embedding_model"] = None
+        now = utcnow()
+        memories.update_fields(conn, m.id, fields, at=now, by=changed_by)
+        history.append(
+            conn, m.id, "modified",
+            old_content=m.content, new_content=fields.get("content", m.content),
+            changed_by=changed_by or "api", reason=reason,
+            metadata={"fields": sorted(k for k in fields if k != "normalized_content"),
+                      "before": {k: getattr(m, k) for k in fields
+                                 if k not in {"content", "normalized_content", "content_hash",
+                                              "embedding_model"}},
+                      "version": m.version + 1},
+            at=now,
+        )
+        self._reindex_after_patch(m, fields, vec if embedded else None)
+        return self._result(
+            memory_id, "updated", m, new_version=m.version + 1,
+            content_changed=text_changed, embedded=embedded,
+        )
+
+    def _reindex_after_patch(self, m: Memory, fields: dict[str, Any], vec) -> None:
+        index, embedder = self.index, self.embedder
+        project = fields.get("project", m.project)
+        if "content_hash" in fields:
+            def swap() -> None:
+                if vec is not None:
+                    self.get_index(int(vec.shape[0])).add(m.seq, vec, project)
+                else:
+                    if index is not None:
+                        index.remove(m.seq)
+                    if embedder is not None:
+                        embedder.notify(m.seq)
+            self.db.on_commit(swap)
+        elif "project" in fields and index is not None:
+            self.db.on_commit(lambda: index.set_project(m.seq, project))
+
+    @staticmethod
+    def _result(
+        memory_id: str, status: str, m: Memory | None, *, new_version: int | None = None,
+        content_changed: bool = False, embedded: bool = False, duplicate: str | None = None,
+        message: str | None = None,
+    ) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": memory_id,
+            "status": status,
+            "currentVersion": m.version if m else None,
+            "newVersion": new_version,
+            "contentChanged": content_changed,
+            "embedded": embedded,
+            "duplicateMemoryId": duplicate,
+        }
+        if message:
+            out["message"] = message
+        return out
+
+    # -- delete / recover -----------------------------------------------------------------
+    def delete(self, memory_id: str, req: DeleteRequest) -> dict[str, Any]:
+        with self.db.write_tx() as conn:
+            m = memories.get(conn, memory_id)
+            if m is None:
+                raise NotFound(f"no memory {memory_id}")
+            if m.is_deleted:
+                raise Conflict("the memory is already deleted", code="already_deleted")
+            if req.if_version is not None and req.if_version != m.version:
+                raise Conflict(f"version is {m.version}, not {req.if_version}",
+                               code="version_conflict", currentVersion=m.version)
+            if m.pinned and not req.force:
+                raise Conflict("the memory is pinned; pass force: true to delete it",
+                               code="pinned")
+            self._soft_delete(conn, m, req.reason, req.changed_by, {"force": req.force})
+        return {"id": memory_id, "status": "deleted", "currentVersion": m.version,
+                "newVersion": m.version + 1}
+
+    def _soft_delete(self, conn, m: Memory, reason: str, by: str | None, meta: dict) -> None:
+        now = utcnow()
+        memories.soft_delete(conn, m.id, reason=reason, at=now, by=by)
+        history.append(conn, m.id, "deleted", old_content=m.content, changed_by=by or "api",
+                       reason=reason, metadata={**meta, "version": m.version + 1}, at=now)
+        index = self.index
+        if index is not None:
+            self.db.on_commit(lambda: index.remove(m.seq))
+
+    def _hard_delete(self, conn, m: Memory, reason: str, by: str | None, meta: dict) -> None:
+        memories.hard_delete(conn, m.id)
+        embeddings.delete_unreferenced(conn, [m.content_hash])
+        history.append(conn, m.id, "deleted", old_content=m.content, changed_by=by or "api",
+                       reason=reason, metadata={**meta, "hard": True})
+        index = self.index
+        if index is not None:
+            self.db.on_commit(lambda: index.remove(m.seq))
+
+    def recover(self, memory_id: str, req: RecoverRequest) -> dict[str, Any]:
+        if self.config.memory.pipeline_v2.mutations_frozen:
+            raise Unavailable("mutations are frozen (memory.pipelineV2.mutationsFrozen)",
+                              code="mutations_frozen")
+        days = self.config.memory.retention.tombstone_days
+        with self.db.write_tx() as conn:
+            m = memories.get(conn, memory_id)
+            if m is None:
+                raise NotFound(f"no memory {memory_id} (it may have been purged)")
+            if not m.is_deleted:
+                raise Conflict("the memory is not deleted", code="not_deleted")
+            if req.if_version is not None and req.if_version != m.version:
+                raise Conflict(f"version is {m.version}, not {req.if_version}",
+                               code="version_conflict", currentVersion=m.version)
+            age = (parse_ts(utcnow()) - parse_ts(m.deleted_at or utcnow())).total_seconds()
+            if age > days * 86400:
+                raise Conflict(f"deleted more than {days} days ago", code="retention_expired")
+            dup = memories.find_live_duplicate(conn, m.content_hash, m.project, m.id)
+            if dup is not None:
+                raise Conflict(f"memory {dup} now holds the same content",
+                               code="duplicate_content", duplicateMemoryId=dup)
+            now = utcnow()
+            memories.restore(conn, m.id, at=now, by=req.changed_by)
+            history.append(conn, m.id, "recovered", new_content=m.content,
+                           changed_by=req.changed_by or "api", reason=req.reason,
+                           metadata={"version": m.version + 1}, at=now)
+            vec = embeddings.get(conn, m.content_hash, self.provider.model_id) if (
+                self.provider) else None
+            self.db.on_commit(lambda: self._reindex(m, vec))
+        return {"id": memory_id, "status": "recovered", "currentVersion": m.version,
+                "newVersion": m.version + 1}
+
+    def _reindex(self, m: Memory, vec: np.ndarray | None) -> None:
+        if vec is not None:
+            self.get_index(int(vec.shape[0])).add(m.seq, vec, m.project)
+        elif self.embedder is not None:
+            self.embedder.notify(m.seq)

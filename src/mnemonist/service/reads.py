@@ -1,0 +1,135 @@
+"""Reads: recall, get, list, history, the legacy keyword search and the embeddings export."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from mnemonist.model.requests import ListRequest, RecallRequest
+from mnemonist.search.filters import where_clause
+from mnemonist.search.fusion import normalize_bm25
+from mnemonist.search.hybrid import Hit
+from mnemonist.search.keyword import keyword_search
+from mnemonist.service.base import ServiceBase
+from mnemonist.service.errors import NotFound
+from mnemonist.store import embeddings, history, memories
+
+
+def result_of(hit: Hit) -> dict[str, Any]:
+    m = hit.memory
+    return {
+        "id": m.id,
+        "content": m.content,
+        "score": round(hit.score, 6),
+        "source": hit.source,
+        "type": m.type,
+        "tags": m.tags,
+        "pinned": m.pinned,
+        "importance": m.importance,
+        "who": m.who,
+        "project": m.project,
+        "source_id": m.source_id,
+        "occurred_at": m.occurred_at,
+        "created_at": m.created_at,
+        "scores": {"keyword": hit.keyword_score, "vector": hit.vector_score},
+    }
+
+
+class ReadOps(ServiceBase):
+    def recall(self, req: RecallRequest) -> dict[str, Any]:
+        started = time.perf_counter()
+        outcome = self.searcher.search(
+            self.db.reader(), req.query, req.filters(), req.limit, req.min_score
+        )
+        self.access.record([h.memory.seq for h in outcome.hits])
+        results = [result_of(h) for h in outcome.hits]
+        if req.expand:
+            self._attach_transcripts(results)
+        return {
+            "query": req.query,
+            "method": outcome.method,
+            "count": len(results),
+            "results": results,
+            "degraded": outcome.degraded,
+            "took_ms": round((time.perf_counter() - started) * 1000, 2),
+        }
+
+    def _attach_transcripts(self, results: list[dict[str, Any]]) -> None:
+        keys = sorted({r["source_id"] for r in results if r["source_id"]})
+        if not keys:
+            return
+        rows = self.db.reader().execute(
+            f"SELECT session_key, content FROM session_transcripts"
+            f" WHERE session_key IN ({','.join('?' * len(keys))})",
+            keys,
+        )
+        found = {r[0]: r[1] for r in rows}
+        for r in results:
+            if r["source_id"] in found:
+                r["transcript"] = found[r["source_id"]]
+
+    def keyword_only(self, query: str, limit: int = 10) -> dict[str, Any]:
+        """GET /memory/search: the legacy keyword-only search."""
+        conn = self.db.reader()
+        raw = dict(keyword_search(conn, query, None, limit))
+        norm = normalize_bm25(raw, self.config.search.keyword_norm)
+        rows = memories.get_many_by_seq(conn, list(raw))
+        results = [
+            {**rows[s].to_public(), "score": round(norm[s], 6), "source": "keyword"}
+            for s in sorted(raw, key=lambda s: raw[s])
+            if s in rows
+        ]
+        return {"query": query, "count": len(results), "results": results}
+
+    def get(self, memory_id: str, *, include_deleted: bool = True) -> dict[str, Any]:
+        m = memories.get(self.db.reader(), memory_id)
+        if m is None or (m.is_deleted and not include_deleted):
+            raise NotFound(f"no memory {memory_id}")
+        return m.to_public()
+
+    def list(self, req: ListRequest) -> dict[str, Any]:
+        conn = self.db.reader()
+        where, args = where_clause(req, include_deleted=req.include_deleted)
+        total = conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", args).fetchone()[0]
+        order = "m.importance DESC" if req.order == "importance" else f"m.{req.order} DESC"
+        rows = conn.execute(
+            f"SELECT m.seq FROM memories m WHERE {where} ORDER BY {order}, m.seq DESC"
+            " LIMIT ? OFFSET ?",
+            [*args, req.limit, req.offset],
+        ).fetchall()
+        by_seq = memories.get_many_by_seq(conn, [r[0] for r in rows])
+        items = [by_seq[r[0]].to_public() for r in rows if r[0] in by_seq]
+        return {"memories": items, "total": total, "limit": req.limit, "offset": req.offset,
+                "has_more": req.offset + len(items) < total}
+
+    def history(self, memory_id: str) -> dict[str, Any]:
+        conn = self.db.reader()
+        events = history.for_memory(conn, memory_id)
+        if not events and memories.get(conn, memory_id) is None:
+            raise NotFound(f"no memory {memory_id}")
+        return {"memory_id": memory_id, "events": [e.__dict__ for e in events]}
+
+    def export_embeddings(
+        self, limit: int = 100, offset: int = 0, with_vectors: bool = True
+    ) -> dict[str, Any]:
+        conn = self.db.reader()
+        model = self.provider.model_id if self.provider else ""
+        base = (" FROM memories m JOIN embeddings e ON e.content_hash = m.content_hash"
+                " WHERE m.is_deleted = 0 AND e.model = ?")
+        total = conn.execute("SELECT COUNT(*)" + base, (model,)).fetchone()[0]
+        rows = conn.execute(
+            "SELECT m.id, m.content, m.content_hash, e.model, e.dimensions, e.vector" + base
+            + " ORDER BY m.seq LIMIT ? OFFSET ?",
+            (model, limit, offset),
+        ).fetchall()
+        items = []
+        for r in rows:
+            item = {"id": r["id"], "content": r["content"], "content_hash": r["content_hash"],
+                    "model": r["model"], "dimensions": r["dimensions"]}
+            if with_vectors:
+                item["vector"] = [
+                    round(float(x), 7) for x in embeddings.from_blob(r["vector"], r["dimensions"])
+                ]
+            items.append(item)
+        return {"embeddings": items, "total": total, "limit": limit, "offset": offset,
+                "model": model}

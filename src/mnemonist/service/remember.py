@@ -1,0 +1,134 @@
+"""remember: the raw-first write. The row, its history event and its extraction job commit in
+one transaction before the call returns; embedding follows in the background."""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from typing import Any
+
+from mnemonist.model.memory import Memory, utcnow
+from mnemonist.model.requests import RememberRequest
+from mnemonist.service.base import ServiceBase
+from mnemonist.service.errors import BadRequest
+from mnemonist.store import history, jobs, memories
+from mnemonist.store.memories import NewMemory
+from mnemonist.text.normalize import normalize_and_hash
+from mnemonist.text.prefix import infer_type, parse_prefix
+from mnemonist.text.scrub import scrub_credentials
+
+
+class RememberOps(ServiceBase):
+    def remember(self, req: RememberRequest, *, changed_by: str | None = None) -> dict[str, Any]:
+        mcfg = self.config.memory
+        parsed = parse_prefix(req.content)
+        scrubbed = scrub_credentials(parsed.content)
+        norm = normalize_and_hash(scrubbed.text)
+        if not norm.storage:
+            raise BadRequest("content is empty after normalisation", field="content")
+        if len(norm.storage) > mcfg.max_content_chars:
+            raise BadRequest(
+                f"content has {len(norm.storage)} characters; the limit is "
+                f"{mcfg.max_content_chars} (memory.max_content_chars)",
+                field="content",
+            )
+        pinned = req.pinned if req.pinned is not None else parsed.pinned
+        if req.importance is not None:
+            importance = req.importance
+        elif parsed.importance is not None or pinned:
+            importance = 1.0
+        else:
+            importance = mcfg.default_importance
+        tags = list(dict.fromkeys([*(req.tags or []), *parsed.tags]))
+        now = utcnow()
+        actor = changed_by or req.who or req.harness or "api"
+        new = NewMemory(
+            id=str(uuid.uuid4()),
+            content=norm.storage,
+            normalized_content=norm.normalized,
+            content_hash=norm.content_hash,
+            type=req.type or infer_type(norm.storage),
+            importance=importance,
+            tags=tags,
+            pinned=pinned,
+            who=req.who or req.harness,
+            why=req.why,
+            project=req.project,
+            source_type=req.source_type,
+            source_id=req.source_id,
+            idempotency_key=req.idempotency_key,
+            occurred_at=req.occurred_at or now,
+            created_at=now,
+        )
+        with self.db.write_tx() as conn:
+            outcome = self._insert_or_existing(conn, new, actor, list(scrubbed.kinds))
+        if req.transcript and req.source_id:
+            self.save_transcript(req.source_id, req.transcript, req.harness, req.project)
+        return outcome
+
+    def _insert_or_existing(
+        self, conn: sqlite3.Connection, new: NewMemory, actor: str, scrubbed: list[str]
+    ) -> dict[str, Any]:
+        if new.idempotency_key:
+            first = memories.find_by_idempotency_key(conn, new.idempotency_key)
+            if first is not None:
+                return self._answer(first, created=False, deduplicated=False, replay=True)
+        dup = memories.find_live_duplicate(conn, new.content_hash, new.project)
+        if dup is not None:
+            existing = memories.get(conn, dup)
+            assert existing is not None
+            return self._answer(existing, created=False, deduplicated=True)
+        seq = memories.insert(conn, new)
+        history.append(
+            conn,
+            new.id,
+            "created",
+            new_content=new.content,
+            changed_by=actor,
+            reason="remember",
+            metadata={"type": new.type, "tags": new.tags, "pinned": new.pinned,
+                      "scrubbed": scrubbed, "source_type": new.source_type},
+            at=new.created_at,
+        )
+        pipeline = self.config.memory.pipeline_v2
+        if pipeline.enabled:
+            jobs.enqueue(conn, "extract", memory_id=new.id,
+                         max_attempts=pipeline.worker.max_retries)
+        if self.embedder is not None:
+            embedder = self.embedder
+            self.db.on_commit(lambda: embedder.notify(seq))
+        created = memories.get(conn, new.id)
+        assert created is not None
+        out = self._answer(created, created=True, deduplicated=False)
+        out["scrubbed"] = scrubbed
+        return out
+
+    @staticmethod
+    def _answer(m: Memory, *, created: bool, deduplicated: bool, replay: bool = False):
+        return {
+            "id": m.id,
+            "created": created,
+            "deduplicated": deduplicated,
+            "idempotent_replay": replay,
+            "content": m.content,
+            "type": m.type,
+            "tags": m.tags,
+            "pinned": m.pinned,
+            "importance": m.importance,
+            "project": m.project,
+            "version": m.version,
+            "occurred_at": m.occurred_at,
+            "created_at": m.created_at,
+        }
+
+    def save_transcript(
+        self, session_key: str, content: str, harness: str | None, project: str | None
+    ) -> None:
+        """Lossless transcript, scrubbed, in its own transaction (first write wins)."""
+        text = scrub_credentials(content).text
+        with self.db.write_tx() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO session_transcripts (session_key, content, harness,"
+                " project, created_at) VALUES (?, ?, ?, ?, ?)",
+                (session_key, text, harness, project, utcnow()),
+            )

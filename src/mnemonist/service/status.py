@@ -1,0 +1,74 @@
+"""Health and status: what works, what is degraded, and why (nothing is silent)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from mnemonist import __version__
+from mnemonist.service.base import ServiceBase
+from mnemonist.store import embeddings, jobs, memories
+
+
+class StatusOps(ServiceBase):
+    def degraded(self) -> list[str]:
+        out: list[str] = []
+        if self.provider is None:
+            out.append("embedding_provider_disabled")
+        elif self.embedder is not None and not self.embedder.stats.provider_ok:
+            out.append("embedding_provider_unavailable")
+        if self.provider is not None and self.index is None:
+            out.append("vector_index_empty")
+        dead = sum(c.get("dead", 0) for c in jobs.counts(self.db.reader()).values())
+        if dead:
+            out.append("dead_jobs")
+        return out
+
+    def health(self) -> dict[str, Any]:
+        try:
+            self.db.reader().execute("SELECT 1 FROM memories LIMIT 1").fetchall()
+            database = "ok"
+        except Exception as exc:  # health must answer whatever happened
+            database = f"error: {exc}"
+        degraded = self.degraded() if database == "ok" else ["database"]
+        return {
+            "status": "ok" if not degraded else "degraded",
+            "version": __version__,
+            "database": database,
+            "uptime_s": round(time.time() - self.started_at, 1),
+            "degraded": degraded,
+        }
+
+    def status(self) -> dict[str, Any]:
+        conn = self.db.reader()
+        provider: dict[str, Any] = {"provider": self.config.embedding.provider}
+        emb_stats: dict[str, Any] = {}
+        if self.provider is not None:
+            provider.update(model=self.provider.model_id, dimensions=self.provider.dimensions)
+            emb_stats = embeddings.stats(conn, self.provider.model_id)
+            live = emb_stats["live"]
+            emb_stats["coverage"] = round(emb_stats["embedded"] / live, 4) if live else 1.0
+        if self.embedder is not None:
+            s = self.embedder.stats
+            provider.update(
+                available=s.provider_ok, last_error=s.last_error, processed=s.processed,
+                failed=s.failed, skipped_cycles=s.skipped_cycles, last_cycle_at=s.last_cycle_at,
+            )
+        queue = jobs.counts(conn)
+        pipeline = self.config.memory.pipeline_v2
+        return {
+            "version": __version__,
+            "database": str(self.db.path),
+            "memories": memories.counts(conn),
+            "embeddings": emb_stats,
+            "embedding_provider": provider,
+            "vector_index": {"size": len(self.index) if self.index else 0,
+                             "dimensions": self.index.dimensions if self.index else None},
+            "jobs": queue,
+            "queue_depth": sum(c.get("pending", 0) + c.get("leased", 0) for c in queue.values()),
+            "pipeline": {"enabled": pipeline.enabled, "shadowMode": pipeline.shadow_mode,
+                         "mutationsFrozen": pipeline.mutations_frozen,
+                         "extraction_worker": "not running (jobs wait in the queue)"},
+            "degraded": self.degraded(),
+            "uptime_s": round(time.time() - self.started_at, 1),
+        }

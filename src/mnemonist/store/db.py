@@ -1,0 +1,112 @@
+"""SQLite connections: one writer behind a process-wide lock, one reader per thread.
+
+WAL mode lets readers run while the writer commits. `write_tx()` is the only way to write:
+`BEGIN IMMEDIATE`, commit on success, roll back on any exception, and it marks the thread so
+that providers refuse to do I/O inside it (see `txguard`).
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from mnemonist.store import txguard
+
+log = logging.getLogger(__name__)
+
+
+def _connect(path: Path, durability: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(
+        str(path), isolation_level=None, check_same_thread=False, timeout=30.0
+    )
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute(f"PRAGMA synchronous={'FULL' if durability == 'full' else 'NORMAL'}")
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute("PRAGMA busy_timeout=30000")
+    conn.execute("PRAGMA temp_store=MEMORY")
+    conn.execute("PRAGMA cache_size=-32000")
+    return conn
+
+
+class Database:
+    def __init__(self, path: Path, durability: str = "full") -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.durability = durability
+        self._lock = threading.RLock()
+        self._writer = _connect(self.path, durability)
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
+        self._closed = False
+        self._after_commit: list[Callable[[], None]] = []
+
+    def reader(self) -> sqlite3.Connection:
+        """This thread's read connection (autocommit: each statement sees the latest commit)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            if self._closed:
+                raise sqlite3.ProgrammingError("database is closed")
+            conn = _connect(self.path, self.durability)
+            conn.execute("PRAGMA query_only=ON")
+            self._local.conn = conn
+            with self._readers_lock:
+                self._readers.append(conn)
+        return conn
+
+    @contextmanager
+    def write_tx(self) -> Iterator[sqlite3.Connection]:
+        """One atomic write transaction. Nested calls join the outer transaction."""
+        with self._lock:
+            if txguard.in_write_tx():
+                yield self._writer
+                return
+            txguard.enter()
+            self._after_commit = []
+            try:
+                self._writer.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._writer
+                except BaseException:
+                    self._writer.execute("ROLLBACK")
+                    raise
+                self._writer.execute("COMMIT")
+                callbacks, self._after_commit = self._after_commit, []
+                for fn in callbacks:  # still under the lock: in-memory indexes stay in order
+                    try:
+                        fn()
+                    except Exception:
+                        log.exception("after-commit callback failed")
+            finally:
+                self._after_commit = []
+                txguard.leave()
+
+    def on_commit(self, fn: Callable[[], None]) -> None:
+        """Run `fn` right after the current write transaction commits (never on rollback).
+
+        Used to keep in-memory structures (the vector index) in step with the database.
+        """
+        if not txguard.in_write_tx():
+            raise RuntimeError("on_commit() outside a write transaction")
+        self._after_commit.append(fn)
+
+    def checkpoint(self) -> None:
+        with self._lock:
+            self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            with self._readers_lock:
+                for conn in self._readers:
+                    conn.close()
+                self._readers.clear()
+            self._writer.execute("PRAGMA optimize")
+            self._writer.close()

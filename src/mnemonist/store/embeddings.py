@@ -1,0 +1,83 @@
+"""embeddings: float32 vectors keyed by content hash (the truth the vector index loads from)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+
+import numpy as np
+
+from mnemonist.model.memory import utcnow
+
+
+def to_blob(vector: np.ndarray) -> bytes:
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def from_blob(blob: bytes, dimensions: int) -> np.ndarray:
+    vec = np.frombuffer(blob, dtype="<f4")
+    if vec.shape[0] != dimensions:
+        raise ValueError(f"stored vector has {vec.shape[0]} values, expected {dimensions}")
+    return vec
+
+
+def upsert(conn: sqlite3.Connection, content_hash: str, model: str, vector: np.ndarray) -> None:
+    conn.execute(
+        "INSERT INTO embeddings (content_hash, model, dimensions, vector, created_at)"
+        " VALUES (?, ?, ?, ?, ?) ON CONFLICT(content_hash) DO UPDATE SET"
+        " model = excluded.model, dimensions = excluded.dimensions,"
+        " vector = excluded.vector, created_at = excluded.created_at",
+        (content_hash, model, int(vector.shape[0]), to_blob(vector), utcnow()),
+    )
+
+
+def get(conn: sqlite3.Connection, content_hash: str, model: str) -> np.ndarray | None:
+    row = conn.execute(
+        "SELECT vector, dimensions FROM embeddings WHERE content_hash = ? AND model = ?",
+        (content_hash, model),
+    ).fetchone()
+    return from_blob(row["vector"], row["dimensions"]) if row else None
+
+
+def live_vectors(
+    conn: sqlite3.Connection, model: str, dimensions: int | None
+) -> Iterator[tuple[int, str | None, np.ndarray]]:
+    """(seq, project, vector) of every live memory embedded with `model`."""
+    rows = conn.execute(
+        "SELECT m.seq, m.project, e.vector, e.dimensions FROM memories m"
+        " JOIN embeddings e ON e.content_hash = m.content_hash"
+        " WHERE m.is_deleted = 0 AND e.model = ?",
+        (model,),
+    )
+    for row in rows:
+        if dimensions is not None and row["dimensions"] != dimensions:
+            continue
+        yield row["seq"], row["project"], from_blob(row["vector"], row["dimensions"])
+
+
+def delete_unreferenced(conn: sqlite3.Connection, hashes: list[str]) -> int:
+    """Drop embeddings no memory row (live or tombstone) points to any more."""
+    removed = 0
+    for content_hash in hashes:
+        cur = conn.execute(
+            "DELETE FROM embeddings WHERE content_hash = ? AND NOT EXISTS"
+            " (SELECT 1 FROM memories WHERE content_hash = ?)",
+            (content_hash, content_hash),
+        )
+        removed += cur.rowcount
+    return removed
+
+
+def stats(conn: sqlite3.Connection, model: str) -> dict[str, int]:
+    row = conn.execute(
+        "SELECT COUNT(*) AS live,"
+        " SUM(CASE WHEN e.model = ? THEN 1 ELSE 0 END) AS current,"
+        " SUM(CASE WHEN e.content_hash IS NOT NULL AND e.model != ? THEN 1 ELSE 0 END) AS stale"
+        " FROM memories m LEFT JOIN embeddings e ON e.content_hash = m.content_hash"
+        " WHERE m.is_deleted = 0",
+        (model, model),
+    ).fetchone()
+    live = row["live"] or 0
+    current = row["current"] or 0
+    return {"live": live, "embedded": current, "stale": row["stale"] or 0,
+            "missing": live - current}

@@ -1,0 +1,153 @@
+"""The memories table: inserts, lookups, field updates, soft and hard deletes, listing."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from mnemonist.model.memory import Memory
+
+COLUMNS = (
+    "id", "content", "normalized_content", "content_hash", "type", "importance", "tags",
+    "pinned", "who", "why", "project", "source_type", "source_id", "idempotency_key",
+    "confidence", "occurred_at", "created_at", "updated_at", "updated_by", "extraction_model",
+)  # fmt: skip
+
+
+@dataclass
+class NewMemory:
+    id: str
+    content: str
+    normalized_content: str
+    content_hash: str
+    type: str
+    importance: float
+    tags: list[str]
+    pinned: bool
+    who: str | None
+    why: str | None
+    project: str | None
+    source_type: str | None
+    source_id: str | None
+    idempotency_key: str | None
+    occurred_at: str
+    created_at: str
+    confidence: float | None = None
+    extraction_model: str | None = None
+
+
+def insert(conn: sqlite3.Connection, m: NewMemory) -> int:
+    values = {
+        **{c: getattr(m, c, None) for c in COLUMNS},
+        "tags": json.dumps(m.tags),
+        "pinned": int(m.pinned),
+        "updated_at": m.created_at,
+        "updated_by": m.who,
+    }
+    cur = conn.execute(
+        f"INSERT INTO memories ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
+        [values[c] for c in COLUMNS],
+    )
+    return int(cur.lastrowid or 0)
+
+
+def get(conn: sqlite3.Connection, memory_id: str) -> Memory | None:
+    row = conn.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    return Memory.from_row(row) if row else None
+
+
+def get_many_by_seq(conn: sqlite3.Connection, seqs: list[int]) -> dict[int, Memory]:
+    out: dict[int, Memory] = {}
+    for start in range(0, len(seqs), 500):
+        chunk = seqs[start : start + 500]
+        rows = conn.execute(
+            f"SELECT * FROM memories WHERE seq IN ({','.join('?' * len(chunk))})", chunk
+        )
+        for row in rows:
+            out[row["seq"]] = Memory.from_row(row)
+    return out
+
+
+def find_live_duplicate(
+    conn: sqlite3.Connection, content_hash: str, project: str | None, exclude_id: str | None = None
+) -> str | None:
+    row = conn.execute(
+        "SELECT id FROM memories WHERE content_hash = ? AND COALESCE(project, '') = ?"
+        " AND is_deleted = 0 AND id IS NOT ? LIMIT 1",
+        (content_hash, project or "", exclude_id),
+    ).fetchone()
+    return row["id"] if row else None
+
+
+def find_by_idempotency_key(conn: sqlite3.Connection, key: str) -> Memory | None:
+    row = conn.execute("SELECT * FROM memories WHERE idempotency_key = ?", (key,)).fetchone()
+    return Memory.from_row(row) if row else None
+
+
+def update_fields(
+    conn: sqlite3.Connection, memory_id: str, fields: dict[str, Any], *, at: str, by: str | None
+) -> None:
+    """Set `fields`, bump the version and updated_at."""
+    values = dict(fields)
+    if "tags" in values:
+        values["tags"] = json.dumps(values["tags"])
+    if "pinned" in values:
+        values["pinned"] = int(values["pinned"])
+    sets = ", ".join(f"{k} = ?" for k in values)
+    conn.execute(
+        f"UPDATE memories SET {sets}{', ' if sets else ''}version = version + 1,"
+        " updated_at = ?, updated_by = ? WHERE id = ?",
+        [*values.values(), at, by, memory_id],
+    )
+
+
+def soft_delete(
+    conn: sqlite3.Connection, memory_id: str, *, reason: str, at: str, by: str | None
+) -> None:
+    conn.execute(
+        "UPDATE memories SET is_deleted = 1, deleted_at = ?, delete_reason = ?,"
+        " version = version + 1, updated_at = ?, updated_by = ? WHERE id = ?",
+        (at, reason, at, by, memory_id),
+    )
+
+
+def restore(conn: sqlite3.Connection, memory_id: str, *, at: str, by: str | None) -> None:
+    conn.execute(
+        "UPDATE memories SET is_deleted = 0, deleted_at = NULL, delete_reason = NULL,"
+        " version = version + 1, updated_at = ?, updated_by = ? WHERE id = ?",
+        (at, by, memory_id),
+    )
+
+
+def hard_delete(conn: sqlite3.Connection, memory_id: str) -> None:
+    conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
+
+
+def record_access(conn: sqlite3.Connection, accesses: dict[int, tuple[int, str]]) -> None:
+    """Add recall hits to access_count and move last_accessed (no version bump, no FTS)."""
+    conn.executemany(
+        "UPDATE memories SET access_count = access_count + ?, last_accessed = ? WHERE seq = ?",
+        [(count, at, seq) for seq, (count, at) in accesses.items()],
+    )
+
+
+def counts(conn: sqlite3.Connection) -> dict[str, Any]:
+    row = conn.execute(
+        "SELECT COUNT(*) AS total, SUM(is_deleted = 0) AS live, SUM(is_deleted = 1) AS deleted,"
+        " SUM(is_deleted = 0 AND pinned = 1) AS pinned FROM memories"
+    ).fetchone()
+    by_type = {
+        r[0]: r[1]
+        for r in conn.execute(
+            "SELECT type, COUNT(*) FROM memories WHERE is_deleted = 0 GROUP BY type"
+        )
+    }
+    return {
+        "total": row["total"] or 0,
+        "live": row["live"] or 0,
+        "deleted": row["deleted"] or 0,
+        "pinned": row["pinned"] or 0,
+        "by_type": by_type,
+    }

