@@ -172,5 +172,16 @@ def _allowed(loc: list[str]) -> str:
     return ""
 
 
+SECRET_KEYS = {"api_key", "apiKey", "token", "posthogApiKey"}
+
+
+def _mask(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: ("********" if k in SECRET_KEYS and v else _mask(v)) for k, v in node.items()}
+    return node
+
+
 def config_as_yaml(config: Config) -> str:
-    return yaml.safe_dump(config.model_dump(by_alias=True, mode="json"), sort_keys=False)
+    """The effective configuration as YAML, secrets masked."""
+    data = _mask(config.model_dump(by_alias=True, mode="json"))
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)

@@ -1,27 +1,26 @@
 """Credential scrubbing: replace secrets with ``[REDACTED:<kind>]`` before anything is stored.
 
-Only the secret itself is replaced; the text around it stays (``password=``, the URL's
-user and host, ``Bearer``, the quotes). Rules run in priority order (specific token
-formats before generic ``KEY=value`` assignments); where matches overlap the earlier
-rule wins, so ``OPENAI_API_KEY=sk-...`` reports ``openai_key``.
+Only the secret is replaced; the text around it stays (``password=``, the URL's user and
+host, ``Bearer``, quotes). Rules run in priority order, specific token formats before
+generic ones; where matches overlap the earlier rule wins (``OPENAI_API_KEY=sk-...``
+reports ``openai_key``, ``sk-ant-...`` reports ``anthropic_key``).
 
-Generic ``secret_assignment`` rule, tuned against false positives:
+The generic ``secret_assignment`` rule (``KEY=value``, ``key: value``, ``"key": "value"``)
+is tuned against false positives:
 
-- the key's last word (split on ``_ - .`` and camelCase) must end in secret, token,
-  password, passwd, pwd, passphrase, auth, authorization, apikey, accesskey,
-  privatekey or secretkey, or be ``key`` after api/access/private/secret/auth/client/
-  encryption/signing/master; a trailing base/value/hex/... word is ignored
-  (``SECRET_KEY_BASE``). So ``author:``, ``max_tokens=``, ``token_budget:`` and
-  ``password_policy:`` are not secrets; nor are the shell's ``PWD``/``OLDPWD``;
-- the value must be at least 6 characters (``TOKEN=1``, ``auth: basic`` stay);
-- placeholders stay: booleans/null, one repeated character (``xxxxxx``, ``******``),
-  ``<...>``, ``$VAR``/``${VAR}``/``$(cmd)``, ``{{ template }}``, ``%VAR%``, values
-  containing example/placeholder/changeme/redacted/your_..., URLs without a password;
-- an unquoted value after ``:`` must end its line (YAML style); ``Password: please
-  choose one`` is prose. An unquoted value followed by ``(`` or ``[`` is code.
+- the key's last word (split on ``_ - .`` and camelCase; a trailing base/value/hex word is
+  ignored) must end in secret, token, password, passwd, pwd, passphrase, auth,
+  authorization, apikey, accesskey, privatekey or secretkey, or be ``key`` after api/
+  access/private/secret/auth/client/encryption/signing/master. So ``author:``,
+  ``max_tokens=``, ``token_budget:``, ``password_policy:`` and the shell's ``PWD`` are not;
+- the value has at least 6 characters (``TOKEN=1`` and ``auth: basic`` stay) and is not a
+  placeholder: true/false/null/..., one repeated character (``xxxxxx``, ``******``),
+  ``<...>``, ``$VAR``, ``${VAR}``, ``$(cmd)``, ``{{ tpl }}``, ``%VAR%``, a URL without a
+  password, or containing example/placeholder/changeme/redacted/your_/``...``;
+- an unquoted value after ``:`` must end its line (``Password: please pick one`` is prose);
+  an unquoted value followed by ``(`` or ``[`` is code (``password = get_pw()``).
 
-Scrubbing is idempotent: a value that already starts with ``[REDACTED:`` is never
-matched again. It never raises: every pattern is linear or bounded.
+Idempotent: a secret never starts with ``[REDACTED:``. Never raises; stays linear in time.
 """
 
 from __future__ import annotations
@@ -37,10 +36,6 @@ _NM = r"(?!\[REDACTED:)"  # a secret never starts with an existing marker
 _B = r"(?<![A-Za-z0-9_-])"  # left boundary for prefixed token formats
 MIN_GENERIC_VALUE_LEN = 6
 _MAX_PASSES = 3
-
-
-def redaction_marker(kind: str) -> str:
-    return f"{MARKER_PREFIX}{kind}]"
 
 
 @dataclass(frozen=True)
@@ -62,10 +57,13 @@ class _Rule:
     accept: Accept | None = None  # (match, secret) -> keep?
 
 
-def _line_of(text: str, start: int, end: int) -> str:
-    lo = text.rfind("\n", 0, start) + 1
-    hi = text.find("\n", end)
-    return text[lo : len(text) if hi < 0 else hi]
+def _line_around(text: str, start: int, end: int, radius: int = 256) -> str:
+    """The match's line, cut to ``radius`` characters each side (keeps scrubbing linear)."""
+    lo, hi = max(0, start - radius), min(len(text), end + radius)
+    nl = text.rfind("\n", lo, start)
+    lo = lo if nl < 0 else nl + 1
+    nl = text.find("\n", end, hi)
+    return text[lo : hi if nl < 0 else nl]
 
 
 _PLACEHOLDER_EXACT = re.compile(
@@ -75,8 +73,7 @@ _PLACEHOLDER_EXACT = re.compile(
     re.DOTALL,
 )
 _PLACEHOLDER_WORD = re.compile(
-    r"example|placeholder|changeme|change_me|redacted|\byour[_-]|^your[A-Z]|\.\.\.|…",
-    re.IGNORECASE,
+    r"(?i:example|placeholder|changeme|change_me|redacted|\byour[_-])|^your[A-Z]|\.\.\.|…"
 )
 
 
@@ -105,12 +102,10 @@ _SHELL_NOT_SECRET = frozenset({"PWD", "OLDPWD"})
 
 def is_secret_key(key: str) -> bool:
     """Whether an assignment key names a secret (see the module docstring)."""
-    if key in _SHELL_NOT_SECRET:
-        return False
     parts = [p.lower() for p in _NON_ALNUM.split(_CAMEL.sub("_", key)) if p]
     while len(parts) > 1 and parts[-1] in _NEUTRAL_TAIL:
         parts.pop()
-    if not parts:
+    if not parts or key in _SHELL_NOT_SECRET:
         return False
     if parts[-1].endswith(_SECRET_SUFFIXES):
         return True
@@ -127,35 +122,26 @@ _ASSIGNMENT = re.compile(
     r"|(?P<bare>" + _NM + r"[^\s\"'`,;&<>()\[\]{}]++)(?![(\[]))",
     re.IGNORECASE,
 )
+_LINE_END = re.compile(r"[ \t\r]*(?:$|[,;}#])", re.MULTILINE)
 
 
 def _accept_assignment(m: re.Match[str], value: str) -> bool:
-    if len(value) < MIN_GENERIC_VALUE_LEN or not is_secret_key(m.group("key")):
+    if len(value) < MIN_GENERIC_VALUE_LEN or _is_placeholder(value):
         return False
-    if _is_placeholder(value):
+    if not is_secret_key(m.group("key")):
         return False
     if m.group("bare") is not None and ":" in m.group("sep"):
-        text = m.string
-        eol = text.find("\n", m.end())
-        rest = text[m.end() : len(text) if eol < 0 else eol].strip()
-        return not rest or rest[0] in ",;}#"
+        return bool(_LINE_END.match(m.string, m.end()))
     return True
 
 
-# --- header and connection-string checks --------------------------------------------------
-
-
 def _accept_bearer(_m: re.Match[str], token: str) -> bool:
-    # Real tokens mix digits or cases; "Bearer authentication-mechanisms" is prose.
-    has_upper = any(c.isupper() for c in token)
-    has_lower = any(c.islower() for c in token)
-    return any(c.isdigit() for c in token) or (has_upper and has_lower)
+    # Real tokens have digits or mixed case; "Bearer authentication-mechanisms" is prose.
+    return any(c.isdigit() for c in token) or token.lower() != token != token.upper()
 
 
 def _accept_basic(m: re.Match[str], token: str) -> bool:
-    text = m.string
-    lo = max(text.rfind("\n", 0, m.start()) + 1, m.start() - 64)
-    if "authorization" in text[lo : m.start()].lower():
+    if "authorization" in _line_around(m.string, m.start(), m.start(), 64).lower():
         return True
     try:  # a bare "Basic <b64>" counts when it decodes to "user:password"
         decoded = base64.b64decode(token + "=" * (-len(token) % 4), validate=True).decode()
@@ -175,40 +161,60 @@ _LIBPQ_KEYS = re.compile(
 
 
 def _accept_ado(m: re.Match[str], value: str) -> bool:
-    line = _line_of(m.string, m.start(), m.end())
+    # "Password=" counts inside an ADO/JDBC string: ";"-separated, with a server/user key.
+    line = _line_around(m.string, m.start(), m.end())
     return ";" in line and bool(_ADO_KEYS.search(line)) and not _is_placeholder(value)
 
 
 def _accept_libpq(m: re.Match[str], value: str) -> bool:
-    line = _line_of(m.string, m.start(), m.end())
+    # libpq "host=... user=... password=..." (space-separated key=value pairs).
+    line = _line_around(m.string, m.start(), m.end())
     return bool(_LIBPQ_KEYS.search(line)) and not _is_placeholder(value)
 
 
 # --- the rules, in priority order ------------------------------------------------------
 
 _PEM = r"-----{0}[ A-Z0-9]{{0,40}}PRIVATE KEY(?: BLOCK)?-----"
+# (?:(?!-----BEGIN).)*? never scans past the next BEGIN, so junk input stays linear;
+# an unterminated key is taken up to the end of its base64 lines.
+_PRIVATE_KEY = (
+    f"(?P<secret>{_PEM.format('BEGIN')}(?:(?:(?!-----BEGIN).)*?{_PEM.format('END')}"
+    r"|(?:(?:\\n|\r?\n)[ \t]*[A-Za-z0-9+/=]{8,}[ \t]*)*))"
+)
+_AWS_SECRET = (
+    r"(?<![\w-])[\"']?(?i:(?:aws_?)?secret_?access_?key|aws_?secret_?key)[\"']?"
+    r"[ \t]*[:=][ \t]*[\"']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+)
+_URL_PASSWORD = (
+    r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,30}://[^\s:/?#@\[\]\"'<>]*:"
+    rf"(?P<secret>{_NM}[^\s/?#\"'<>]+)@(?=[^\s@/])"
+)
+_BEARER = rf"(?i:\bbearer)[ \t]+(?P<secret>{_NM}[A-Za-z0-9._~+/-]{{16,}}=*)"
+_BASIC = r"(?i:\bbasic)[ \t]+(?P<secret>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])"
+_ADO_PASSWORD = (
+    r"(?<![\w.-])(?i:password|pwd)[ \t]*=[ \t]*"
+    rf"(?:\{{(?P<braced>{_NM}[^}}\r\n]+)\}}|(?P<secret>{_NM}[^;\r\n\"'{{]+))"
+)
+_LIBPQ_PASSWORD = (
+    r"(?<![\w.-])(?i:password)[ \t]*=[ \t]*"
+    rf"(?:'(?P<quoted>{_NM}(?:[^'\\\r\n]|\\.)+)'|(?P<secret>{_NM}[^\s'\";]+))"
+)
 
 
-def _token(kind: str, body: str, accept: Accept | None = None) -> _Rule:
-    return _Rule(kind, re.compile(_B + "(?P<secret>" + body + ")"), accept=accept)
+def _rule(
+    kind: str, pattern: str | re.Pattern[str], accept: Accept | None = None,
+    groups: tuple[str, ...] = ("secret",), flags: int = 0,
+) -> _Rule:  # fmt: skip
+    return _Rule(kind, re.compile(pattern, flags), groups, accept)
+
+
+def _token(kind: str, body: str) -> _Rule:
+    return _rule(kind, f"{_B}(?P<secret>{body})")
 
 
 _RULES: tuple[_Rule, ...] = (
-    _Rule(
-        "private_key",
-        re.compile(
-            "(?P<secret>" + _PEM.format("BEGIN") + "(?:.*?" + _PEM.format("END") + r"|"
-            r"(?:(?:\\n|\r?\n)[ \t]*[A-Za-z0-9+/=]{8,}[ \t]*)*))",  # unterminated: base64 lines
-            re.DOTALL,
-        ),
-    ),
-    _Rule(
-        "aws_secret_access_key",
-        re.compile(
-            r"(?<![\w-])[\"']?(?i:(?:aws_?)?secret_?access_?key|aws_?secret_?key)[\"']?"
-            r"[ \t]*[:=][ \t]*[\"']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
-        ),
-    ),
+    _rule("private_key", _PRIVATE_KEY, flags=re.DOTALL),
+    _rule("aws_secret_access_key", _AWS_SECRET),
     _token("anthropic_key", r"sk-ant-[A-Za-z0-9_-]{20,}"),
     _token("openai_key", r"sk-(?!ant-)(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{20,}"),
     _token("github_token", r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"),
@@ -220,48 +226,12 @@ _RULES: tuple[_Rule, ...] = (
     _token("huggingface_token", r"hf_[A-Za-z0-9]{30,}"),
     _token("npm_token", r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
     _token("jwt", r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-    _Rule(
-        "url_password",
-        re.compile(
-            r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,30}://[^\s:/?#@\[\]\"'<>]*:"
-            r"(?P<secret>" + _NM + r"[^\s/?#\"'<>]+)@(?=[^\s@/])"
-        ),
-        accept=_not_placeholder,
-    ),
-    _Rule(
-        "bearer_token",
-        re.compile(r"(?i:\bbearer)[ \t]+(?P<secret>" + _NM + r"[A-Za-z0-9._~+/-]{16,}=*)"),
-        accept=_accept_bearer,
-    ),
-    _Rule(
-        "basic_auth",
-        re.compile(r"(?i:\bbasic)[ \t]+(?P<secret>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])"),
-        accept=_accept_basic,
-    ),
-    _Rule(
-        "connection_string_password",
-        re.compile(
-            r"(?<![\w.-])(?i:password|pwd)[ \t]*=[ \t]*"
-            r"(?:\{(?P<braced>" + _NM + r"[^}\r\n]+)\}|(?P<secret>" + _NM + r"[^;\r\n\"'{]+))"
-        ),
-        groups=("braced", "secret"),
-        accept=_accept_ado,
-    ),
-    _Rule(
-        "connection_string_password",
-        re.compile(
-            r"(?<![\w.-])(?i:password)[ \t]*=[ \t]*"
-            r"(?:'(?P<quoted>" + _NM + r"(?:[^'\\\r\n]|\\.)+)'|(?P<secret>" + _NM + r"[^\s'\";]+))"
-        ),
-        groups=("quoted", "secret"),
-        accept=_accept_libpq,
-    ),
-    _Rule(
-        "secret_assignment",
-        _ASSIGNMENT,
-        groups=("dq", "sq", "eq", "bare"),
-        accept=_accept_assignment,
-    ),
+    _rule("url_password", _URL_PASSWORD, _not_placeholder),
+    _rule("bearer_token", _BEARER, _accept_bearer),
+    _rule("basic_auth", _BASIC, _accept_basic),
+    _rule("connection_string_password", _ADO_PASSWORD, _accept_ado, ("braced", "secret")),
+    _rule("connection_string_password", _LIBPQ_PASSWORD, _accept_libpq, ("quoted", "secret")),
+    _rule("secret_assignment", _ASSIGNMENT, _accept_assignment, ("dq", "sq", "eq", "bare")),
 )
 
 
@@ -305,7 +275,7 @@ def _scrub_once(text: str) -> tuple[str, list[str]]:
     pos = 0
     for start, end, kind in _find_secrets(text):
         pieces.append(text[pos:start])
-        pieces.append(redaction_marker(kind))
+        pieces.append(f"{MARKER_PREFIX}{kind}]")
         kinds.append(kind)
         pos = end
     pieces.append(text[pos:])
