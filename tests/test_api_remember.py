@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import LiveDaemon
+from conftest import LiveDaemon
 
 OPENAI_KEY = "sk-proj4Xb9Qz7Lm2Nv8Rt5Wc3Yd6Ke1Jf0"
 GITHUB_TOKEN = "ghp_R8sT2uV4wX6yZ8aB0cD2eF4gH6iJ8kL0mN2p"

@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from conftest import run_daemon
 from embedding_servers import FakeEmbeddingServer
 from mnemonist.daemon import Daemon
 from mnemonist.model.requests import (
@@ -19,8 +20,6 @@ from mnemonist.model.requests import (
 from mnemonist.settings import Paths, load_config
 from mnemonist.store import history, txguard
 from mnemonist.store.migrations import MIGRATIONS, migrate
-
-from conftest import run_daemon
 
 
 def open_daemon(tmp_path, overrides=None) -> Daemon:

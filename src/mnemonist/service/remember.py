@@ -52,7 +52,7 @@ class RememberOps(ServiceBase):
             tags=tags,
             pinned=pinned,
             who=req.who or req.harness,
-            why=req.why,
+            why=scrub_credentials(req.why).text if req.why else req.why,
             project=req.project,
             source_type=req.source_type,
             source_id=req.source_id,
@@ -75,6 +75,8 @@ class RememberOps(ServiceBase):
                 return self._answer(first, created=False, deduplicated=False, replay=True)
         dup = memories.find_live_duplicate(conn, new.content_hash, new.project)
         if dup is not None:
+            if new.idempotency_key:  # a retry with this key must replay this answer
+                memories.adopt_idempotency_key(conn, dup, new.idempotency_key)
             existing = memories.get(conn, dup)
             assert existing is not None
             return self._answer(existing, created=False, deduplicated=True)

@@ -86,6 +86,15 @@ def find_by_idempotency_key(conn: sqlite3.Connection, key: str) -> Memory | None
     return Memory.from_row(row) if row else None
 
 
+def adopt_idempotency_key(conn: sqlite3.Connection, memory_id: str, key: str) -> bool:
+    """Give a memory that has no idempotency key this one (a deduplicated keyed write)."""
+    cur = conn.execute(
+        "UPDATE memories SET idempotency_key = ? WHERE id = ? AND idempotency_key IS NULL",
+        (key, memory_id),
+    )
+    return cur.rowcount > 0
+
+
 def update_fields(
     conn: sqlite3.Connection, memory_id: str, fields: dict[str, Any], *, at: str, by: str | None
 ) -> None:
