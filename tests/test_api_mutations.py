@@ -53,8 +53,7 @@ def test_patch_requires_reason(live: LiveDaemon) -> None:
 
 def test_patch_version_conflict_changes_nothing(live: LiveDaemon) -> None:
     mid = live.remember("The VPN gateway lives in Frankfurt")["id"]
-    resp = patch(live, mid, content="The VPN gateway lives in Dublin", reason="moved",
-                 if_version=7)
+    resp = patch(live, mid, content="The VPN gateway lives in Dublin", reason="moved", if_version=7)
     assert resp.status_code == 409, resp.text
     body = resp.json()
     assert body["error"] == "version_conflict" and body["currentVersion"] == 1
@@ -66,8 +65,9 @@ def test_patch_version_conflict_changes_nothing(live: LiveDaemon) -> None:
 def test_patch_content_bumps_version_and_reembeds(live: LiveDaemon) -> None:
     mid = live.remember("The standup starts at nine fifteen")["id"]
     live.flush()
-    resp = patch(live, mid, content="The standup starts at ten thirty", reason="new time",
-                 ifVersion=1)
+    resp = patch(
+        live, mid, content="The standup starts at ten thirty", reason="new time", ifVersion=1
+    )
     assert resp.status_code == 200, resp.text
     body = resp.json()
     assert body["status"] == "updated" and body["currentVersion"] == 1
@@ -99,8 +99,12 @@ def test_patch_to_duplicate_content_conflicts(live: LiveDaemon) -> None:
 
 def test_patch_history_has_old_and_new_content(live: LiveDaemon) -> None:
     mid = live.remember("The wiki lives on Confluence")["id"]
-    assert patch(live, mid, content="The wiki lives on Notion", reason="migrated",
-                 tags=["docs"]).status_code == 200
+    assert (
+        patch(
+            live, mid, content="The wiki lives on Notion", reason="migrated", tags=["docs"]
+        ).status_code
+        == 200
+    )
     evs = events(live, mid)
     assert [e["event"] for e in evs] == ["created", "modified"]
     mod = evs[1]
@@ -134,8 +138,9 @@ def test_patch_project_moves_the_vector_too(live: LiveDaemon) -> None:
 def test_reason_must_not_be_blank(live: LiveDaemon) -> None:
     mid = live.remember("The kitchen fridge is cleaned on Fridays")["id"]
     assert patch(live, mid, importance=0.1, reason="   ").status_code == 400
-    resp = live.http.post("/api/memory/modify", json={
-        "reason": " ", "patches": [{"id": mid, "importance": 0.1}]})
+    resp = live.http.post(
+        "/api/memory/modify", json={"reason": " ", "patches": [{"id": mid, "importance": 0.1}]}
+    )
     assert resp.status_code == 400
     assert delete(live, mid, reason="  ").status_code == 400
     m = get(live, mid)
@@ -156,14 +161,17 @@ def test_patch_unknown_id_is_404(live: LiveDaemon) -> None:
 def test_batch_modify_per_patch_results(live: LiveDaemon) -> None:
     a = live.remember("The lobby door code is 1234")["id"]
     b = live.remember("Bike storage is in the basement")["id"]
-    resp = live.http.post("/api/memory/modify", json={
-        "reason": "cleanup",
-        "patches": [
-            {"id": a, "content": "The lobby door code is 9876", "if_version": 1},
-            {"id": "missing-id", "importance": 0.3},
-            {"id": b, "importance": 0.4, "if_version": 5, "reason": "own reason"},
-        ],
-    })
+    resp = live.http.post(
+        "/api/memory/modify",
+        json={
+            "reason": "cleanup",
+            "patches": [
+                {"id": a, "content": "The lobby door code is 9876", "if_version": 1},
+                {"id": "missing-id", "importance": 0.3},
+                {"id": b, "importance": 0.4, "if_version": 5, "reason": "own reason"},
+            ],
+        },
+    )
     assert resp.status_code == 200, resp.text
     body = resp.json()
     assert body["total"] == 3 and body["updated"] == 1
@@ -182,9 +190,12 @@ def test_batch_modify_per_patch_results(live: LiveDaemon) -> None:
 def test_batch_modify_reports_duplicates(live: LiveDaemon) -> None:
     keep = live.remember("Recycling goes out on Tuesdays")["id"]
     mid = live.remember("Recycling goes out on Wednesdays")["id"]
-    out = live.http.post("/api/memory/modify", json={
-        "patches": [{"id": mid, "content": "recycling goes out on tuesdays", "reason": "fix"}],
-    }).json()
+    out = live.http.post(
+        "/api/memory/modify",
+        json={
+            "patches": [{"id": mid, "content": "recycling goes out on tuesdays", "reason": "fix"}],
+        },
+    ).json()
     (r,) = out["results"]
     assert r["status"] == "duplicate_content" and r["duplicateMemoryId"] == keep
     assert r["contentChanged"] is False and out["updated"] == 0
@@ -308,8 +319,12 @@ def test_recover_is_refused_while_mutations_are_frozen(tmp_path: Path) -> None:
 
 def test_history_lists_every_event_in_order(live: LiveDaemon) -> None:
     mid = live.remember("Release notes are written by the PM")["id"]
-    assert patch(live, mid, content="Release notes are written by engineering",
-                 reason="process change").status_code == 200
+    assert (
+        patch(
+            live, mid, content="Release notes are written by engineering", reason="process change"
+        ).status_code
+        == 200
+    )
     assert delete(live, mid, reason="obsolete").status_code == 200
     assert recover(live, mid, reason="still true").status_code == 200
     evs = events(live, mid)

@@ -3,30 +3,58 @@ ordering, access tracking, soft-delete exclusion, and both legs (vector-only, ke
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import LiveDaemon
+from conftest import LiveDaemon, run_daemon
 
-FIELDS = {"id", "content", "score", "source", "type", "tags", "pinned", "importance", "who",
-          "project", "created_at"}
+FIELDS = {
+    "id",
+    "content",
+    "score",
+    "source",
+    "type",
+    "tags",
+    "pinned",
+    "importance",
+    "who",
+    "project",
+    "created_at",
+}
 
 
 @pytest.fixture(scope="module")
 def orchard(live: LiveDaemon) -> dict[str, str]:
     """Three memories sharing the word "orchard", with distinct filterable attributes."""
     a = live.remember(
-        "orchard: the apple harvest starts in September", type="fact", tags=["farm", "apples"],
-        who="alice", project="p1", occurred_at="2023-01-10T12:00:00Z", importance=0.5,
+        "orchard: the apple harvest starts in September",
+        type="fact",
+        tags=["farm", "apples"],
+        who="alice",
+        project="p1",
+        occurred_at="2023-01-10T12:00:00Z",
+        importance=0.5,
     )
     b = live.remember(
-        "orchard irrigation pump was replaced", type="issue", tags=["farm"], who="bob",
-        pinned=True, project="p2", occurred_at="2023-06-15T12:00:00Z", importance=0.9,
+        "orchard irrigation pump was replaced",
+        type="issue",
+        tags=["farm"],
+        who="bob",
+        pinned=True,
+        project="p2",
+        occurred_at="2023-06-15T12:00:00Z",
+        importance=0.9,
     )
     c = live.remember(
-        "orchard pruning is best in late winter", type="preference", tags=["apples"],
-        who="alice", project="p1", occurred_at="2024-02-01T12:00:00Z", importance=0.3,
+        "orchard pruning is best in late winter",
+        type="preference",
+        tags=["apples"],
+        who="alice",
+        project="p1",
+        occurred_at="2024-02-01T12:00:00Z",
+        importance=0.3,
     )
     live.flush()
     return {"a": a["id"], "b": b["id"], "c": c["id"]}
@@ -41,7 +69,7 @@ def test_results_carry_every_field(live: LiveDaemon, orchard: dict[str, str]) ->
     out = live.recall("orchard irrigation pump")
     assert out["method"] == "hybrid" and out["count"] == len(out["results"])
     top = out["results"][0]
-    assert FIELDS <= set(top)
+    assert set(top) >= FIELDS
     assert top["id"] == orchard["b"]
     assert top["content"] == "orchard irrigation pump was replaced"
     assert top["source"] == "hybrid"
@@ -68,6 +96,7 @@ def test_results_carry_every_field(live: LiveDaemon, orchard: dict[str, str]) ->
         ({"project": "p1"}, {"a", "c"}),
         ({"project": "p1", "type": "preference"}, {"c"}),
         ({"project": "nope"}, set()),
+        ({"importanceMin": 0.45, "minScore": 0.0}, {"a", "b"}),
     ],
 )
 def test_filters(
@@ -175,6 +204,25 @@ def test_keyword_match_with_low_vector_similarity_is_found(live: LiveDaemon) -> 
     assert hit["scores"]["keyword"] == 1.0
     # by meaning alone it would fall under this min_score: alpha (0.7) x cosine < 0.2
     assert 0.7 * hit["scores"]["vector"] < 0.2
+
+
+def test_keyword_leg_brings_its_own_candidates(tmp_path: Path) -> None:
+    # with top_k 2 the vector leg returns only two dog memories: the keyword hit must still
+    # come in through the keyword leg (mem0's BM25 only re-ranks the vector hits)
+    with run_daemon(tmp_path, {"search": {"top_k": 2}}) as small:
+        for text in (
+            "Our dog is a friendly labrador",
+            "We walk the dogs twice a day",
+            "The beagle barks at the mail carrier",
+        ):
+            small.remember(text)
+        mid = small.remember("Order 7731-B contains three ergonomic chairs")["id"]
+        small.flush()
+        out = small.recall("canine companions 7731", limit=10)
+        hit = next((r for r in out["results"] if r["id"] == mid), None)
+        assert hit is not None, out
+        assert hit["source"] == "keyword" and hit["scores"]["keyword"] == 1.0
+        assert sum(r["source"] == "vector" for r in out["results"]) == 2
 
 
 def test_legacy_keyword_search(live: LiveDaemon) -> None:

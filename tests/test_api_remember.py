@@ -66,7 +66,8 @@ def test_exact_duplicate_variants_return_the_same_id(live: LiveDaemon, variant: 
     assert body["id"] == first.json()["id"]
     assert body["deduplicated"] is True and body["created"] is False
     n = count_rows(
-        live, "SELECT COUNT(*) FROM memories WHERE normalized_content = ?",
+        live,
+        "SELECT COUNT(*) FROM memories WHERE normalized_content = ?",
         "the release train leaves every thursday",
     )
     assert n == 1
@@ -92,9 +93,12 @@ def test_idempotency_key_replays_first_result(live: LiveDaemon) -> None:
     assert body["id"] == first.json()["id"]
     assert body["content"] == "Deploys happen from the main branch"
     assert body["idempotent_replay"] is True
-    assert count_rows(
-        live, "SELECT COUNT(*) FROM memories WHERE content = ?", "Something else entirely"
-    ) == 0
+    assert (
+        count_rows(
+            live, "SELECT COUNT(*) FROM memories WHERE content = ?", "Something else entirely"
+        )
+        == 0
+    )
 
 
 def test_idempotency_key_of_a_deduplicated_write_still_replays(live: LiveDaemon) -> None:
@@ -104,9 +108,12 @@ def test_idempotency_key_of_a_deduplicated_write_still_replays(live: LiveDaemon)
     replay = post(live, content="A completely different memory", idempotency_key="req-2")
     assert replay.status_code == 200, replay.text
     assert replay.json()["id"] == original.json()["id"]
-    assert count_rows(
-        live, "SELECT COUNT(*) FROM memories WHERE content = ?", "A completely different memory"
-    ) == 0
+    assert (
+        count_rows(
+            live, "SELECT COUNT(*) FROM memories WHERE content = ?", "A completely different memory"
+        )
+        == 0
+    )
 
 
 def test_critical_prefix_pins_with_full_importance(live: LiveDaemon) -> None:

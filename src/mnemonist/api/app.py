@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from mnemonist import __version__
-from mnemonist.api import routes_health, routes_memory
+from mnemonist.api import routes_health, routes_import, routes_memory
 from mnemonist.service import ServiceError
 
 log = logging.getLogger(__name__)
@@ -25,7 +25,9 @@ def describe_validation(errors: list[Any]) -> str:
     """One readable line per problem, naming the field: `limit: Input should be ≤ 200`."""
     parts = []
     for err in errors:
-        loc = [str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path")]
+        loc = [str(p) for p in err.get("loc", ())]
+        if loc and loc[0] in ("body", "query", "path", "header"):
+            loc = loc[1:]  # where it came from, not a field: a field may be called "query"
         field = ".".join(loc) or "body"
         msg = err.get("msg", "invalid")
         if err.get("type") == "extra_forbidden":
@@ -82,5 +84,6 @@ def create_app(daemon: Any) -> FastAPI:
         return error(500, "internal_error", f"{type(exc).__name__}: {exc}")
 
     app.include_router(routes_health.router)
+    app.include_router(routes_import.router)
     app.include_router(routes_memory.router)
     return app

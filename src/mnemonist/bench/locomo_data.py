@@ -50,7 +50,7 @@ _EVIDENCE_SPLIT = re.compile(r"[;,]")
 
 
 def parse_session_datetime(text: str) -> datetime:
-    """"1:56 pm on 8 May, 2023" -> 2023-05-08 13:56 UTC (the file carries no time zone)."""
+    """ "1:56 pm on 8 May, 2023" -> 2023-05-08 13:56 UTC (the file carries no time zone)."""
     m = _DATE_TIME.match(text or "")
     if m is None:
         raise ValueError(f"not a LoCoMo session date-time: {text!r}")
@@ -79,11 +79,11 @@ def split_evidence(entries: list[Any]) -> list[str]:
 
 def turn_content(speaker: str, text: str, caption: str | None = None) -> str:
     """What one turn is remembered as: "<speaker>: <text>", plus the shared photo's caption."""
-    content = f"{speaker}: {text.strip()}"
+    parts = [text.strip()]
     caption = (caption or "").strip()
     if caption:
-        content += f" [shares {caption}]"
-    return content
+        parts.append(f"[shares {caption}]")
+    return f"{speaker}: " + " ".join(p for p in parts if p)
 
 
 @dataclass(frozen=True)
@@ -148,8 +148,9 @@ def _sessions(sample_id: str, conv: dict[str, Any]) -> list[Session]:
         turns = []
         for raw in conv[f"session_{n}"]:
             text = str(raw.get("text") or "")
+            caption = str(raw.get("blip_caption") or "").strip() or None
             dia_id = str(raw.get("dia_id") or "").strip()
-            if not dia_id or not text.strip():
+            if not dia_id or not (text.strip() or caption):
                 continue
             turns.append(
                 Turn(
@@ -157,7 +158,7 @@ def _sessions(sample_id: str, conv: dict[str, Any]) -> list[Session]:
                     speaker=str(raw.get("speaker") or "unknown"),
                     text=text,
                     session=n,
-                    caption=raw.get("blip_caption") or None,
+                    caption=caption,
                 )
             )
         sessions.append(Session(n, when, date_text, tuple(turns)))
@@ -186,12 +187,12 @@ def parse_locomo(samples: list[dict[str, Any]]) -> list[Conversation]:
     for i, sample in enumerate(samples):
         sample_id = str(sample.get("sample_id") or f"sample-{i}")
         conv = sample.get("conversation") or {}
-        speakers = tuple(
-            str(conv[k]) for k in ("speaker_a", "speaker_b") if conv.get(k)
-        )
+        speakers = tuple(str(conv[k]) for k in ("speaker_a", "speaker_b") if conv.get(k))
         sessions = _sessions(sample_id, conv)
         known = {t.dia_id for s in sessions for t in s.turns}
-        conversations.append(Conversation(sample_id, speakers, sessions, _qa(sample.get("qa"), known)))
+        conversations.append(
+            Conversation(sample_id, speakers, sessions, _qa(sample.get("qa"), known))
+        )
     return conversations
 
 

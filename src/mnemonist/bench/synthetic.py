@@ -350,13 +350,14 @@ class SyntheticCorpus:
 
     # -- memories ------------------------------------------------------------------------
     def generate(self, n: int) -> Iterator[SyntheticMemory]:
-        """Memories 0..n-1, each unique by (project, lowercased content) as the daemon sees it."""
+        """Memories 0..n-1, each with distinct content (so that none is deduplicated and
+        each has its own embedding, which is keyed by content alone)."""
         self._seen = set()
         for index in range(n):
             variant = self._variants.get(index, 0)
             while True:
                 mem = self._make(index, variant)
-                key = _digest(mem.project or "", mem.content.lower().rstrip(".,!?;:"))
+                key = _digest(mem.content.lower().rstrip(".,!?;:"))
                 if key not in self._seen:
                     break
                 variant += 1
@@ -420,6 +421,21 @@ class SyntheticCorpus:
             "port": str(rng.randint(3000, 9900)),
         }
 
+    def _context(self, rng: random.Random, project: str) -> dict[str, str]:
+        """Fresh values for a padding sentence (another person, date, ticket, ...)."""
+        comp, _ = rng.choice(COMPONENTS)
+        return {
+            "person": f"{rng.choice(FIRST_NAMES)} {rng.choice(LAST_NAMES)}",
+            "date": self._date(rng).isoformat(),
+            "ticket": f"{project.split('-')[1][:4].upper()}-{rng.randint(100, 9999)}",
+            "team": rng.choice(TEAMS),
+            "count": str(rng.choice((3, 12, 40, 75, 120, 300, 800, 2500))),
+            "month": rng.choice(MONTHS),
+            "component": comp,
+            "slug": comp.lower().replace(" ", "-"),
+            "version": f"{rng.randint(0, 9)}.{rng.randint(0, 30)}.{rng.randint(0, 20)}",
+        }
+
     @staticmethod
     def _date(rng: random.Random) -> date:
         return date(rng.randint(2023, 2026), rng.randint(1, 12), rng.randint(1, 28))
@@ -432,7 +448,7 @@ class SyntheticCorpus:
         extras = list(EXTRAS)
         rng.shuffle(extras)
         while len(words) < target and extras:
-            context = {**slots, **self._slots(rng, slots["project"])}
+            context = {**slots, **self._context(rng, slots["project"])}
             words += extras.pop().format(**context).split()
         if len(words) > 60:
             words = words[:60]
@@ -446,7 +462,7 @@ class SyntheticCorpus:
         first = s["person"].split()[0]
         main = rng.choice((
             f"{s['person']} prefers {a} over {b} when working on {s['project']}.",
-            f"The user likes {a} rather than {b} for {topic}; ask before switching to {b}.",
+            f"The user likes {a} rather than {b} for {topic_para}; ask before switching to {b}.",
             f"{first} wants answers that {rng.choice(STYLES)}, and prefers {a} to {b}.",
             f"In {s['project']} {first} prefers {s['tool']} to {s['tool2']} and {a} over {b}.",
         ))  # fmt: skip
@@ -494,9 +510,14 @@ class SyntheticCorpus:
 
     def _procedure(self, rng, s):
         task, task_para = rng.choice(TASKS)
-        s = {**s, "task": task, "task_para": task_para, "tracker": rng.choice(("Jira", "Linear")),
-             "migrator": rng.choice(("Alembic", "Flyway")),
-             "ci": rng.choice(("GitHub Actions", "GitLab CI", "Buildkite"))}
+        s = {
+            **s,
+            "task": task,
+            "task_para": task_para,
+            "tracker": rng.choice(("Jira", "Linear")),
+            "migrator": rng.choice(("Alembic", "Flyway")),
+            "ci": rng.choice(("GitHub Actions", "GitLab CI", "Buildkite")),
+        }
         steps = [st.format(**s) for st in rng.sample(STEPS, rng.randint(2, 4))]
         main = f"To {task} in {s['project']}: " + ", then ".join(steps) + "."
         return main, s

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -82,12 +83,16 @@ def status(ctx: click.Context, as_json: bool) -> None:
 @click.option("--who", default="cli")
 @click.option("--project", default=None)
 @click.option("--pinned", is_flag=True, default=None)
+@click.option("--at", "occurred_at", default=None, help="when it happened (ISO 8601)")
+@click.option("--source", "source_id", default=None, help="source id (conversation, file...)")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def remember(ctx, content, type_, importance, tags, who, project, pinned, as_json) -> None:
+def remember(ctx, content, type_, importance, tags, who, project, pinned, occurred_at, source_id,
+             as_json) -> None:
     """Store a memory ("critical:" pins it, "[a,b]:" tags it)."""
     body = {"content": " ".join(content), "type": type_, "importance": importance,
-            "tags": tags, "who": who, "project": project, "pinned": pinned}
+            "tags": tags, "who": who, "project": project, "pinned": pinned,
+            "occurred_at": occurred_at, "source_id": source_id}
     out = call(lambda: client(ctx).post("/api/memory/remember", body))
     if as_json:
         return emit(out)
@@ -165,6 +170,26 @@ def forget(ctx, ids, query, reason, project, type_, hard, yes) -> None:
             "confirm_token": preview["confirmToken"]}
     out = call(lambda: c.post("/api/memory/forget", body))
     click.echo(f"forgot {out['deleted']} memories" + (" (hard)" if hard else ""))
+
+
+@cli.command("import")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--project", default=None, help="project for items that name none")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def import_(ctx, path: Path, project: str | None, as_json: bool) -> None:
+    """Import memories: JSON array, JSON lines, or a conversation file; re-runs create nothing."""
+    from mnemonist.cli.importing import run_import
+
+    try:
+        totals = call(lambda: run_import(client(ctx), path, project, not as_json))
+    except (ValueError, KeyError, TypeError) as exc:
+        click.echo(f"mnemonist: cannot read {path}: {exc}", err=True)
+        sys.exit(2)
+    if as_json:
+        return emit(totals)
+    click.echo(f"imported {totals['total']}: {totals['created']} new, "
+               f"{totals['deduplicated']} duplicates, {totals['replayed']} already imported")
 
 
 @cli.group()

@@ -37,7 +37,15 @@ def parse_when(value: Any) -> str:
     return format_ts(parsed)
 
 
+def _reason_not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("reason is empty")
+    return value
+
+
 Timestamp = Annotated[str, AfterValidator(parse_when)]
+#: a mutation's reason: a whitespace-only reason is no reason
+Reason = Annotated[str, Field(min_length=1, max_length=2000), AfterValidator(_reason_not_blank)]
 Importance = Annotated[float, Field(ge=0.0, le=1.0)]
 MemoryType = Literal[MEMORY_TYPES]  # type: ignore[valid-type]
 
@@ -133,7 +141,7 @@ class MemoryPatch(Request):
     who: str | None = Field(default=None, max_length=200)
     project: str | None = Field(default=None, max_length=500)
     occurred_at: Timestamp | None = None
-    reason: str | None = Field(default=None, max_length=2000)
+    reason: Reason | None = None
     if_version: int | None = Field(default=None, ge=1)
 
     _tags = field_validator("tags")(lambda cls, v: _clean_tags(v))
@@ -146,19 +154,19 @@ class MemoryPatch(Request):
 
 class ModifyRequest(Request):
     patches: list[MemoryPatch] = Field(min_length=1)
-    reason: str | None = Field(default=None, max_length=2000)
+    reason: Reason | None = None
     changed_by: str | None = Field(default=None, max_length=200)
 
 
 class DeleteRequest(Request):
-    reason: str = Field(min_length=1, max_length=2000)
+    reason: Reason
     if_version: int | None = Field(default=None, ge=1)
     force: bool = False
     changed_by: str | None = Field(default=None, max_length=200)
 
 
 class RecoverRequest(Request):
-    reason: str = Field(min_length=1, max_length=2000)
+    reason: Reason
     if_version: int | None = Field(default=None, ge=1)
     changed_by: str | None = Field(default=None, max_length=200)
 
@@ -187,3 +195,13 @@ class ListRequest(RecallFilters):
     offset: int = Field(default=0, ge=0)
     include_deleted: bool = False
     order: Literal["created_at", "updated_at", "occurred_at", "importance"] = "created_at"
+
+
+class ImportRequest(Request):
+    """Bulk import: remember's fields per item; the top-level fields are defaults for items."""
+
+    items: list[RememberRequest] = Field(min_length=1, max_length=100_000)
+    project: str | None = Field(default=None, max_length=500)
+    source_id: str | None = Field(default=None, max_length=500)
+    source_type: str | None = Field(default=None, max_length=100)
+    who: str | None = Field(default=None, max_length=200)

@@ -3,12 +3,13 @@
 
 from mnemonist.service.errors import BadRequest, Conflict, NotFound, ServiceError, Unavailable
 from mnemonist.service.forget import ForgetOps
+from mnemonist.service.importer import ImportOps
 from mnemonist.service.reads import ReadOps
-from mnemonist.service.remember import RememberOps
+from mnemonist.service.sources import SourceOps
 from mnemonist.service.status import StatusOps
 
 
-class MemoryService(RememberOps, ForgetOps, ReadOps, StatusOps):
+class MemoryService(ImportOps, ForgetOps, ReadOps, SourceOps, StatusOps):
     """remember / recall / modify / forget / recover and the reads around them."""
 
 

@@ -62,13 +62,13 @@ class ForgetOps(MutationOps):
             }
         if not (req.reason and req.reason.strip()):
             raise BadRequest("reason is required to execute a forget", field="reason")
-        if needs_token:
-            if not req.confirm_token:
-                raise BadRequest(
-                    f"{len(ids)} memories exceed the confirmation threshold ({threshold}):"
-                    " run a preview and pass its confirm_token",
-                    code="confirm_token_required",
-                )
+        if needs_token and not req.confirm_token:
+            raise BadRequest(
+                f"{len(ids)} memories exceed the confirmation threshold ({threshold}):"
+                " run a preview and pass its confirm_token",
+                code="confirm_token_required",
+            )
+        if req.confirm_token:  # a token given is always checked, even below the threshold
             problem = check_token(req.confirm_token, ids)
             if problem:
                 raise Conflict(
@@ -98,7 +98,8 @@ class ForgetOps(MutationOps):
             outcome = self.searcher.search(conn, req.query, filters, min(req.limit, cap))
             found = [h.memory for h in outcome.hits]
         else:
-            where, args = where_clause(filters)
+            # force with explicit ids may purge tombstones too (the execute loop expects them)
+            where, args = where_clause(filters, include_deleted=bool(req.force and req.ids))
             if req.ids:
                 where += f" AND m.id IN ({','.join('?' * len(req.ids))})"
                 args += list(req.ids)

@@ -17,6 +17,7 @@ from mnemonist.text.scrub import scrub_credentials
 
 #: patch status -> (HTTP status, error code) for the single-memory PATCH route
 PATCH_ERRORS = {
+    "invalid": (400, "invalid_request"),
     "not_found": (404, "not_found"),
     "deleted": (409, "memory_deleted"),
     "version_conflict": (409, "version_conflict"),
@@ -60,7 +61,8 @@ class MutationOps(ServiceBase):
         result = self.apply_patch(memory_id, patch, reason=patch.reason, changed_by=changed_by)
         if result["status"] in PATCH_ERRORS:
             status, code = PATCH_ERRORS[result["status"]]
-            exc = (NotFound if status == 404 else Conflict)(result["message"], code=code)
+            kind = {400: BadRequest, 404: NotFound}.get(status, Conflict)
+            exc = kind(result["message"], code=code)
             exc.details = {k: v for k, v in result.items() if k not in {"message"}}
             raise exc
         return result
@@ -75,6 +77,13 @@ class MutationOps(ServiceBase):
             norm = normalize_and_hash(scrub_credentials(patch.content).text)
             if not norm.storage:
                 return self._result(memory_id, "invalid", before, message="content is empty")
+            limit = self.config.memory.max_content_chars
+            if len(norm.storage) > limit:
+                return self._result(
+                    memory_id, "invalid", before,
+                    message=f"content has {len(norm.storage)} characters; the limit is {limit}"
+                    " (memory.max_content_chars)",
+                )
             if before is not None and norm.content_hash != before.content_hash:
                 vec = self.try_embed(norm.storage)  # outside the write lock, before the write
         with self.db.write_tx() as conn:

@@ -20,6 +20,17 @@ from mnemonist.text.scrub import scrub_credentials
 
 class RememberOps(ServiceBase):
     def remember(self, req: RememberRequest, *, changed_by: str | None = None) -> dict[str, Any]:
+        new, actor, scrubbed = self.prepare(req, changed_by)
+        with self.db.write_tx() as conn:
+            outcome = self._insert_or_existing(conn, new, actor, scrubbed)
+        if req.transcript and req.source_id:
+            self.save_transcript(req.source_id, req.transcript, req.harness, req.project)
+        return outcome
+
+    def prepare(
+        self, req: RememberRequest, changed_by: str | None = None, now: str | None = None
+    ) -> tuple[NewMemory, str, list[str]]:
+        """Prefixes, scrubbing, normalisation and defaults: the row to write (no I/O)."""
         mcfg = self.config.memory
         parsed = parse_prefix(req.content)
         scrubbed = scrub_credentials(parsed.content)
@@ -39,9 +50,7 @@ class RememberOps(ServiceBase):
             importance = 1.0
         else:
             importance = mcfg.default_importance
-        tags = list(dict.fromkeys([*(req.tags or []), *parsed.tags]))
-        now = utcnow()
-        actor = changed_by or req.who or req.harness or "api"
+        now = now or utcnow()
         new = NewMemory(
             id=str(uuid.uuid4()),
             content=norm.storage,
@@ -49,7 +58,7 @@ class RememberOps(ServiceBase):
             content_hash=norm.content_hash,
             type=req.type or infer_type(norm.storage),
             importance=importance,
-            tags=tags,
+            tags=list(dict.fromkeys([*(req.tags or []), *parsed.tags])),
             pinned=pinned,
             who=req.who or req.harness,
             why=scrub_credentials(req.why).text if req.why else req.why,
@@ -60,11 +69,7 @@ class RememberOps(ServiceBase):
             occurred_at=req.occurred_at or now,
             created_at=now,
         )
-        with self.db.write_tx() as conn:
-            outcome = self._insert_or_existing(conn, new, actor, list(scrubbed.kinds))
-        if req.transcript and req.source_id:
-            self.save_transcript(req.source_id, req.transcript, req.harness, req.project)
-        return outcome
+        return new, changed_by or req.who or req.harness or "api", list(scrubbed.kinds)
 
     def _insert_or_existing(
         self, conn: sqlite3.Connection, new: NewMemory, actor: str, scrubbed: list[str]
@@ -93,15 +98,13 @@ class RememberOps(ServiceBase):
             at=new.created_at,
         )
         pipeline = self.config.memory.pipeline_v2
-        if pipeline.enabled:
+        if pipeline.enabled:  # a new memory has no job yet: skip the dedup lookup
             jobs.enqueue(conn, "extract", memory_id=new.id,
-                         max_attempts=pipeline.worker.max_retries)
+                         max_attempts=pipeline.worker.max_retries, check_existing=False)
         if self.embedder is not None:
             embedder = self.embedder
             self.db.on_commit(lambda: embedder.notify(seq))
-        created = memories.get(conn, new.id)
-        assert created is not None
-        out = self._answer(created, created=True, deduplicated=False)
+        out = self._answer(_as_memory(new, seq), created=True, deduplicated=False)
         out["scrubbed"] = scrubbed
         return out
 
@@ -134,3 +137,17 @@ class RememberOps(ServiceBase):
                 " project, created_at) VALUES (?, ?, ?, ?, ?)",
                 (session_key, text, harness, project, utcnow()),
             )
+
+
+def _as_memory(new: NewMemory, seq: int) -> Memory:
+    """The row just inserted, without reading it back."""
+    return Memory(
+        seq=seq, id=new.id, content=new.content, normalized_content=new.normalized_content,
+        content_hash=new.content_hash, type=new.type, importance=new.importance,
+        tags=new.tags, pinned=new.pinned, who=new.who, why=new.why, project=new.project,
+        source_type=new.source_type, source_id=new.source_id,
+        idempotency_key=new.idempotency_key, version=1, is_deleted=False, deleted_at=None,
+        delete_reason=None, last_accessed=None, access_count=0, embedding_model=None,
+        occurred_at=new.occurred_at, created_at=new.created_at, updated_at=new.created_at,
+        updated_by=new.who,
+    )

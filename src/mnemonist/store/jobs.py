@@ -18,13 +18,14 @@ def enqueue(
     document_id: str | None = None,
     payload: dict[str, Any] | None = None,
     max_attempts: int = 3,
+    check_existing: bool = True,
 ) -> str | None:
     """Insert a pending job unless one for the same target is already pending or leased.
 
     Returns the new job id, or None when the enqueue was deduplicated.
     """
     target_col, target = ("memory_id", memory_id) if memory_id else ("document_id", document_id)
-    existing = conn.execute(
+    existing = check_existing and conn.execute(
         f"SELECT id FROM memory_jobs WHERE {target_col} = ? AND job_type = ?"
         " AND status IN ('pending', 'leased') LIMIT 1",
         (target, job_type),

@@ -33,9 +33,10 @@ from dataclasses import dataclass
 
 MARKER_PREFIX = "[REDACTED:"
 _NM = r"(?!\[REDACTED:)"  # a secret never starts with an existing marker
-_B = r"(?<![A-Za-z0-9_-])"  # left boundary for prefixed token formats
+_B = r"(?:(?<=-----)|(?<![A-Za-z0-9_-]))"  # left boundary for prefixed token formats
+_W = r"(?:[A-Za-z0-9_]|-(?!----))"  # base64url char; stops before a PEM "-----" line
 MIN_GENERIC_VALUE_LEN = 6
-_MAX_PASSES = 3
+_MAX_PASSES = 4
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,7 @@ def _accept_bearer(_m: re.Match[str], token: str) -> bool:
 
 
 def _accept_basic(m: re.Match[str], token: str) -> bool:
-    if "authorization" in _line_around(m.string, m.start(), m.start(), 64).lower():
+    if m.group("header"):  # "Authorization: Basic ..."
         return True
     try:  # a bare "Basic <b64>" counts when it decodes to "user:password"
         decoded = base64.b64decode(token + "=" * (-len(token) % 4), validate=True).decode()
@@ -189,8 +190,11 @@ _URL_PASSWORD = (
     r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,30}://[^\s:/?#@\[\]\"'<>]*:"
     rf"(?P<secret>{_NM}[^\s/?#\"'<>]+)@(?=[^\s@/])"
 )
-_BEARER = rf"(?i:\bbearer)[ \t]+(?P<secret>{_NM}[A-Za-z0-9._~+/-]{{16,}}=*)"
-_BASIC = r"(?i:\bbasic)[ \t]+(?P<secret>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])"
+_BEARER = rf"(?i:\bbearer)[ \t]+(?P<secret>{_NM}(?:[A-Za-z0-9._~+/]|-(?!----)){{16,}}=*)"
+_BASIC = (
+    r"(?P<header>(?i:authorization)[\"']?[ \t]*[:=][ \t]*[\"']?)?"
+    r"(?i:\bbasic)[ \t]+(?P<secret>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])"
+)
 _ADO_PASSWORD = (
     r"(?<![\w.-])(?i:password|pwd)[ \t]*=[ \t]*"
     rf"(?:\{{(?P<braced>{_NM}[^}}\r\n]+)\}}|(?P<secret>{_NM}[^;\r\n\"'{{]+))"
@@ -215,17 +219,17 @@ def _token(kind: str, body: str) -> _Rule:
 _RULES: tuple[_Rule, ...] = (
     _rule("private_key", _PRIVATE_KEY, flags=re.DOTALL),
     _rule("aws_secret_access_key", _AWS_SECRET),
-    _token("anthropic_key", r"sk-ant-[A-Za-z0-9_-]{20,}"),
-    _token("openai_key", r"sk-(?!ant-)(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{20,}"),
+    _token("anthropic_key", rf"sk-ant-{_W}{{20,}}"),
+    _token("openai_key", rf"sk-(?!ant-)(?={_W}*[0-9]){_W}{{20,}}"),
     _token("github_token", r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"),
-    _token("gitlab_token", r"glpat-[A-Za-z0-9_-]{20,}"),
-    _token("slack_token", r"xox[abprs]-(?=[A-Za-z0-9-]*[0-9])[A-Za-z0-9-]{10,}"),
+    _token("gitlab_token", rf"glpat-{_W}{{20,}}"),
+    _token("slack_token", r"xox[abprs]-(?=[A-Za-z0-9-]*[0-9])(?:[A-Za-z0-9]|-(?!----)){10,}"),
     _token("stripe_key", r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
-    _token("google_api_key", r"AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
+    _token("google_api_key", rf"AIza[0-9A-Za-z_-]{{35}}(?!{_W})"),
     _token("aws_access_key_id", r"(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
     _token("huggingface_token", r"hf_[A-Za-z0-9]{30,}"),
     _token("npm_token", r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
-    _token("jwt", r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    _token("jwt", rf"eyJ{_W}{{8,}}\.{_W}{{8,}}\.{_W}{{8,}}"),
     _rule("url_password", _URL_PASSWORD, _not_placeholder),
     _rule("bearer_token", _BEARER, _accept_bearer),
     _rule("basic_auth", _BASIC, _accept_basic),
@@ -285,8 +289,10 @@ def _scrub_once(text: str) -> tuple[str, list[str]]:
 def scrub_credentials(text: str) -> ScrubResult:
     """Replace every credential in ``text`` with ``[REDACTED:<kind>]``.
 
-    Runs until nothing more is found (at most a few passes), so a secret that was
-    hidden by an overlapping match is caught too and a second call finds nothing.
+    Repeats until a pass finds nothing (at most ``_MAX_PASSES``): a secret can come to
+    light only once a neighbour is redacted (a key glued to a PEM block, a libpq password
+    whose ``host=`` sat across a multi-line key). Such late finds are listed last in
+    ``kinds``; otherwise kinds follow their first position in the text.
     """
     kinds: list[str] = []
     for _ in range(_MAX_PASSES):

@@ -1,0 +1,570 @@
+"""The LoCoMo recall benchmark: every turn remembered through the service, every question
+recalled through it, with BM25-only and dense-only baselines over the same memories.
+
+One memory per turn, `project` = the conversation (so a query never sees another
+conversation), `occurred_at` = the session's date-time. Relevance is turn level: a question's
+evidence dia_ids, mapped to the memories they became. Categories 1–4 make the overall score;
+category 5 (adversarial) is reported on its own. Access tracking stays live, as in a user's
+daemon. Results are written to `<out>/locomo-<timestamp>.json` and `.md`.
+
+Only identifiers and numbers are written: no text of the data set leaves the caller's file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import platform
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import mnemonist
+from mnemonist.bench.locomo_data import CATEGORY_NAMES, Conversation, QAItem, load_locomo
+from mnemonist.daemon import open_memory
+from mnemonist.model.requests import RecallFilters, RecallRequest, RememberRequest
+from mnemonist.search.keyword import keyword_search
+
+SYSTEMS = ("mnemonist", "bm25", "dense")
+SYSTEM_LABELS = {"mnemonist": "mnemonist (hybrid)", "bm25": "BM25 only", "dense": "dense only"}
+OVERALL_CATEGORIES = (1, 2, 3, 4)
+MAX_DEPTH = 200  # RecallRequest.limit's upper bound
+
+
+# -- metrics (one question, binary relevance) ----------------------------------------------
+
+
+def recall_at(ranked: Sequence[str], relevant: set[str], k: int) -> float:
+    """Fraction of the relevant items among the top k."""
+    if not relevant:
+        return 0.0
+    return len(relevant.intersection(ranked[:k])) / len(relevant)
+
+
+def hit_at(ranked: Sequence[str], relevant: set[str], k: int) -> float:
+    """1 when any relevant item is among the top k."""
+    return 1.0 if relevant.intersection(ranked[:k]) else 0.0
+
+
+def reciprocal_rank(ranked: Sequence[str], relevant: set[str]) -> float:
+    """1 / rank of the first relevant item (0 when none was retrieved)."""
+    for rank, item in enumerate(ranked, start=1):
+        if item in relevant:
+            return 1.0 / rank
+    return 0.0
+
+
+def ndcg_at(ranked: Sequence[str], relevant: set[str], k: int = 10) -> float:
+    """Binary-relevance NDCG@k; the ideal ranking puts min(#relevant, k) hits first."""
+    dcg = sum(1.0 / math.log2(i + 2) for i, item in enumerate(ranked[:k]) if item in relevant)
+    ideal = sum(1.0 / math.log2(i + 2) for i in range(min(len(relevant), k)))
+    return dcg / ideal if ideal else 0.0
+
+
+def session_recall_at(
+    ranked_sessions: Sequence[Iterable[int]], relevant: set[int], k: int
+) -> tuple[float, float]:
+    """(any, all): do the sessions of the top-k turns hold ≥1 / every relevant session?"""
+    found: set[int] = set()
+    for sessions in ranked_sessions[:k]:
+        found.update(sessions)
+    hit = relevant & found
+    return (1.0 if hit else 0.0), (1.0 if relevant and hit == relevant else 0.0)
+
+
+def question_metrics(
+    ranked: Sequence[str],
+    relevant: set[str],
+    sessions_of: dict[str, set[int]],
+    relevant_sessions: set[int],
+    ks: Sequence[int],
+) -> dict[str, float]:
+    ranked = list(dict.fromkeys(ranked))
+    ranked_sessions = [sessions_of.get(item, set()) for item in ranked]
+    out: dict[str, float] = {}
+    for k in ks:
+        out[f"recall@{k}"] = recall_at(ranked, relevant, k)
+    for k in ks:
+        out[f"hit@{k}"] = hit_at(ranked, relevant, k)
+    out["mrr"] = reciprocal_rank(ranked, relevant)
+    out["ndcg@10"] = ndcg_at(ranked, relevant, 10)
+    for k in ks:
+        any_k, all_k = session_recall_at(ranked_sessions, relevant_sessions, k)
+        out[f"session_any@{k}"] = any_k
+        out[f"session_all@{k}"] = all_k
+    return out
+
+
+def first_rank(ranked: Sequence[str], relevant: set[str]) -> int | None:
+    for rank, item in enumerate(ranked, start=1):
+        if item in relevant:
+            return rank
+    return None
+
+
+def mean_metrics(rows: list[dict[str, float]]) -> dict[str, float]:
+    if not rows:
+        return {}
+    return {key: round(sum(r[key] for r in rows) / len(rows), 4) for key in rows[0]}
+
+
+def latency_summary(seconds: list[float]) -> dict[str, float | int]:
+    if not seconds:
+        return {"n": 0}
+    ms = np.asarray(seconds, dtype=np.float64) * 1000.0
+    return {
+        "n": len(seconds),
+        "p50": round(float(np.percentile(ms, 50)), 3),
+        "p95": round(float(np.percentile(ms, 95)), 3),
+        "mean": round(float(ms.mean()), 3),
+        "max": round(float(ms.max()), 3),
+    }
+
+
+# -- the run -------------------------------------------------------------------------------
+
+
+class _Progress:
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self._width = 0
+        self._last = 0.0
+
+    def show(self, text: str, *, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not force and now - self._last < 0.2:
+            return
+        self._last = now
+        self._width = max(self._width, len(text))
+        sys.stderr.write("\r" + text.ljust(self._width))
+        sys.stderr.flush()
+
+    def end(self, text: str) -> None:
+        if self.enabled:
+            self.show(text, force=True)
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+            self._width = 0
+
+
+@dataclass
+class _Ingested:
+    conv: Conversation
+    dia_to_id: dict[str, str] = field(default_factory=dict)
+    sessions_of: dict[str, set[int]] = field(default_factory=dict)  # memory id -> sessions
+    deduplicated: int = 0
+
+
+@dataclass
+class _Scores:
+    by_system: dict[str, list[tuple[int, dict[str, float]]]] = field(
+        default_factory=lambda: {s: [] for s in SYSTEMS}
+    )
+    latency: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in SYSTEMS})
+    questions: list[dict[str, Any]] = field(default_factory=list)
+    degraded: int = 0
+
+
+def _ingest(
+    service: Any, conv: Conversation, progress: _Progress, label: str
+) -> tuple[_Ingested, float]:
+    state = _Ingested(conv)
+    spent = 0.0
+    turns = conv.turns()
+    done = 0
+    for session in conv.sessions:
+        when = session.date_time.isoformat() if session.date_time else None
+        for turn in session.turns:
+            started = time.perf_counter()
+            out = service.remember(
+                RememberRequest(
+                    content=turn.content,
+                    project=conv.sample_id,
+                    source_id=f"{conv.sample_id}/session_{session.number}",
+                    source_type="conversation",
+                    occurred_at=when,
+                    who=turn.speaker,
+                    idempotency_key=f"{conv.sample_id}/{turn.dia_id}",
+                )
+            )
+            spent += time.perf_counter() - started
+            state.dia_to_id[turn.dia_id] = out["id"]
+            state.sessions_of.setdefault(out["id"], set()).add(session.number)
+            if not out["created"]:
+                state.deduplicated += 1
+            done += 1
+            progress.show(f"{label} ingest {done}/{len(turns)} turns")
+    return state, spent
+
+
+def _evaluable(conv: Conversation) -> tuple[list[tuple[int, QAItem]], int]:
+    items = [(i, q) for i, q in enumerate(conv.qa) if q.evidence and q.question.strip()]
+    return items, len(conv.qa) - len(items)
+
+
+def _score_conversation(
+    service: Any,
+    state: _Ingested,
+    items: list[tuple[int, QAItem]],
+    depth: int,
+    ks: Sequence[int],
+    scores: _Scores,
+    progress: _Progress,
+    label: str,
+) -> None:
+    conv = state.conv
+    sid = conv.sample_id
+    conn = service.db.reader()
+    seq_to_id = {
+        row[0]: row[1]
+        for row in conn.execute(
+            "SELECT seq, id FROM memories WHERE project = ? AND is_deleted = 0", (sid,)
+        )
+    }
+    turn_session = conv.session_of()
+    kw_filters = RecallFilters(project=sid)
+    for done, (index, qa) in enumerate(items, start=1):
+        relevant = {state.dia_to_id[d] for d in qa.evidence}
+        relevant_sessions = {turn_session[d] for d in qa.evidence}
+        ranked: dict[str, list[str]] = {}
+
+        request = RecallRequest(query=qa.question, limit=depth, project=sid, min_score=0.0)
+        started = time.perf_counter()
+        out = service.recall(request)
+        scores.latency["mnemonist"].append(time.perf_counter() - started)
+        ranked["mnemonist"] = [r["id"] for r in out["results"]]
+        foreign = {"mnemonist": sum(1 for r in out["results"] if r["project"] != sid)}
+        if out["method"] != "hybrid":
+            scores.degraded += 1
+
+        started = time.perf_counter()
+        kw = keyword_search(conn, qa.question, kw_filters, depth)
+        scores.latency["bm25"].append(time.perf_counter() - started)
+        ranked["bm25"] = [seq_to_id[s] for s, _ in kw if s in seq_to_id]
+        foreign["bm25"] = len(kw) - len(ranked["bm25"])
+
+        qvec = service.embed_query(qa.question)  # cached by the recall above
+        dense: list[tuple[int, float]] = []
+        if qvec is not None and service.index is not None:
+            started = time.perf_counter()
+            dense = service.index.search(qvec, depth, project=sid, filter_project=True)
+            scores.latency["dense"].append(time.perf_counter() - started)
+        ranked["dense"] = [seq_to_id[s] for s, _ in dense if s in seq_to_id]
+        foreign["dense"] = len(dense) - len(ranked["dense"])
+
+        record: dict[str, Any] = {
+            "sample_id": sid,
+            "qa_index": index,
+            "category": qa.category,
+            "evidence_turns": len(qa.evidence),
+            "first_rank": {},
+            "retrieved": {system: len(ranked[system]) for system in SYSTEMS},
+            "foreign_results": foreign,
+        }
+        for system in SYSTEMS:
+            metrics = question_metrics(
+                ranked[system], relevant, state.sessions_of, relevant_sessions, ks
+            )
+            scores.by_system[system].append((qa.category, metrics))
+            record["first_rank"][system] = first_rank(ranked[system], relevant)
+        scores.questions.append(record)
+        progress.show(f"{label} questions {done}/{len(items)}")
+
+
+def _summarize(rows: list[tuple[int, dict[str, float]]]) -> dict[str, Any]:
+    overall = [m for cat, m in rows if cat in OVERALL_CATEGORIES]
+    categories: dict[str, Any] = {}
+    for cat in sorted({c for c, _ in rows}):
+        members = [m for c, m in rows if c == cat]
+        categories[str(cat)] = {
+            "name": CATEGORY_NAMES.get(cat, f"category {cat}"),
+            "n": len(members),
+            "in_overall": cat in OVERALL_CATEGORIES,
+            **mean_metrics(members),
+        }
+    return {"overall": {"n": len(overall), **mean_metrics(overall)}, "by_category": categories}
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def run_locomo(
+    data_path: str | os.PathLike[str],
+    *,
+    limit_conversations: int | None = None,
+    limit_questions: int | None = None,
+    ks: Sequence[int] = (5, 10, 20),
+    home: str | os.PathLike[str] | None = None,
+    overrides: dict[str, Any] | None = None,
+    progress: bool = True,
+    out_dir: str | os.PathLike[str] | None = "bench-results",
+) -> dict[str, Any]:
+    """Run the benchmark; write `<out_dir>/locomo-<timestamp>.{json,md}` (unless out_dir is
+    None) and return the JSON-able result (`render_markdown` turns it into the report).
+
+    `limit_questions` keeps the first N questions per conversation that have evidence.
+    `home` must hold no database yet; by default a temporary folder is used and removed.
+    """
+    ks = tuple(sorted({int(k) for k in ks}))
+    if not ks or ks[0] < 1 or ks[-1] > MAX_DEPTH:
+        raise ValueError(f"every k must be between 1 and {MAX_DEPTH}")
+    eval_ks = tuple(sorted(set(ks) | {5, 10}))
+    depth = max(eval_ks)
+    data_path = Path(data_path)
+    conversations = load_locomo(data_path)
+    if limit_conversations is not None:
+        conversations = conversations[:limit_conversations]
+    started_at = datetime.now(UTC)
+    show = _Progress(progress)
+
+    tmp: tempfile.TemporaryDirectory[str] | None = None
+    if home is None:
+        tmp = tempfile.TemporaryDirectory(prefix="mnemonist-locomo-")
+        home = tmp.name
+    elif (Path(home) / "memory" / "memories.db").exists():
+        raise ValueError(f"{home} already holds a database; the benchmark needs an empty home")
+    try:
+        opened = time.perf_counter()
+        daemon = open_memory(home, overrides)
+        startup_s = time.perf_counter() - opened
+        try:
+            result = _run(daemon, conversations, limit_questions, ks, eval_ks, depth, show)
+        finally:
+            daemon.stop()
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+
+    result["config"] = {
+        "data": str(data_path),
+        "data_sha256": _file_sha256(data_path),
+        "limit_conversations": limit_conversations,
+        "limit_questions_per_conversation": limit_questions,
+        "ks": list(ks),
+        "depth": depth,
+        "overrides": overrides or {},
+        "temporary_home": tmp is not None,
+        "started_at": started_at.isoformat(timespec="seconds"),
+        "startup_s": round(startup_s, 2),
+        "mnemonist": mnemonist.__version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        **result.pop("_config"),
+    }
+    result = {"config": result.pop("config"), **result}
+    if out_dir is not None:
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        stem = out / f"locomo-{started_at.strftime('%Y%m%d-%H%M%S')}"
+        result["files"] = {"json": f"{stem}.json", "markdown": f"{stem}.md"}
+        Path(f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        Path(f"{stem}.md").write_text(render_markdown(result), encoding="utf-8")
+    return result
+
+
+def _run(
+    daemon: Any,
+    conversations: list[Conversation],
+    limit_questions: int | None,
+    ks: tuple[int, ...],
+    eval_ks: tuple[int, ...],
+    depth: int,
+    show: _Progress,
+) -> dict[str, Any]:
+    service = daemon.service
+    n = len(conversations)
+
+    ingested: list[_Ingested] = []
+    ingest_s = 0.0
+    began = time.perf_counter()
+    for i, conv in enumerate(conversations, start=1):
+        label = f"[locomo] conversation {i}/{n} {conv.sample_id}"
+        state, spent = _ingest(service, conv, show, label)
+        ingested.append(state)
+        ingest_s += spent
+    turns = sum(len(s.dia_to_id) for s in ingested)
+    show.end(f"[locomo] ingested {turns} turns in {ingest_s:.1f} s; waiting for embeddings")
+    waited = time.perf_counter()
+    embedded_ok = service.flush(timeout=3600.0)
+    embed_wait_s = time.perf_counter() - waited
+    embed_total_s = time.perf_counter() - began
+    vectors = len(service.index) if service.index is not None else 0
+    memories = sum(len(s.sessions_of) for s in ingested)
+
+    scores = _Scores()
+    skipped_questions = 0
+    evaluated: dict[str, int] = {}
+    query_began = time.perf_counter()
+    for i, state in enumerate(ingested, start=1):
+        items, skipped = _evaluable(state.conv)
+        skipped_questions += skipped
+        if limit_questions is not None:
+            items = items[:limit_questions]
+        _score_conversation(
+            service, state, items, depth, eval_ks, scores, show,
+            f"[locomo] conversation {i}/{n} {state.conv.sample_id}",
+        )
+        for _, qa in items:
+            evaluated[str(qa.category)] = evaluated.get(str(qa.category), 0) + 1
+    query_s = time.perf_counter() - query_began
+    show.end(f"[locomo] scored {len(scores.questions)} questions in {query_s:.1f} s")
+    service.flush()
+    accessed = daemon.db.reader().execute(
+        "SELECT COUNT(*) FROM memories WHERE access_count > 0"
+    ).fetchone()[0]
+
+    dropped = [
+        f"{s.conv.sample_id}:{bad}" for s in ingested for qa in s.conv.qa
+        for bad in qa.dropped_evidence
+    ]  # fmt: skip
+    cfg = daemon.config
+    provider = daemon.provider
+    return {
+        "_config": {
+            "embedding_model": provider.model_id if provider is not None else None,
+            "embedding_dimensions": service.index.dimensions if service.index else None,
+            "search": cfg.search.model_dump(),
+            "recall_min_score": 0.0,
+            "access_tracking": "live (recall updates access_count / last_accessed)",
+        },
+        "data": {
+            "conversations": len(conversations),
+            "sessions": sum(len(c.sessions) for c in conversations),
+            "turns": turns,
+            "memories": memories,
+            "deduplicated_turns": sum(s.deduplicated for s in ingested),
+            "questions_total": sum(len(c.qa) for c in conversations),
+            "questions_evaluated": len(scores.questions),
+            "questions_evaluated_by_category": dict(sorted(evaluated.items())),
+            "questions_overall": sum(
+                v for c, v in evaluated.items() if int(c) in OVERALL_CATEGORIES
+            ),
+            "questions_skipped_no_evidence": skipped_questions,
+            "evidence_ids_dropped": len(dropped),
+            "evidence_ids_dropped_list": dropped,
+        },
+        "systems": {s: _summarize(scores.by_system[s]) for s in SYSTEMS},
+        "latency_ms": {
+            "mnemonist": latency_summary(scores.latency["mnemonist"]),
+            "bm25": latency_summary(scores.latency["bm25"]),
+            "dense_search_only": latency_summary(scores.latency["dense"]),
+            "note": "mnemonist = service.recall (query embedding included, LRU-cached per "
+            "query text); bm25 = keyword leg alone; dense = index search with the query "
+            "vector already cached",
+        },
+        "ingest": {
+            "memories_per_s": round(turns / ingest_s, 1) if ingest_s else None,
+            "remember_s": round(ingest_s, 2),
+            "embedding_wait_after_ingest_s": round(embed_wait_s, 2),
+            "embedding_done_after_start_s": round(embed_total_s, 2),
+            "embedding_complete": bool(embedded_ok) and vectors >= memories,
+            "vectors": vectors,
+        },
+        "access": {"memories_with_recorded_access": accessed},
+        "recall_degraded_to_keyword": scores.degraded,
+        "foreign_results": {
+            system: sum(q["foreign_results"][system] for q in scores.questions)
+            for system in SYSTEMS
+        },
+        "query_phase_s": round(query_s, 2),
+        "questions": scores.questions,
+    }
+
+
+# -- the report ----------------------------------------------------------------------------
+
+
+def _cell(value: float | None, base: float | None = None) -> str:
+    if value is None:
+        return "—"
+    if base is None:
+        return f"{value:.3f}"
+    ratio = f"{value / base:.2f}×" if base else "—"
+    return f"{value:.3f} ({ratio})"
+
+
+def render_markdown(result: dict[str, Any]) -> str:
+    cfg, data, systems = result["config"], result["data"], result["systems"]
+    ks = cfg["ks"]
+    s_k = 5 if 5 in ks else ks[0]
+    lines = [
+        f"# LoCoMo recall — {Path(cfg['data']).name}",
+        "",
+        f"{cfg['started_at']} · mnemonist {cfg['mnemonist']} · {cfg['embedding_model']} · "
+        f"alpha {cfg['search']['alpha']} · {cfg['cpus']} CPUs · {cfg['platform']}",
+        "",
+        f"{data['conversations']} conversations, {data['sessions']} sessions, {data['turns']} "
+        f"turns → {data['memories']} memories ({data['deduplicated_turns']} deduplicated). "
+        f"{data['questions_evaluated']} questions scored "
+        f"({data['questions_overall']} in categories 1–4); "
+        f"{data['questions_skipped_no_evidence']} skipped for lack of valid evidence; "
+        f"{data['evidence_ids_dropped']} evidence ids naming no turn dropped.",
+        "",
+        f"## Overall — categories 1–4 ({systems['bm25']['overall']['n']} questions), "
+        "ratio vs BM25",
+        "",
+    ]
+    columns = [*(f"recall@{k}" for k in ks), "hit@10", "mrr", "ndcg@10",
+               f"session_any@{s_k}", f"session_all@{s_k}"]  # fmt: skip
+    heads = [*(f"R@{k}" for k in ks), "Hit@10", "MRR", "NDCG@10",
+             f"sess. any@{s_k}", f"sess. all@{s_k}"]  # fmt: skip
+    lines.append("| system | " + " | ".join(heads) + " |")
+    lines.append("|---|" + "---|" * len(heads))
+    base = systems["bm25"]["overall"]
+    for name in SYSTEMS:
+        row = systems[name]["overall"]
+        cells = [_cell(row.get(c), base.get(c) if name != "bm25" else None) for c in columns]
+        lines.append(f"| {SYSTEM_LABELS[name]} | " + " | ".join(cells) + " |")
+
+    lines += ["", "## Recall@10 by category", ""]
+    lines.append("| category | n | " + " | ".join(SYSTEM_LABELS[s] for s in SYSTEMS) + " |")
+    lines.append("|---|---|" + "---|" * len(SYSTEMS))
+    for cat, info in systems["bm25"]["by_category"].items():
+        label = f"{cat} {info['name']}" + ("" if info["in_overall"] else " (not in overall)")
+        cells = [_cell(systems[s]["by_category"][cat].get("recall@10")) for s in SYSTEMS]
+        lines.append(f"| {label} | {info['n']} | " + " | ".join(cells) + " |")
+
+    lat, ing = result["latency_ms"], result["ingest"]
+    lines += ["", "## Latency and ingest", ""]
+    lines.append("| measure | p50 ms | p95 ms | mean ms |")
+    lines.append("|---|---|---|---|")
+    for key, label in (("mnemonist", "recall (hybrid, service.recall)"),
+                       ("bm25", "BM25 keyword leg"),
+                       ("dense_search_only", "dense index search (vector cached)")):  # fmt: skip
+        row = lat[key]
+        if row.get("n"):
+            lines.append(f"| {label} | {row['p50']:.2f} | {row['p95']:.2f} | {row['mean']:.2f} |")
+    lines += [
+        "",
+        f"Ingest: {ing['memories_per_s']} memories/s through service.remember "
+        f"({ing['remember_s']} s); background embedding finished "
+        f"{ing['embedding_wait_after_ingest_s']} s after the last remember "
+        f"({ing['embedding_done_after_start_s']} s after the first); "
+        f"{ing['vectors']} vectors, complete: {ing['embedding_complete']}.",
+        "",
+        f"Access tracking was live, as in a user's daemon: recall updated access counts "
+        f"({result['access']['memories_with_recorded_access']} memories accessed). "
+        f"Recalls that fell back to keyword only: {result['recall_degraded_to_keyword']}. "
+        "Results from another conversation (must be 0): "
+        + ", ".join(f"{k} {v}" for k, v in result["foreign_results"].items())
+        + ".",
+        "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,557 @@
+"""The scale benchmark: remember N synthetic memories, embed them, recall, measure.
+
+For each size N, in a fresh home with the whole daemon in-process (`open_memory`):
+
+1. remember N memories one by one through `MemoryService.remember` (what the HTTP route
+   calls), timing each call: latency percentiles and writes/s. The background embedder runs
+   meanwhile, as in production, and competes for the writer lock and the CPUs;
+2. wait for the embedder to index everything (or `embed_timeout_s`): embedding throughput;
+3. recall with distinct queries (so the query-embedding cache never answers): latency with
+   the query embedding included, and in the same run the legs alone (query embedding,
+   FTS5 keyword search, vector index search) so the result reads as ratios;
+4. process RSS (now and peak) and the database size.
+
+Timings are measured and reported, never asserted: the machines are shared.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from array import array
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from mnemonist import __version__
+from mnemonist.bench.stats import (
+    Progress,
+    machine,
+    peak_rss_mb,
+    reset_peak_rss,
+    rss_mb,
+    rss_source,
+    summarize_ms,
+)
+from mnemonist.bench.synthetic import SyntheticCorpus
+from mnemonist.daemon import open_memory
+from mnemonist.model.requests import RecallRequest, RememberRequest
+from mnemonist.search.keyword import keyword_search
+
+#: Targets of the issue, stated for 10,000 memories on the 2-core reference machine.
+TARGETS = {"remember_p95_ms": 10.0, "recall_p95_ms": 40.0, "rss_mb": 400.0}
+MIB = 1024 * 1024
+RECALL_LIMIT = 10
+
+NOTES = (
+    "remember: RememberRequest validation + MemoryService.remember (the call the HTTP route "
+    "makes; HTTP and JSON excluded), one caller thread. The background embedder runs "
+    "concurrently, as in production: it shares the writer lock and the CPUs.",
+    "recall: RecallRequest validation + MemoryService.recall, limit 10, no filters. Every "
+    "query string is distinct, so the service's query-embedding LRU cache never answers: "
+    "each recall pays one query embedding.",
+    "legs alone (same queries, same run): query embedding = provider.embed([query]); "
+    "keyword = search.keyword.keyword_search (FTS5 BM25, top_k) on the reader connection; "
+    "vector = VectorIndex.search with the precomputed query vector (top_k).",
+    "RSS: the whole benchmark process (interpreter, daemon, embedding model and the "
+    "benchmark's own few MB of bookkeeping); the peak is reset per size where Linux allows.",
+    "embedding model loaded before the first remember (load time reported apart).",
+)
+
+
+def _default_embed_timeout(n: int) -> float:
+    """Generous: about 170 texts/s on 2 cores; allow 50/s, at least 10 minutes."""
+    return max(600.0, n / 50.0)
+
+
+def _file_sizes(db_path: Path) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for suffix, key in (("", "db_mb"), ("-wal", "wal_mb"), ("-shm", "shm_mb")):
+        p = db_path.with_name(db_path.name + suffix)
+        out[key] = round(p.stat().st_size / MIB, 2) if p.exists() else 0.0
+    out["total_mb"] = round(sum(out.values()), 2)
+    return out
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or b <= 0:
+        return None
+    return round(a / b, 2)
+
+
+def run_scale(
+    sizes: list[int],
+    *,
+    home: Path | None = None,
+    queries: int = 200,
+    seed: int = 7,
+    progress: bool = True,
+    embed_timeout_s: float | None = None,
+    warmup: int = 10,
+    out_dir: Path | None = Path("bench-results"),
+    overrides: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Run the benchmark for each size; write `<out_dir>/scale-<timestamp>.json` and `.md`
+    (unless out_dir is None) and return the report (JSON-able)."""
+    if not sizes or any(n <= 0 for n in sizes):
+        raise ValueError("sizes must be positive integers")
+    if queries <= 0:
+        raise ValueError("queries must be positive")
+    started = datetime.now(UTC)
+    report: dict[str, Any] = {
+        "benchmark": "scale",
+        "mnemonist_version": __version__,
+        "started_at": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "machine": machine(),
+        "params": {
+            "sizes": sizes,
+            "queries": queries,
+            "warmup_queries": warmup,
+            "seed": seed,
+            "embed_timeout_s": embed_timeout_s,
+            "recall_limit": RECALL_LIMIT,
+            "home": str(home) if home else None,
+            "overrides": overrides or {},
+        },
+        "targets": {**TARGETS, "at_memories": 10_000},
+        "notes": list(NOTES),
+        "runs": [],
+    }
+    for n in sizes:
+        timeout = _default_embed_timeout(n) if embed_timeout_s is None else embed_timeout_s
+        if home is None:
+            with tempfile.TemporaryDirectory(prefix=f"mnemonist-bench-{n}-") as tmp:
+                run = _run_one(n, Path(tmp), queries, warmup, seed, progress, timeout, overrides)
+        else:
+            target = Path(home) / str(n)
+            if (target / "memory" / "memories.db").exists():
+                raise FileExistsError(f"{target} already holds a database; pick a fresh --home")
+            run = _run_one(n, target, queries, warmup, seed, progress, timeout, overrides)
+        report["runs"].append(run)
+    report["finished_at"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if out_dir is not None:
+        report["files"] = write_report(report, Path(out_dir), started)
+    return report
+
+
+def write_report(report: dict[str, Any], out_dir: Path, when: datetime) -> dict[str, str]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stem = "scale-" + when.strftime("%Y%m%dT%H%M%SZ")
+    n = 1
+    while (out_dir / f"{stem}.json").exists() or (out_dir / f"{stem}.md").exists():
+        n += 1
+        stem = "scale-" + when.strftime("%Y%m%dT%H%M%SZ") + f"-{n}"
+    files = {"json": str(out_dir / f"{stem}.json"), "markdown": str(out_dir / f"{stem}.md")}
+    report["files"] = files
+    Path(files["json"]).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    Path(files["markdown"]).write_text(markdown(report), encoding="utf-8")
+    return files
+
+
+# --- one size -----------------------------------------------------------------------------
+
+
+def _run_one(
+    n: int,
+    home: Path,
+    queries: int,
+    warmup: int,
+    seed: int,
+    progress: bool,
+    embed_timeout_s: float,
+    overrides: dict[str, Any] | None,
+) -> dict[str, Any]:
+    corpus = SyntheticCorpus(seed)
+    load_start = _loadavg()
+    peak_reset = reset_peak_rss()
+    rss_start = rss_mb()
+    t_open = time.perf_counter()
+    daemon = open_memory(home, overrides)
+    open_s = time.perf_counter() - t_open
+    service = daemon.service
+    provider = service.provider
+    cfg = daemon.config
+    run: dict[str, Any] = {
+        "memories": n,
+        "config": {
+            "durability": cfg.memory.durability,
+            "embedding_provider": cfg.embedding.provider,
+            "embedding_model": provider.model_id if provider else None,
+            "embedding_threads": cfg.embedding.threads,
+            "embedding_batch_size": cfg.embedding.batch_size,
+            "search_top_k": cfg.search.top_k,
+        },
+        "open_s": round(open_s, 3),
+    }
+    try:
+        t = time.perf_counter()
+        warm = getattr(provider, "warm", None)
+        if warm is not None:
+            warm()
+        run["model_load_s"] = round(time.perf_counter() - t, 3)
+        run["rss_start_mb"] = round(rss_start, 1)
+        run["rss_after_open_mb"] = round(rss_mb(), 1)
+
+        created, t_first, t_writes_end, processed_writing = _remember_phase(
+            service, corpus, n, run, progress
+        )
+        _embed_phase(
+            service,
+            created,
+            t_first,
+            t_writes_end,
+            processed_writing,
+            embed_timeout_s,
+            run,
+            progress,
+        )
+        _recall_phase(service, corpus, n, queries, warmup, run, progress)
+
+        run["memory"] = {
+            "rss_mb": round(rss_mb(), 1),
+            "peak_rss_mb": round(peak_rss_mb(), 1),
+            "peak_is_per_size": peak_reset,
+            "source": rss_source(),
+        }
+        run["database"] = {"path": str(daemon.paths.database), "while_open": {}}
+        run["database"]["while_open"] = _file_sizes(daemon.paths.database)
+    finally:
+        daemon.stop()
+    run["database"]["after_close"] = _file_sizes(daemon.paths.database)
+    # Other processes on a shared machine slow every phase down: say how busy it was.
+    run["load_average_1m"] = {"start": load_start, "end": _loadavg()}
+    run["targets"] = {
+        "remember_p95_ms": _check(run["remember"]["latency_ms"].get("p95"), "remember_p95_ms"),
+        "recall_p95_ms": _check(run["recall"]["latency_ms"].get("p95"), "recall_p95_ms"),
+        # MiB measured, target in MB: compare like with like
+        "rss_mb": _check(run["memory"]["peak_rss_mb"] * MIB / 1e6, "rss_mb"),
+    }
+    return run
+
+
+def _loadavg() -> float | None:
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
+
+
+def _check(value: float | None, key: str) -> dict[str, Any]:
+    limit = TARGETS[key]
+    return {"value": value, "limit": limit, "met": value is not None and value <= limit}
+
+
+def _remember_phase(
+    service: Any, corpus: SyntheticCorpus, n: int, run: dict[str, Any], progress: bool
+) -> tuple[int, float, float, int]:
+    latencies = array("d")
+    created = deduplicated = 0
+    bar = Progress(f"remember {n:,}", n, enabled=progress)
+    t_first = time.perf_counter()
+    clock = time.perf_counter
+    for i, mem in enumerate(corpus.generate(n), 1):
+        body = mem.request_body()
+        t = clock()
+        out = service.remember(RememberRequest.model_validate(body))
+        latencies.append(clock() - t)
+        if out["created"]:
+            created += 1
+        else:
+            deduplicated += 1
+        bar.update(i)
+    t_writes_end = time.perf_counter()
+    bar.finish()
+    embedder = service.embedder
+    processed_writing = embedder.stats.processed if embedder is not None else 0
+    wall = t_writes_end - t_first
+    busy = sum(latencies)
+    run["remember"] = {
+        "created": created,
+        "deduplicated": deduplicated,
+        "latency_ms": summarize_ms(latencies),
+        "writes_per_s": round(n / busy, 1) if busy > 0 else None,
+        "writes_per_s_wall": round(n / wall, 1) if wall > 0 else None,
+        "wall_s": round(wall, 2),
+        "embedded_while_writing": processed_writing,
+    }
+    return created, t_first, t_writes_end, processed_writing
+
+
+def _indexed(service: Any) -> int:
+    index = service.index
+    return len(index) if index is not None else 0
+
+
+def _embed_phase(
+    service: Any,
+    created: int,
+    t_first: float,
+    t_writes_end: float,
+    processed_writing: int,
+    timeout_s: float,
+    run: dict[str, Any],
+    progress: bool,
+) -> None:
+    embedder = service.embedder
+    if embedder is None:
+        run["embedding"] = {"enabled": False, "indexed": 0, "coverage": 0.0}
+        return
+    bar = Progress("embedding", created, enabled=progress, unit="indexed")
+    bar.update(_indexed(service), force=True)
+    deadline = t_writes_end + max(0.0, timeout_s)
+    # Poll the index size (cheap) rather than wait_idle() (a LEFT JOIN over all memories
+    # every 50 ms); confirm with wait_idle() once everything looks indexed.
+    while True:
+        indexed = _indexed(service)
+        bar.update(indexed)
+        now = time.perf_counter()
+        if indexed >= created:
+            completed = embedder.wait_idle(max(5.0, deadline - now))
+            break
+        if now >= deadline:
+            completed = embedder.wait_idle(0.1)
+            break
+        time.sleep(min(0.25, deadline - now))
+    t_idle = time.perf_counter()
+    if not completed:
+        # Freeze the index: recall is measured over what is indexed now, without the
+        # embedder competing for the CPUs.
+        embedder.stop()
+    indexed = _indexed(service)
+    processed = embedder.stats.processed
+    bar.update(indexed, force=True)
+    bar.finish("" if completed else "timed out: partial coverage")
+    total = t_idle - t_first
+    after = t_idle - t_writes_end
+    writing = t_writes_end - t_first
+    run["embedding"] = {
+        "enabled": True,
+        "completed": completed,
+        "timeout_s": timeout_s,
+        "embedder_stopped_for_recall": not completed,
+        "indexed": indexed,
+        "coverage": round(indexed / created, 4) if created else 1.0,
+        "texts_embedded": processed,
+        "failed": embedder.stats.failed,
+        "first_remember_to_idle_s": round(total, 2),
+        "wait_after_writes_s": round(after, 2),
+        "memories_per_s": round(indexed / total, 1) if total > 0 else None,
+        "texts_per_s_while_writing": round(processed_writing / writing, 1) if writing else None,
+        "texts_per_s_after_writes": (
+            round((processed - processed_writing) / after, 1) if after > 0.5 else None
+        ),
+        "texts_per_s": round(processed / total, 1) if total > 0 else None,
+    }
+
+
+def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    t = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t, out
+
+
+def _recall_phase(
+    service: Any,
+    corpus: SyntheticCorpus,
+    n: int,
+    queries: int,
+    warmup: int,
+    run: dict[str, Any],
+    progress: bool,
+) -> None:
+    qs = corpus.queries(warmup + queries, n)
+    warm, measured = qs[:warmup], qs[warmup:]
+    for q in warm:
+        service.recall(RecallRequest(query=q.text, limit=RECALL_LIMIT))
+
+    bar = Progress("recall", len(measured), enabled=progress, unit="queries")
+    recall_s = array("d")
+    methods: dict[str, int] = {}
+    result_ids: list[list[str]] = []
+    for i, q in enumerate(measured, 1):
+        body = {"query": q.text, "limit": RECALL_LIMIT}
+        took, out = _timed(lambda b=body: service.recall(RecallRequest.model_validate(b)))
+        recall_s.append(took)
+        methods[out["method"]] = methods.get(out["method"], 0) + 1
+        result_ids.append([r["id"] for r in out["results"]])
+        bar.update(i)
+    bar.finish()
+
+    conn = service.db.reader()
+    top_k = service.config.search.top_k
+    embed_s, kw_s, vec_s = array("d"), array("d"), array("d")
+    vectors = []
+    if service.provider is not None:
+        for q in measured:
+            took, matrix = _timed(lambda t=q.text: service.provider.embed([t]))
+            embed_s.append(took)
+            vectors.append(matrix[0])
+    for q in measured:
+        kw_s.append(_timed(lambda t=q.text: keyword_search(conn, t, None, top_k))[0])
+    index = service.index
+    if index is not None:
+        for v in vectors:
+            vec_s.append(_timed(lambda v=v: index.search(v, top_k))[0])
+
+    recall = summarize_ms(recall_s)
+    legs = {
+        "query_embedding_ms": summarize_ms(embed_s),
+        "keyword_ms": summarize_ms(kw_s),
+        "vector_ms": summarize_ms(vec_s),
+    }
+    p50 = recall.get("p50")
+    parts = [legs[k].get("p50") for k in ("query_embedding_ms", "keyword_ms", "vector_ms")]
+    rest = p50 - sum(x for x in parts if x is not None) if p50 is not None else None
+    run["recall"] = {
+        "queries": len(measured),
+        "warmup_queries": len(warm),
+        "distinct_query_strings": len({q.text for q in qs}) == len(qs),
+        "indexed_vectors": len(index) if index is not None else 0,
+        "methods": methods,
+        "latency_ms": recall,
+        "legs": legs,
+        "ratios_p50": {
+            "recall_over_keyword": _ratio(p50, legs["keyword_ms"].get("p50")),
+            "recall_over_vector": _ratio(p50, legs["vector_ms"].get("p50")),
+            "recall_over_query_embedding": _ratio(p50, legs["query_embedding_ms"].get("p50")),
+            "rest_ms": round(rest, 3) if rest is not None else None,
+        },
+        "target_in_top": _target_hits(conn, corpus, measured, result_ids),
+    }
+
+
+def _target_hits(conn, corpus, measured, result_ids) -> dict[str, Any]:
+    """A sanity check, not a quality benchmark: how often the memory a query was made from
+    is among the first results, per query kind."""
+    found: dict[str, list[int]] = {}
+    for q, ids in zip(measured, result_ids, strict=True):
+        content = corpus.memory(q.target).content
+        row = conn.execute("SELECT id, content FROM memories WHERE seq = ?", (q.target + 1,))
+        row = row.fetchone()
+        if row is None or row["content"] != content:  # seq mapping broken: look it up
+            row = conn.execute("SELECT id FROM memories WHERE content = ?", (content,)).fetchone()
+        hit = row is not None and row["id"] in ids
+        stats = found.setdefault(q.kind, [0, 0])
+        stats[0] += int(hit)
+        stats[1] += 1
+    out: dict[str, Any] = {"limit": RECALL_LIMIT}
+    for kind, (hits, total) in sorted(found.items()):
+        out[kind] = round(hits / total, 3) if total else None
+    return out
+
+
+# --- markdown -----------------------------------------------------------------------------
+
+
+def _fmt(value: Any, digits: int = 1) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}"
+    return str(value)
+
+
+def _pcts(d: dict[str, Any], digits: int = 2) -> str:
+    if not d.get("count"):
+        return "–"
+    return " / ".join(_fmt(d.get(k), digits) for k in ("p50", "p95", "p99"))
+
+
+def _mark(check: dict[str, Any]) -> str:
+    return "met" if check["met"] else "MISSED"
+
+
+def markdown(report: dict[str, Any]) -> str:
+    runs = report["runs"]
+    m = report["machine"]
+    head = "| metric | " + " | ".join(f"{r['memories']:,}" for r in runs) + " |"
+    sep = "|---|" + "---:|" * len(runs)
+    rows: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
+        ("remembered (created / deduplicated)",
+         lambda r: f"{_fmt(r['remember']['created'])} / {_fmt(r['remember']['deduplicated'])}"),
+        ("remember p50 / p95 / p99 (ms)", lambda r: _pcts(r["remember"]["latency_ms"])),
+        ("remember mean / max (ms)",
+         lambda r: f"{_fmt(r['remember']['latency_ms'].get('mean'), 2)} / "
+                   f"{_fmt(r['remember']['latency_ms'].get('max'), 2)}"),
+        ("writes/s (service time / wall)",
+         lambda r: f"{_fmt(r['remember']['writes_per_s'], 0)} / "
+                   f"{_fmt(r['remember']['writes_per_s_wall'], 0)}"),
+        ("embedded while writing", lambda r: _fmt(r["remember"]["embedded_while_writing"])),
+        ("indexed / coverage",
+         lambda r: f"{_fmt(r['embedding']['indexed'])} / "
+                   f"{_fmt(100 * r['embedding']['coverage'], 1)}%"
+                   + ("" if r["embedding"].get("completed", True) else " (timed out)")),
+        ("embedding: memories/s, first remember → idle",
+         lambda r: _fmt(r["embedding"].get("memories_per_s"))),
+        ("embedding: texts/s while writing / after",
+         lambda r: f"{_fmt(r['embedding'].get('texts_per_s_while_writing'))} / "
+                   f"{_fmt(r['embedding'].get('texts_per_s_after_writes'))}"),
+        ("embedding: first remember → idle (s)",
+         lambda r: _fmt(r["embedding"].get("first_remember_to_idle_s"))),
+        ("**recall p50 / p95 / p99 (ms)**, query embedding included",
+         lambda r: _pcts(r["recall"]["latency_ms"])),
+        ("recall mean / max (ms)",
+         lambda r: f"{_fmt(r['recall']['latency_ms'].get('mean'), 2)} / "
+                   f"{_fmt(r['recall']['latency_ms'].get('max'), 2)}"),
+        ("… query embedding alone p50 / p95 / p99",
+         lambda r: _pcts(r["recall"]["legs"]["query_embedding_ms"])),
+        ("… keyword leg alone (FTS5)", lambda r: _pcts(r["recall"]["legs"]["keyword_ms"])),
+        ("… vector leg alone (index.search)", lambda r: _pcts(r["recall"]["legs"]["vector_ms"])),
+        ("recall p50 ÷ keyword / ÷ vector / ÷ embedding",
+         lambda r: " / ".join(
+             _fmt(r["recall"]["ratios_p50"][k], 1) + "×"
+             for k in ("recall_over_keyword", "recall_over_vector",
+                       "recall_over_query_embedding"))),
+        ("recall p50 not in the three legs (ms)",
+         lambda r: _fmt(r["recall"]["ratios_p50"]["rest_ms"], 2)),
+        ("vectors searched by recall", lambda r: _fmt(r["recall"]["indexed_vectors"])),
+        ("target in top 10: lexical / paraphrase",
+         lambda r: f"{_fmt(r['recall']['target_in_top'].get('lexical'), 2)} / "
+                   f"{_fmt(r['recall']['target_in_top'].get('paraphrase'), 2)}"),
+        ("RSS now / peak (MiB)",
+         lambda r: f"{_fmt(r['memory']['rss_mb'], 0)} / {_fmt(r['memory']['peak_rss_mb'], 0)}"),
+        ("RSS before opening / after model load (MiB)",
+         lambda r: f"{_fmt(r['rss_start_mb'], 0)} / {_fmt(r['rss_after_open_mb'], 0)}"),
+        ("database, open: db + wal (MiB)",
+         lambda r: f"{_fmt(r['database']['while_open']['db_mb'])} + "
+                   f"{_fmt(r['database']['while_open']['wal_mb'])}"),
+        ("database after close (MiB)",
+         lambda r: _fmt(r["database"]["after_close"]["total_mb"])),
+        ("load average (1 min) at start / end",
+         lambda r: f"{_fmt(r['load_average_1m']['start'], 2)} / "
+                   f"{_fmt(r['load_average_1m']['end'], 2)}"),
+        ("target remember p95 ≤ 10 ms", lambda r: _mark(r["targets"]["remember_p95_ms"])),
+        ("target recall p95 ≤ 40 ms", lambda r: _mark(r["targets"]["recall_p95_ms"])),
+        ("target peak RSS ≤ 400 MB", lambda r: _mark(r["targets"]["rss_mb"])),
+    ]  # fmt: skip
+    lines = [
+        f"# mnemonist scale benchmark, {report['started_at']}",
+        "",
+        f"mnemonist {report['mnemonist_version']}, Python {m['python']}, {m['cpus']} CPUs "
+        f"({m.get('cpu_model', '')}), {m['platform']}; seed {report['params']['seed']}, "
+        f"{report['params']['queries']} recalls after {report['params']['warmup_queries']} "
+        f"warm-up.",
+    ]
+    if runs:
+        c = runs[0]["config"]
+        lines.append(
+            f"durability {c['durability']}, embedding {c['embedding_model']} "
+            f"({c['embedding_threads']} thread, batch {c['embedding_batch_size']}), "
+            f"top_k {c['search_top_k']}."
+        )
+    lines += ["", head, sep]
+    for label, cell in rows:
+        lines.append(f"| {label} | " + " | ".join(cell(r) for r in runs) + " |")
+    lines += ["", "Targets are the issue's, stated for 10,000 memories.", ""]
+    lines += [f"- {note}" for note in report["notes"]]
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["markdown", "run_scale", "write_report"]

@@ -1,0 +1,196 @@
+"""Latency statistics, process memory readers and a small progress reporter (stderr)."""
+
+from __future__ import annotations
+
+import math
+import os
+import resource
+import sys
+import time
+from collections.abc import Sequence
+from typing import TextIO
+
+# --- latency ------------------------------------------------------------------------------
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """The p-th percentile (0-100) with linear interpolation between closest ranks (NumPy's
+    default method). NaN for an empty sequence."""
+    if not 0.0 <= p <= 100.0:
+        raise ValueError(f"percentile {p} is outside 0..100")
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * p / 100.0
+    lo = math.floor(rank)
+    hi = math.ceil(rank)
+    if lo == hi:
+        return float(ordered[lo])
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (rank - lo)
+
+
+def summarize_ms(seconds: Sequence[float]) -> dict[str, float | int]:
+    """count, mean, min, p50, p95, p99 and max of durations given in seconds, in ms."""
+    if not seconds:
+        return {"count": 0}
+    ms = sorted(s * 1000.0 for s in seconds)
+    return {
+        "count": len(ms),
+        "mean": round(sum(ms) / len(ms), 3),
+        "min": round(ms[0], 3),
+        "p50": round(percentile(ms, 50), 3),
+        "p95": round(percentile(ms, 95), 3),
+        "p99": round(percentile(ms, 99), 3),
+        "max": round(ms[-1], 3),
+    }
+
+
+# --- memory -------------------------------------------------------------------------------
+
+
+def _proc_status_kb(field: str) -> int | None:
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])  # "VmRSS:   123456 kB"
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _maxrss_mb() -> float:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # kilobytes on Linux, bytes on macOS
+    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
+
+
+def rss_mb() -> float:
+    """Resident set size now (VmRSS), MiB; the peak from getrusage where /proc is missing."""
+    kb = _proc_status_kb("VmRSS")
+    return kb / 1024 if kb is not None else _maxrss_mb()
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size (VmHWM; since the last `reset_peak_rss()`), MiB."""
+    kb = _proc_status_kb("VmHWM")
+    return kb / 1024 if kb is not None else _maxrss_mb()
+
+
+def rss_source() -> str:
+    return "/proc/self/status" if _proc_status_kb("VmRSS") is not None else "getrusage"
+
+
+def reset_peak_rss() -> bool:
+    """Reset VmHWM to the current RSS (Linux: write 5 to /proc/self/clear_refs), so that the
+    peak of one phase is not the peak of an earlier one. False where that is not possible
+    (the getrusage peak cannot be reset)."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
+            fh.write("5")
+    except OSError:
+        return False
+    return True
+
+
+# --- progress -----------------------------------------------------------------------------
+
+
+def _clock(seconds: float) -> str:
+    if not math.isfinite(seconds) or seconds < 0:
+        return "--:--"
+    seconds = int(seconds + 0.5)
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+class Progress:
+    """One progress line on stderr: a `\\r` bar on a terminal, plain lines (every 10% or 15 s)
+    otherwise. Disabled: does nothing."""
+
+    WIDTH = 24
+
+    def __init__(
+        self,
+        label: str,
+        total: int,
+        *,
+        enabled: bool = True,
+        unit: str = "",
+        stream: TextIO | None = None,
+    ) -> None:
+        self.label = label
+        self.total = max(0, total)
+        self.enabled = enabled
+        self.unit = unit
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.started = time.monotonic()
+        self.count = 0
+        self._last_draw = 0.0
+        self._last_step = -1
+        self._done = False
+
+    def update(self, count: int, *, force: bool = False) -> None:
+        self.count = count
+        if not self.enabled or self._done:
+            return
+        now = time.monotonic()
+        if self.tty:
+            if force or now - self._last_draw >= 0.1:
+                self._last_draw = now
+                self.stream.write("\r" + self.line(now) + "\x1b[K")
+                self.stream.flush()
+            return
+        step = int(10 * count / self.total) if self.total else 0
+        if force or step > self._last_step or now - self._last_draw >= 15.0:
+            self._last_step = step
+            self._last_draw = now
+            self.stream.write(self.line(now) + "\n")
+            self.stream.flush()
+
+    def advance(self, n: int = 1) -> None:
+        self.update(self.count + n)
+
+    def finish(self, note: str = "") -> None:
+        if not self.enabled or self._done:
+            return
+        self._done = True
+        line = self.line(time.monotonic(), final=True) + (f"  {note}" if note else "")
+        self.stream.write(("\r" + line + "\x1b[K\n") if self.tty else (line + "\n"))
+        self.stream.flush()
+
+    def line(self, now: float, *, final: bool = False) -> str:
+        elapsed = max(now - self.started, 1e-9)
+        rate = self.count / elapsed
+        frac = min(1.0, self.count / self.total) if self.total else 1.0
+        filled = int(self.WIDTH * frac)
+        bar = "#" * filled + "." * (self.WIDTH - filled)
+        if final:
+            tail = f"in {_clock(elapsed)}"
+        else:
+            eta = (self.total - self.count) / rate if rate > 0 else math.inf
+            tail = f"ETA {_clock(eta)}"
+        unit = f" {self.unit}" if self.unit else ""
+        return f"{self.label} [{bar}] {self.count:,}/{self.total:,}{unit}  {rate:,.0f}/s  {tail}"
+
+
+def machine() -> dict[str, object]:
+    """What the numbers were measured on."""
+    import platform
+
+    model = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            names = (ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name"))
+            model = next(names, "")
+    except OSError:
+        pass
+    return {
+        "cpu_model": model or platform.processor() or platform.machine(),
+        "cpus": os.cpu_count(),
+        "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+    }

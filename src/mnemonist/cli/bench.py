@@ -1,0 +1,110 @@
+"""`mnemonist bench`: benchmarks of the daemon in-process (no server needed)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+
+def parse_sizes(value: str) -> list[int]:
+    """ "10000,100000" or "10k,100k" -> [10000, 100000]."""
+    sizes: list[int] = []
+    for part in value.split(","):
+        text = part.strip().lower().replace("_", "")
+        if not text:
+            continue
+        scale = 1
+        if text.endswith("k"):
+            text, scale = text[:-1], 1000
+        try:
+            n = int(text) * scale
+        except ValueError:
+            raise click.BadParameter(
+                f"{part.strip()!r} is not a number", param_hint="--n"
+            ) from None
+        if n <= 0:
+            raise click.BadParameter("sizes must be positive", param_hint="--n")
+        sizes.append(n)
+    if not sizes:
+        raise click.BadParameter("give at least one size", param_hint="--n")
+    return sizes
+
+
+@click.group()
+def bench() -> None:
+    """Benchmarks (run the daemon in-process; nothing to start first)."""
+
+
+@bench.command()
+@click.option(
+    "--n",
+    "sizes",
+    default="10000,100000",
+    show_default=True,
+    help="memory counts, comma-separated (10k works too)",
+)
+@click.option(
+    "--queries",
+    type=click.IntRange(min=1),
+    default=200,
+    show_default=True,
+    help="recalls measured per size (after 10 warm-up)",
+)
+@click.option("--seed", type=int, default=7, show_default=True, help="synthetic corpus seed")
+@click.option(
+    "--home",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="keep the databases in HOME/<n> (default: temporary, removed after)",
+)
+@click.option(
+    "--embed-timeout",
+    type=click.FloatRange(min=0),
+    default=1800.0,
+    show_default=True,
+    help="seconds to wait for background embedding after the writes; on timeout "
+    "recall runs over what is indexed (0: do not wait)",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("bench-results"),
+    show_default=True,
+    help="where scale-<timestamp>.json and .md are written",
+)
+@click.option("--json", "as_json", is_flag=True, help="print the JSON report, not the table")
+@click.option("--no-progress", is_flag=True, help="no progress lines on stderr")
+def scale(
+    sizes: str,
+    queries: int,
+    seed: int,
+    home: Path | None,
+    embed_timeout: float,
+    out_dir: Path,
+    as_json: bool,
+    no_progress: bool,
+) -> None:
+    """Remember N synthetic memories, embed them, recall; latency, throughput, RSS, size."""
+    from mnemonist.bench.scale import markdown, run_scale
+
+    try:
+        report = run_scale(
+            parse_sizes(sizes),
+            home=home,
+            queries=queries,
+            seed=seed,
+            progress=not no_progress,
+            embed_timeout_s=embed_timeout,
+            out_dir=out_dir,
+        )
+    except FileExistsError as exc:
+        raise click.UsageError(str(exc)) from exc
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+    else:
+        click.echo(markdown(report), nl=False)
+        files = report.get("files", {})
+        click.echo(f"\nwritten: {files.get('json')} and {files.get('markdown')}", err=True)

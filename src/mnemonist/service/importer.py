@@ -1,0 +1,77 @@
+"""Bulk import: many memories in batched transactions, idempotent when re-run.
+
+Each item takes remember's path (prefixes, scrubbing, normalisation, dedup, history, extraction
+job); only the transaction is shared by a batch. An item without an idempotency key gets one
+derived from its source and its position in that source (or, without a source, from its content,
+project and event time), so importing the same file twice creates nothing new.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mnemonist.model.memory import utcnow
+from mnemonist.model.requests import ImportRequest
+from mnemonist.service.errors import BadRequest
+from mnemonist.service.remember import RememberOps
+from mnemonist.text.normalize import normalize_and_hash
+
+BATCH = 500
+
+
+def derived_key(
+    project: str | None, source_id: str | None, position: int, content: str, occurred_at: str | None
+) -> str:
+    """The idempotency key of the item at `position` of its source (shared with the CLI)."""
+    if source_id:
+        return f"import:{project or ''}:{source_id}:{position}"
+    digest = normalize_and_hash(content).content_hash[:32]
+    return f"import:{project or ''}:{digest}:{occurred_at or ''}"
+
+
+class ImportOps(RememberOps):
+    def import_memories(
+        self, req: ImportRequest, *, changed_by: str | None = None, progress=None
+    ) -> dict[str, Any]:
+        now = utcnow()
+        positions: dict[tuple[str | None, str], int] = {}
+        prepared = []
+        errors: list[str] = []
+        for i, raw in enumerate(req.items):
+            defaults = {k: getattr(req, k) for k in ("project", "source_id", "source_type", "who")
+                        if getattr(raw, k) is None and getattr(req, k) is not None}
+            item = raw.model_copy(update=defaults) if defaults else raw
+            if item.idempotency_key is None:
+                source = (item.project, item.source_id or "")
+                position = positions.get(source, 0)
+                positions[source] = position + 1
+                key = derived_key(item.project, item.source_id, position, item.content,
+                                  item.occurred_at)
+                item = item.model_copy(update={"idempotency_key": key})
+            try:
+                prepared.append((item, *self.prepare(item, changed_by, now)))
+            except BadRequest as exc:
+                errors.append(f"items[{i}]: {exc.message}")
+        if errors:
+            raise BadRequest("; ".join(errors[:20]) + (" ..." if len(errors) > 20 else ""),
+                             code="invalid_items", invalid=len(errors))
+        results: list[dict[str, Any]] = []
+        for start in range(0, len(prepared), BATCH):
+            chunk = prepared[start : start + BATCH]
+            with self.db.write_tx() as conn:
+                for _item, new, actor, scrubbed in chunk:
+                    results.append(self._insert_or_existing(conn, new, actor, scrubbed))
+            if progress is not None:
+                progress(len(results), len(prepared))
+        for item, *_ in prepared:
+            if item.transcript and item.source_id:
+                self.save_transcript(item.source_id, item.transcript, item.harness, item.project)
+        items = [
+            {"index": i, "id": r["id"],
+             "status": "created" if r["created"] else
+             ("replayed" if r["idempotent_replay"] else "deduplicated")}
+            for i, r in enumerate(results)
+        ]
+        counts = {s: sum(1 for it in items if it["status"] == s)
+                  for s in ("created", "deduplicated", "replayed")}
+        return {"total": len(items), **counts, "items": items}

@@ -1,0 +1,57 @@
+"""Ordered sources: memories that share `source_id` (a conversation, a session, a document)
+are ordered by event time, then arrival. A memory's neighbours are the lines around it."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from mnemonist.model.memory import Memory
+from mnemonist.service.base import ServiceBase
+from mnemonist.service.errors import NotFound
+from mnemonist.store import memories
+
+_SIDE = {
+    "before": ("(m.occurred_at < ? OR (m.occurred_at = ? AND m.seq < ?))",
+               "m.occurred_at DESC, m.seq DESC"),
+    "after": ("(m.occurred_at > ? OR (m.occurred_at = ? AND m.seq > ?))",
+              "m.occurred_at ASC, m.seq ASC"),
+}
+
+
+def neighbours_of(conn: sqlite3.Connection, m: Memory, n: int) -> dict[str, list[Memory]]:
+    """Up to n live memories on each side of `m` in its source (same project), in order."""
+    out: dict[str, list[Memory]] = {"before": [], "after": []}
+    if not m.source_id or n <= 0:
+        return out
+    for side, (cond, order) in _SIDE.items():
+        rows = conn.execute(
+            f"SELECT m.seq FROM memories m WHERE m.source_id = ?"
+            f" AND COALESCE(m.project, '') = ? AND m.is_deleted = 0 AND {cond}"
+            f" ORDER BY {order} LIMIT ?",
+            (m.source_id, m.project or "", m.occurred_at, m.occurred_at, m.seq, n),
+        ).fetchall()
+        seqs = [r[0] for r in rows]
+        found = memories.get_many_by_seq(conn, seqs)
+        items = [found[s] for s in seqs if s in found]
+        out[side] = items[::-1] if side == "before" else items
+    return out
+
+
+def brief(m: Memory) -> dict[str, Any]:
+    return {"id": m.id, "content": m.content, "who": m.who, "occurred_at": m.occurred_at}
+
+
+class SourceOps(ServiceBase):
+    def neighbours(self, memory_id: str, n: int = 2) -> dict[str, Any]:
+        conn = self.db.reader()
+        m = memories.get(conn, memory_id)
+        if m is None:
+            raise NotFound(f"no memory {memory_id}")
+        around = neighbours_of(conn, m, n)
+        return {
+            "id": m.id,
+            "source_id": m.source_id,
+            "before": [x.to_public() for x in around["before"]],
+            "after": [x.to_public() for x in around["after"]],
+        }
