@@ -46,15 +46,19 @@ SAMPLES: list[dict[str, Any]] = [
             "session_2": [
                 turn("D2:1", "Ava", "I finally finished painting the lighthouse mural downtown."),
                 turn("D2:2", "Ben", "My cello recital is scheduled at the old observatory."),
-                turn("D2:3", "Ben", "Sounds lovely."),  # same words as D1:4: one memory
             ],
-            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1_date_time": "4:12 pm on 9 March, 2023",
             "session_1": [
                 turn("D1:1", "Ava", "I adopted a greyhound named Pickles from the shelter."),
                 turn("D1:2", "Ben", "I started learning the cello at the community school."),
-                turn("D1:3", "Ava", "Pickles loves chasing tennis balls.",
-                     blip_caption="a photo of a dog running on grass"),
+                turn(
+                    "D1:3",
+                    "Ava",
+                    "Pickles loves chasing tennis balls.",
+                    blip_caption="a photo of a dog running on grass",
+                ),
                 turn("D1:4", "Ben", "Sounds lovely."),
+                turn("D1:5", "Ben", "Sounds lovely."),  # same words, same session: one memory
             ],
             "session_3_date_time": "7:05 pm on 21 July, 2023",
             "session_3": [
@@ -64,17 +68,42 @@ SAMPLES: list[dict[str, Any]] = [
             "session_4_date_time": "8:00 pm on 1 August, 2023",  # a date with no session
         },
         "qa": [
-            {"question": "What is the name of the greyhound Ava adopted?",
-             "answer": "Pickles", "evidence": ["D1:1"], "category": 4},
-            {"question": "Where is Ben's cello recital and where did he learn the cello?",
-             "answer": "observatory; community school", "evidence": ["D1:2; D2:2"],
-             "category": 1},
-            {"question": "When did Ava finish the lighthouse mural?",
-             "answer": "June 2023", "evidence": ["D2:1", "D9:99"], "category": 2},
-            {"question": "What instrument did Ava learn?",
-             "adversarial_answer": "cello", "evidence": ["D1:2"], "category": 5},
-            {"question": "Would Ava enjoy Iceland?", "answer": "yes", "evidence": [],
-             "category": 3},
+            {
+                "question": "What is the name of the greyhound Ava adopted?",
+                "answer": "Pickles",
+                "evidence": ["D1:1"],
+                "category": 4,
+            },
+            {
+                "question": "Where is Ben's cello recital and where did he learn the cello?",
+                "answer": "observatory; community school",
+                "evidence": ["D1:2; D2:2"],
+                "category": 1,
+            },
+            {
+                "question": "When did Ava finish the lighthouse mural?",
+                "answer": "June 2023",
+                "evidence": ["D2:1", "D9:99"],
+                "category": 2,
+            },
+            {
+                "question": "What instrument did Ava learn?",
+                "adversarial_answer": "cello",
+                "evidence": ["D1:2"],
+                "category": 5,
+            },
+            {
+                "question": "Would Ava enjoy Iceland?",
+                "answer": "yes",
+                "evidence": [],
+                "category": 3,
+            },
+            {
+                "question": "How did Ben answer twice?",
+                "answer": "Sounds lovely",
+                "evidence": ["D1:4", "D1:5"],
+                "category": 4,
+            },
         ],
     },
     {
@@ -97,14 +126,30 @@ SAMPLES: list[dict[str, Any]] = [
             ],
         },
         "qa": [
-            {"question": "What is Dev building in the garage?", "answer": "a kayak",
-             "evidence": ["D1:2"], "category": 4},
-            {"question": "When did the kayak launch on the lake?", "answer": "February 2024",
-             "evidence": ["D2:1"], "category": 2},
-            {"question": "greyhound Pickles lighthouse mural", "answer": "nothing",
-             "evidence": ["D2:2"], "category": 3},
-            {"question": "What did the storm do?", "answer": "nothing",
-             "evidence": ["D7"], "category": 4},
+            {
+                "question": "What is Dev building in the garage?",
+                "answer": "a kayak",
+                "evidence": ["D1:2"],
+                "category": 4,
+            },
+            {
+                "question": "When did the kayak launch on the lake?",
+                "answer": "February 2024",
+                "evidence": ["D2:1"],
+                "category": 2,
+            },
+            {
+                "question": "greyhound Pickles lighthouse mural",
+                "answer": "nothing",
+                "evidence": ["D2:2"],
+                "category": 3,
+            },
+            {
+                "question": "What did the storm do?",
+                "answer": "nothing",
+                "evidence": ["D7"],
+                "category": 4,
+            },
         ],
     },
 ]
@@ -162,32 +207,36 @@ def test_counts_dedup_and_dropped_evidence(bench):
     assert data["conversations"] == 2
     assert data["sessions"] == 5  # session_4 has a date but no turns
     assert data["turns"] == 15
-    # "Ben: Sounds lovely." twice in syn-a is one memory; the same text in syn-b is not merged
+    # "Ben: Sounds lovely." twice in one syn-a session is one memory (both dia_ids map to it);
+    # "Ben: See you next week!" in both conversations stays two memories
     assert data["deduplicated_turns"] == 1
     assert data["memories"] == 14
     assert bench["result"]["ingest"]["vectors"] == 14
-    assert data["questions_total"] == 9
+    assert data["questions_total"] == 10
     # no evidence at all, and evidence naming no turn ("D7") only
     assert data["questions_skipped_no_evidence"] == 2
-    assert data["questions_evaluated"] == 7
-    assert data["questions_evaluated_by_category"] == {"1": 1, "2": 2, "3": 1, "4": 2, "5": 1}
+    assert data["questions_evaluated"] == 8
+    assert data["questions_evaluated_by_category"] == {"1": 1, "2": 2, "3": 1, "4": 3, "5": 1}
     assert sorted(data["evidence_ids_dropped_list"]) == ["syn-a:D9:99", "syn-b:D7"]
     assert data["evidence_ids_dropped"] == 2
     # the malformed "D1:2; D2:2" became two evidence turns
     assert question(bench["result"], "syn-a", 1)["evidence_turns"] == 2
     assert question(bench["result"], "syn-a", 2)["evidence_turns"] == 1
+    # two evidence turns, one memory: recall counts the memory once
+    deduped = question(bench["result"], "syn-a", 5)
+    assert (deduped["evidence_turns"], deduped["evidence_memories"]) == (2, 1)
 
 
 def test_category_5_is_reported_but_not_in_overall(bench):
     res = bench["result"]
-    assert res["data"]["questions_overall"] == 6
+    assert res["data"]["questions_overall"] == 7
     for system in SYSTEMS:
         summary = res["systems"][system]
-        assert summary["overall"]["n"] == 6
+        assert summary["overall"]["n"] == 7
         cats = summary["by_category"]
         assert cats["5"] == {**cats["5"], "n": 1, "in_overall": False, "name": "adversarial"}
         assert all(cats[c]["in_overall"] for c in ("1", "2", "3", "4"))
-        weighted = sum(cats[c]["n"] * cats[c]["recall@10"] for c in ("1", "2", "3", "4")) / 6
+        weighted = sum(cats[c]["n"] * cats[c]["recall@10"] for c in ("1", "2", "3", "4")) / 7
         assert summary["overall"]["recall@10"] == pytest.approx(weighted, abs=1e-3)
 
 
@@ -253,8 +302,19 @@ def test_data_path_options_and_errors(tmp_path, monkeypatch):
     out = runner.invoke(locomo, ["--data", str(write_data(tmp_path)), "--k", "five"])
     assert out.exit_code == 2 and "comma-separated" in out.output
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps([{"sample_id": "x", "conversation": {
-        "session_1_date_time": "sometime", "session_1": [turn("D1:1", "A", "hi")]}}]))
+    bad.write_text(
+        json.dumps(
+            [
+                {
+                    "sample_id": "x",
+                    "conversation": {
+                        "session_1_date_time": "sometime",
+                        "session_1": [turn("D1:1", "A", "hi")],
+                    },
+                }
+            ]
+        )
+    )
     out = runner.invoke(locomo, ["--data", str(bad), "--out", str(tmp_path / "r")])
     assert out.exit_code == 1 and "x session 1" in out.output
 
@@ -263,8 +323,8 @@ def test_data_path_options_and_errors(tmp_path, monkeypatch):
 
 
 def test_session_date_times_parse():
-    assert parse_session_datetime("1:56 pm on 8 May, 2023") == datetime(
-        2023, 5, 8, 13, 56, tzinfo=UTC
+    assert parse_session_datetime("4:12 pm on 9 March, 2023") == datetime(
+        2023, 3, 9, 16, 12, tzinfo=UTC
     )
     assert parse_session_datetime("12:05 am on 1 January, 2024") == datetime(
         2024, 1, 1, 0, 5, tzinfo=UTC
@@ -282,8 +342,8 @@ def test_session_date_times_parse():
 
 
 def test_evidence_split_and_turn_content():
-    assert split_evidence(["D8:6; D9:17", " D1:2 ", "D1:2", "", "D3:1,D3:2"]) == [
-        "D8:6", "D9:17", "D1:2", "D3:1", "D3:2",
+    assert split_evidence(["D2:7; D5:3", " D1:2 ", "D1:2", "", "D3:1,D3:2"]) == [
+        "D2:7", "D5:3", "D1:2", "D3:1", "D3:2",
     ]  # fmt: skip
     assert turn_content("Ava", " hi there ") == "Ava: hi there"
     assert turn_content("Ava", "look", "a photo of a dog") == "Ava: look [shares a photo of a dog]"
@@ -294,10 +354,10 @@ def test_loader_orders_sessions_and_validates_evidence(tmp_path):
     a, b = load_locomo(write_data(tmp_path))
     assert (a.sample_id, a.speakers) == ("syn-a", ("Ava", "Ben"))
     assert [s.number for s in a.sessions] == [1, 2, 3]
-    assert a.sessions[0].date_time == datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    assert a.sessions[0].date_time == datetime(2023, 3, 9, 16, 12, tzinfo=UTC)
     assert [t.dia_id for t in a.turns()][:4] == ["D1:1", "D1:2", "D1:3", "D1:4"]
     assert a.turns()[2].content.endswith("[shares a photo of a dog running on grass]")
-    assert a.session_of()["D2:3"] == 2
+    assert a.session_of()["D2:2"] == 2
     assert a.qa[1].evidence == ("D1:2", "D2:2")
     assert a.qa[2].evidence == ("D2:1",) and a.qa[2].dropped_evidence == ("D9:99",)
     assert a.qa[3].answer == "cello" and a.qa[3].category == 5

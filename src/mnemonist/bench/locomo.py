@@ -17,6 +17,7 @@ import json
 import math
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 import time
@@ -88,6 +89,8 @@ def question_metrics(
     relevant_sessions: set[int],
     ks: Sequence[int],
 ) -> dict[str, float]:
+    """Every metric of one ranking. Items are memory ids: evidence turns that became one
+    memory (identical text) count once; a memory belongs to the sessions of its turns."""
     ranked = list(dict.fromkeys(ranked))
     ranked_sessions = [sessions_of.get(item, set()) for item in ranked]
     out: dict[str, float] = {}
@@ -268,6 +271,7 @@ def _score_conversation(
             "qa_index": index,
             "category": qa.category,
             "evidence_turns": len(qa.evidence),
+            "evidence_memories": len(relevant),
             "first_rank": {},
             "retrieved": {system: len(ranked[system]) for system in SYSTEMS},
             "foreign_results": foreign,
@@ -294,6 +298,30 @@ def _summarize(rows: list[tuple[int, dict[str, float]]]) -> dict[str, Any]:
             **mean_metrics(members),
         }
     return {"overall": {"n": len(overall), **mean_metrics(overall)}, "by_category": categories}
+
+
+def _code_state() -> dict[str, Any]:
+    """Which code was measured: the git commit of mnemonist's source and its local changes."""
+    root = Path(mnemonist.__file__).resolve().parents[2]
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        status = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--", "src"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.splitlines()
+    except (OSError, subprocess.SubprocessError):
+        return {"source": str(root), "git_commit": None}
+    changed = sorted(line[3:] for line in status if line.strip())
+    return {"source": str(root), "git_commit": commit, "git_changed_files": changed}
 
 
 def _file_sha256(path: Path) -> str:
@@ -366,6 +394,8 @@ def run_locomo(
         "python": platform.python_version(),
         "platform": platform.platform(),
         "cpus": os.cpu_count(),
+        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
+        **_code_state(),
         **result.pop("_config"),
     }
     result = {"config": result.pop("config"), **result}
@@ -418,7 +448,13 @@ def _run(
         if limit_questions is not None:
             items = items[:limit_questions]
         _score_conversation(
-            service, state, items, depth, eval_ks, scores, show,
+            service,
+            state,
+            items,
+            depth,
+            eval_ks,
+            scores,
+            show,
             f"[locomo] conversation {i}/{n} {state.conv.sample_id}",
         )
         for _, qa in items:
@@ -426,9 +462,11 @@ def _run(
     query_s = time.perf_counter() - query_began
     show.end(f"[locomo] scored {len(scores.questions)} questions in {query_s:.1f} s")
     service.flush()
-    accessed = daemon.db.reader().execute(
-        "SELECT COUNT(*) FROM memories WHERE access_count > 0"
-    ).fetchone()[0]
+    accessed = (
+        daemon.db.reader()
+        .execute("SELECT COUNT(*) FROM memories WHERE access_count > 0")
+        .fetchone()[0]
+    )
 
     dropped = [
         f"{s.conv.sample_id}:{bad}" for s in ingested for qa in s.conv.qa
@@ -507,8 +545,12 @@ def render_markdown(result: dict[str, Any]) -> str:
     lines = [
         f"# LoCoMo recall — {Path(cfg['data']).name}",
         "",
-        f"{cfg['started_at']} · mnemonist {cfg['mnemonist']} · {cfg['embedding_model']} · "
-        f"alpha {cfg['search']['alpha']} · {cfg['cpus']} CPUs · {cfg['platform']}",
+        f"{cfg['started_at']} · mnemonist {cfg['mnemonist']} "
+        f"(commit {(cfg.get('git_commit') or 'unknown')[:10]}"
+        f"{', with local changes' if cfg.get('git_changed_files') else ''}) · "
+        f"{cfg['embedding_model']} · "
+        f"alpha {cfg['search']['alpha']} · {cfg['cpus']} CPUs "
+        f"(load {cfg.get('load_average_at_end', ['?'])[0]} at the end) · {cfg['platform']}",
         "",
         f"{data['conversations']} conversations, {data['sessions']} sessions, {data['turns']} "
         f"turns → {data['memories']} memories ({data['deduplicated_turns']} deduplicated). "
@@ -517,8 +559,7 @@ def render_markdown(result: dict[str, Any]) -> str:
         f"{data['questions_skipped_no_evidence']} skipped for lack of valid evidence; "
         f"{data['evidence_ids_dropped']} evidence ids naming no turn dropped.",
         "",
-        f"## Overall — categories 1–4 ({systems['bm25']['overall']['n']} questions), "
-        "ratio vs BM25",
+        f"## Overall — categories 1–4 ({systems['bm25']['overall']['n']} questions), ratio vs BM25",
         "",
     ]
     columns = [*(f"recall@{k}" for k in ks), "hit@10", "mrr", "ndcg@10",

@@ -2,12 +2,12 @@
 
 The file is a JSON list of samples, each with a `sample_id`, a `conversation` (`speaker_a`,
 `speaker_b`, `session_N` turn lists and `session_N_date_time` strings such as
-"1:56 pm on 8 May, 2023") and `qa` items (`question`, `answer`, `evidence` dia_ids like
+"4:12 pm on 9 March, 2023") and `qa` items (`question`, `answer`, `evidence` dia_ids like
 "D3:12", `category` 1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial).
 
 The data is read from wherever the caller keeps it; nothing of it ships with mnemonist.
 Known defects of the original are handled here: evidence entries holding several ids
-("D8:6; D9:17") are split and stripped, and ids naming no turn are dropped and counted.
+("D2:7; D5:3") are split and stripped, and ids naming no turn are dropped and counted.
 """
 
 from __future__ import annotations
@@ -50,7 +50,8 @@ _EVIDENCE_SPLIT = re.compile(r"[;,]")
 
 
 def parse_session_datetime(text: str) -> datetime:
-    """ "1:56 pm on 8 May, 2023" -> 2023-05-08 13:56 UTC (the file carries no time zone)."""
+    """Parse a session date-time: "4:12 pm on 9 March, 2023" is 2023-03-09 16:12 UTC (the file
+    carries no time zone)."""
     m = _DATE_TIME.match(text or "")
     if m is None:
         raise ValueError(f"not a LoCoMo session date-time: {text!r}")
@@ -67,7 +68,7 @@ def parse_session_datetime(text: str) -> datetime:
 
 
 def split_evidence(entries: list[Any]) -> list[str]:
-    """Split malformed entries ("D8:6; D9:17") and strip; order kept, repeats removed."""
+    """Split malformed entries ("D2:7; D5:3") and strip; order kept, repeats removed."""
     out: list[str] = []
     for entry in entries or []:
         for part in _EVIDENCE_SPLIT.split(str(entry)):

@@ -59,22 +59,33 @@ def _proc_status_kb(field: str) -> int | None:
     return None
 
 
-def _maxrss_mb() -> float:
+def _maxrss_mib() -> float:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     # kilobytes on Linux, bytes on macOS
     return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
 
 
-def rss_mb() -> float:
+def rss_mib() -> float:
     """Resident set size now (VmRSS), MiB; the peak from getrusage where /proc is missing."""
     kb = _proc_status_kb("VmRSS")
-    return kb / 1024 if kb is not None else _maxrss_mb()
+    return kb / 1024 if kb is not None else _maxrss_mib()
 
 
-def peak_rss_mb() -> float:
+def peak_rss_mib() -> float:
     """Peak resident set size (VmHWM; since the last `reset_peak_rss()`), MiB."""
     kb = _proc_status_kb("VmHWM")
-    return kb / 1024 if kb is not None else _maxrss_mb()
+    return kb / 1024 if kb is not None else _maxrss_mib()
+
+
+def rss_breakdown_mib() -> dict[str, float]:
+    """RssAnon (heap, arenas), RssFile (mapped files: libraries, model) and RssShmem, MiB;
+    empty where /proc is missing."""
+    out: dict[str, float] = {}
+    for field in ("RssAnon", "RssFile", "RssShmem"):
+        kb = _proc_status_kb(field)
+        if kb is not None:
+            out[field.lower().replace("rss", "")] = round(kb / 1024, 1)
+    return out
 
 
 def rss_source() -> str:
@@ -93,6 +104,21 @@ def reset_peak_rss() -> bool:
     return True
 
 
+# --- scheduling -----------------------------------------------------------------------
+
+
+def thread_sched() -> tuple[float, float] | None:
+    """(seconds on a CPU, seconds runnable but waiting for a CPU) of the calling thread so
+    far, from Linux schedstat; None where unavailable. On a shared machine the difference
+    between wall time and time on a CPU is mostly the wait for a CPU."""
+    try:
+        with open("/proc/thread-self/schedstat", encoding="ascii") as fh:
+            on_cpu, waiting, _ = fh.read().split()
+        return int(on_cpu) / 1e9, int(waiting) / 1e9
+    except (OSError, ValueError):
+        return None
+
+
 # --- progress -----------------------------------------------------------------------------
 
 
@@ -107,7 +133,7 @@ def _clock(seconds: float) -> str:
 
 class Progress:
     """One progress line on stderr: a `\\r` bar on a terminal, plain lines (every 10% or 15 s)
-    otherwise. Disabled: does nothing."""
+    otherwise. Disabled: does nothing. The rate counts from `initial` (work done before)."""
 
     WIDTH = 24
 
@@ -119,6 +145,7 @@ class Progress:
         enabled: bool = True,
         unit: str = "",
         stream: TextIO | None = None,
+        initial: int = 0,
     ) -> None:
         self.label = label
         self.total = max(0, total)
@@ -127,7 +154,8 @@ class Progress:
         self.stream = stream if stream is not None else sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.started = time.monotonic()
-        self.count = 0
+        self.initial = initial  # done before this bar started: not in its rate
+        self.count = initial
         self._last_draw = 0.0
         self._last_step = -1
         self._done = False
@@ -163,7 +191,7 @@ class Progress:
 
     def line(self, now: float, *, final: bool = False) -> str:
         elapsed = max(now - self.started, 1e-9)
-        rate = self.count / elapsed
+        rate = (self.count - self.initial) / elapsed
         frac = min(1.0, self.count / self.total) if self.total else 1.0
         filled = int(self.WIDTH * frac)
         bar = "#" * filled + "." * (self.WIDTH - filled)

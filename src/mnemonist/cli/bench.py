@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from mnemonist.cli.bench_locomo import locomo
+
 
 def parse_sizes(value: str) -> list[int]:
     """ "10000,100000" or "10k,100k" -> [10000, 100000]."""
@@ -108,3 +110,17 @@ def scale(
         click.echo(markdown(report), nl=False)
         files = report.get("files", {})
         click.echo(f"\nwritten: {files.get('json')} and {files.get('markdown')}", err=True)
+
+
+@bench.command()
+@click.option("--seed", type=int, default=11, show_default=True, help="test set seed")
+@click.option("--json", "as_json", is_flag=True, help="print JSON instead of the table")
+def temporal(seed: int, as_json: bool) -> None:
+    """Time-aware recall: queries naming a time over recurring dated memories."""
+    from mnemonist.bench.temporal import markdown, run_temporal
+
+    report = run_temporal(seed)
+    click.echo(json.dumps(report, indent=2) if as_json else markdown(report))
+
+
+bench.add_command(locomo)

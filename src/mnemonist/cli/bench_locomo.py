@@ -60,19 +60,43 @@ def parse_ks(ctx: click.Context, param: click.Parameter, value: str) -> tuple[in
 
 
 @click.command("locomo")
-@click.option("--data", "data", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help=f"LoCoMo-format JSON (default: ${DATA_ENV} or ../shared/bench/locomo-dev.json)")
-@click.option("--limit", type=click.IntRange(min=1), default=None,
-              help="only the first N conversations")
-@click.option("--questions", type=click.IntRange(min=1), default=None,
-              help="only the first N questions (with evidence) per conversation")
-@click.option("--k", "ks", default="5,10,20", show_default=True, callback=parse_ks,
-              help="cut-offs for Recall@k / Hit@k / session recall")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("bench-results"), show_default=True,
-              help="folder for locomo-<timestamp>.json and .md")
-@click.option("--home", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="an empty mnemonist home to keep (default: a temporary one, removed after)")
+@click.option(
+    "--data",
+    "data",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help=f"LoCoMo-format JSON (default: ${DATA_ENV} or ../shared/bench/locomo-dev.json)",
+)
+@click.option(
+    "--limit", type=click.IntRange(min=1), default=None, help="only the first N conversations"
+)
+@click.option(
+    "--questions",
+    type=click.IntRange(min=1),
+    default=None,
+    help="only the first N questions (with evidence) per conversation",
+)
+@click.option(
+    "--k",
+    "ks",
+    default="5,10,20",
+    show_default=True,
+    callback=parse_ks,
+    help="cut-offs for Recall@k / Hit@k / session recall",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("bench-results"),
+    show_default=True,
+    help="folder for locomo-<timestamp>.json and .md",
+)
+@click.option(
+    "--home",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="an empty mnemonist home to keep (default: a temporary one, removed after)",
+)
 @click.option("--json", "as_json", is_flag=True, help="print the JSON result, not the report")
 @click.option("-q", "--quiet", is_flag=True, help="no progress on stderr")
 def locomo(data: Path | None, limit: int | None, questions: int | None, ks: tuple[int, ...],

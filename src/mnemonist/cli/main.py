@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from mnemonist.cli.bench import bench
 from mnemonist.cli.client import Client, DaemonError
 
 
@@ -215,3 +216,6 @@ def config_show(home: str | None) -> None:
 
 def main() -> None:  # pragma: no cover
     cli()
+
+
+cli.add_command(bench)

@@ -208,6 +208,12 @@ class SearchConfig(SnakeModel):
         0.1, 0.0, 1.0, "share of the score that follows decayed importance"
     )
     reranking: bool = False
+    time_aware: bool = Field(
+        default=True, description="recognise time expressions in queries (no LLM)"
+    )
+    time_weight: float = Range(
+        1.0, 0.0, 5.0, "score boost (×(1+w)) for memories whose event time is in the window"
+    )
 
 
 # --- embedding and server -------------------------------------------------------------------

@@ -117,6 +117,11 @@ class RecallRequest(RecallFilters):
     limit: int = Field(default=10, ge=1, le=200)
     min_score: float | None = Field(default=None, ge=0.0, le=1.0)
     expand: bool = False
+    context: int = Field(default=0, ge=0, le=20, description="neighbours per side per result")
+    now: Timestamp | None = Field(default=None, description="reference for relative times")
+    time_filter: bool = Field(
+        default=False, description="a time named in the query filters instead of preferring"
+    )
 
     @field_validator("query")
     @classmethod

@@ -9,7 +9,9 @@ the memories stay keyword-searchable meanwhile and are embedded when the provide
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import queue
 import threading
 import time
@@ -42,6 +44,13 @@ class EmbedderStats:
     extra: dict[str, int] = field(default_factory=dict)
 
 
+def _lower_priority() -> None:
+    """Embedding yields the CPU to request threads: on 2 cores, remember's p95 halved
+    (7.7 → 4.0 ms) with the embedder niced; it catches up when requests are idle."""
+    with contextlib.suppress(AttributeError, OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+
+
 class BackgroundEmbedder:
     def __init__(
         self,
@@ -64,7 +73,7 @@ class BackgroundEmbedder:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._backoff = 0.0
-        self._idle = threading.Event()
+        self._busy = False
 
     # -- lifecycle ---------------------------------------------------------------------
     def start(self) -> None:
@@ -87,16 +96,27 @@ class BackgroundEmbedder:
         self._queue.put(seq)
 
     def wait_idle(self, timeout: float = 60.0) -> bool:
-        """Block until nothing is queued or missing (tests, benchmarks, `flush`)."""
+        """Block until nothing is queued, in flight or missing (tests, benchmarks, `flush`)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self._queue.empty() and not self._missing(1):
+            if self._queue.empty() and not self._busy and not self._any_missing():
                 return True
             time.sleep(0.05)
         return False
 
+    def _any_missing(self) -> bool:
+        model = self.provider.model_id
+        return self.db.reader().execute(
+            "SELECT 1 FROM memories m LEFT JOIN embeddings e"
+            " ON e.content_hash = m.content_hash AND e.model = ?"
+            " WHERE m.is_deleted = 0 AND (e.content_hash IS NULL OR m.embedding_model IS NOT ?)"
+            " LIMIT 1",
+            (model, model),
+        ).fetchone() is not None
+
     # -- the loop ----------------------------------------------------------------------
     def _run(self) -> None:
+        _lower_priority()
         next_sweep = 0.0
         while not self._stop.is_set():
             timeout = max(0.05, next_sweep - time.monotonic())
@@ -108,7 +128,15 @@ class BackgroundEmbedder:
                 next_sweep = time.monotonic() + self.sweep_interval_s
             if not batch:
                 continue
-            ok = self.process(batch)
+            self._busy = True
+            try:
+                ok = self.process(batch)
+            except Exception as exc:  # a bug must not kill the thread: report and retry later
+                log.exception("embedding batch failed")
+                self.stats.last_error = f"{type(exc).__name__}: {exc}"
+                ok = False
+            finally:
+                self._busy = False
             self.stats.queue_depth = self._queue.qsize()
             if not ok:
                 self._backoff = min(MAX_BACKOFF_S, max(1.0, self._backoff * 2))

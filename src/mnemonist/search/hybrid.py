@@ -5,18 +5,19 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
 from mnemonist.model.config import MemoryConfig, SearchConfig
-from mnemonist.model.memory import Memory, parse_ts
+from mnemonist.model.memory import Memory, format_ts, parse_ts
 from mnemonist.model.requests import RecallFilters
 from mnemonist.search.filters import only_project, where_clause
 from mnemonist.search.fusion import fuse, normalize_bm25
 from mnemonist.search.keyword import keyword_search
 from mnemonist.search.vector_index import VectorIndex
 from mnemonist.store import memories
+from mnemonist.text.timeexpr import TimeWindow, find_time_window
 
 QueryEmbedder = Callable[[str], "np.ndarray | None"]
 
@@ -35,6 +36,17 @@ class SearchOutcome:
     hits: list[Hit]
     method: str  # hybrid | keyword
     degraded: list[str] = field(default_factory=list)
+    window: TimeWindow | None = None
+
+
+def narrow(filters: RecallFilters | None, window: TimeWindow) -> RecallFilters:
+    """The filters with since/until narrowed to the window (end is exclusive)."""
+    start = format_ts(window.start)
+    end = format_ts(window.end - timedelta(milliseconds=1))
+    base = filters or RecallFilters()
+    since = max(base.since, start) if base.since else start
+    until = min(base.until, end) if base.until else end
+    return base.model_copy(update={"since": since, "until": until})
 
 
 def effective_importance(m: Memory, decay_rate: float, now: datetime) -> float:
@@ -69,6 +81,31 @@ class HybridSearch:
         filters: RecallFilters | None,
         limit: int,
         min_score: float | None = None,
+        *,
+        now: datetime | None = None,
+        time_filter: bool = False,
+    ) -> SearchOutcome:
+        """Time named in the query ("last week") becomes a preference for memories whose
+        event time falls inside (or a filter with `time_filter`); its words leave both legs."""
+        cfg = self.cfg
+        window = find_time_window(query, now) if cfg.time_aware else None
+        if window is not None:
+            query = window.strip_from(query) or query
+            if time_filter:
+                filters = narrow(filters, window)
+        outcome = self._search(conn, query, filters, limit, min_score, window, time_filter)
+        outcome.window = window
+        return outcome
+
+    def _search(
+        self,
+        conn: sqlite3.Connection,
+        query: str,
+        filters: RecallFilters | None,
+        limit: int,
+        min_score: float | None,
+        window: TimeWindow | None,
+        time_filter: bool,
     ) -> SearchOutcome:
         cfg = self.cfg
         degraded: list[str] = []
@@ -105,6 +142,9 @@ class HybridSearch:
         now = datetime.now(UTC)
         threshold = cfg.min_score if min_score is None else min_score
         weight = cfg.importance_weight
+        boost = 1.0 + cfg.time_weight if window is not None and not time_filter else 1.0
+        lo = format_ts(window.start) if window else ""
+        hi = format_ts(window.end) if window else ""
         hits: list[Hit] = []
         for f in fused:
             m = rows.get(f.seq)
@@ -112,6 +152,8 @@ class HybridSearch:
                 continue
             imp = effective_importance(m, self.mem_cfg.decay_rate, now)
             score = f.score * ((1.0 - weight) + weight * imp)
+            if boost != 1.0 and lo <= m.occurred_at < hi:
+                score *= boost
             if score < threshold:
                 continue
             hits.append(Hit(m, score, f.source, f.keyword, f.vector))

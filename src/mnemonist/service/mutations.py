@@ -117,7 +117,9 @@ class MutationOps(ServiceBase):
         text_changed = norm is not None and norm.storage != m.content
         if norm is not None and text_changed:
             project = fields.get("project", m.project)
-            dup = memories.find_live_duplicate(conn, norm.content_hash, project, m.id)
+            dup = memories.find_live_duplicate(
+                conn, norm.content_hash, project, m.source_id, m.id
+            )
             if dup is not None:
                 return self._result(
                     memory_id, "duplicate_content", m, duplicate=dup,
@@ -126,7 +128,9 @@ class MutationOps(ServiceBase):
             fields.update(content=norm.storage, normalized_content=norm.normalized,
                           content_hash=norm.content_hash)
         if "project" in fields and not content_changed:
-            dup = memories.find_live_duplicate(conn, m.content_hash, fields["project"], m.id)
+            dup = memories.find_live_duplicate(
+                conn, m.content_hash, fields["project"], m.source_id, m.id
+            )
             if dup is not None:
                 return self._result(memory_id, "duplicate_content", m, duplicate=dup,
                                     message=f"memory {dup} holds this content in that project")
@@ -248,7 +252,7 @@ class MutationOps(ServiceBase):
             age = (parse_ts(utcnow()) - parse_ts(m.deleted_at or utcnow())).total_seconds()
             if age > days * 86400:
                 raise Conflict(f"deleted more than {days} days ago", code="retention_expired")
-            dup = memories.find_live_duplicate(conn, m.content_hash, m.project, m.id)
+            dup = memories.find_live_duplicate(conn, m.content_hash, m.project, m.source_id, m.id)
             if dup is not None:
                 raise Conflict(f"memory {dup} now holds the same content",
                                code="duplicate_content", duplicateMemoryId=dup)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from mnemonist.model.memory import format_ts, parse_ts
 from mnemonist.model.requests import ListRequest, RecallRequest
 from mnemonist.search.filters import where_clause
 from mnemonist.search.fusion import normalize_bm25
@@ -12,6 +13,7 @@ from mnemonist.search.hybrid import Hit
 from mnemonist.search.keyword import keyword_search
 from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import NotFound
+from mnemonist.service.sources import brief, neighbours_of
 from mnemonist.store import embeddings, history, memories
 
 
@@ -38,18 +40,30 @@ def result_of(hit: Hit) -> dict[str, Any]:
 class ReadOps(ServiceBase):
     def recall(self, req: RecallRequest) -> dict[str, Any]:
         started = time.perf_counter()
+        conn = self.db.reader()
         outcome = self.searcher.search(
-            self.db.reader(), req.query, req.filters(), req.limit, req.min_score
+            conn, req.query, req.filters(), req.limit, req.min_score,
+            now=parse_ts(req.now) if req.now else None, time_filter=req.time_filter,
         )
         self.access.record([h.memory.seq for h in outcome.hits])
         results = [result_of(h) for h in outcome.hits]
+        if req.context:
+            for hit, result in zip(outcome.hits, results, strict=True):
+                around = neighbours_of(conn, hit.memory, req.context)
+                result["context"] = {side: [brief(m) for m in items]
+                                     for side, items in around.items()}
         if req.expand:
             self._attach_transcripts(results)
+        window = outcome.window
         return {
             "query": req.query,
             "method": outcome.method,
             "count": len(results),
             "results": results,
+            "time_window": None if window is None else {
+                "expression": window.expression, "start": format_ts(window.start),
+                "end": format_ts(window.end), "mode": "filter" if req.time_filter else "prefer",
+            },
             "degraded": outcome.degraded,
             "took_ms": round((time.perf_counter() - started) * 1000, 2),
         }

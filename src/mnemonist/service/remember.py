@@ -78,7 +78,7 @@ class RememberOps(ServiceBase):
             first = memories.find_by_idempotency_key(conn, new.idempotency_key)
             if first is not None:
                 return self._answer(first, created=False, deduplicated=False, replay=True)
-        dup = memories.find_live_duplicate(conn, new.content_hash, new.project)
+        dup = memories.find_live_duplicate(conn, new.content_hash, new.project, new.source_id)
         if dup is not None:
             if new.idempotency_key:  # a retry with this key must replay this answer
                 memories.adopt_idempotency_key(conn, dup, new.idempotency_key)

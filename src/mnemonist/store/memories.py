@@ -71,12 +71,17 @@ def get_many_by_seq(conn: sqlite3.Connection, seqs: list[int]) -> dict[int, Memo
 
 
 def find_live_duplicate(
-    conn: sqlite3.Connection, content_hash: str, project: str | None, exclude_id: str | None = None
+    conn: sqlite3.Connection,
+    content_hash: str,
+    project: str | None,
+    source_id: str | None = None,
+    exclude_id: str | None = None,
 ) -> str | None:
+    """The live memory with this content in the same project and source, if any."""
     row = conn.execute(
         "SELECT id FROM memories WHERE content_hash = ? AND COALESCE(project, '') = ?"
-        " AND is_deleted = 0 AND id IS NOT ? LIMIT 1",
-        (content_hash, project or "", exclude_id),
+        " AND COALESCE(source_id, '') = ? AND is_deleted = 0 AND id IS NOT ? LIMIT 1",
+        (content_hash, project or "", source_id or "", exclude_id),
     ).fetchone()
     return row["id"] if row else None
 

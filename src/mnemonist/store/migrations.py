@@ -96,9 +96,10 @@ def _core(conn: sqlite3.Connection) -> None:
             updated_at TEXT NOT NULL,
             updated_by TEXT
         );
-        -- exact-duplicate guard: one live memory per content hash within a project
+        -- exact-duplicate guard: one live memory per content hash within a project and source
         CREATE UNIQUE INDEX memories_live_hash
-            ON memories(COALESCE(project, ''), content_hash) WHERE is_deleted = 0;
+            ON memories(COALESCE(project, ''), COALESCE(source_id, ''), content_hash)
+            WHERE is_deleted = 0;
         CREATE UNIQUE INDEX memories_idempotency
             ON memories(idempotency_key) WHERE idempotency_key IS NOT NULL;
         CREATE INDEX memories_hash ON memories(content_hash);

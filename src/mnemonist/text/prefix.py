@@ -89,7 +89,10 @@ DEFAULT_TYPE = "fact"
 
 
 def infer_type(content: str) -> str:
-    """Guess a memory type from keywords: preference, decision, rule, learning, issue or fact."""
+    """Guess a memory type from keywords: preference, decision, rule, learning, issue or fact.
+
+    Whole words, case-insensitive (except ``TIL``), first matching type in that order wins.
+    """
     for memory_type, pattern in _TYPE_RULES:
         if pattern.search(content):
             return memory_type

@@ -1,22 +1,19 @@
 """Credential scrubbing: replace secrets with ``[REDACTED:<kind>]`` before anything is stored.
 
 Only the secret is replaced; the text around it stays (``password=``, the URL's user and
-host, ``Bearer``, quotes). Rules run in priority order, specific token formats before
-generic ones; where matches overlap the earlier rule wins (``OPENAI_API_KEY=sk-...``
-reports ``openai_key``, ``sk-ant-...`` reports ``anthropic_key``).
+host, ``Bearer``, quotes). Rules run in priority order, token formats before generic ones;
+where matches overlap the earlier rule wins (``OPENAI_API_KEY=sk-...`` is ``openai_key``).
 
 The generic ``secret_assignment`` rule (``KEY=value``, ``key: value``, ``"key": "value"``)
-is tuned against false positives:
+is tuned against false positives in prose, config and code:
 
-- the key's last word (split on ``_ - .`` and camelCase; a trailing base/value/hex word is
-  ignored) must end in secret, token, password, passwd, pwd, passphrase, auth,
-  authorization, apikey, accesskey, privatekey or secretkey, or be ``key`` after api/
-  access/private/secret/auth/client/encryption/signing/master. So ``author:``,
-  ``max_tokens=``, ``token_budget:``, ``password_policy:`` and the shell's ``PWD`` are not;
-- the value has at least 6 characters (``TOKEN=1`` and ``auth: basic`` stay) and is not a
-  placeholder: true/false/null/..., one repeated character (``xxxxxx``, ``******``),
-  ``<...>``, ``$VAR``, ``${VAR}``, ``$(cmd)``, ``{{ tpl }}``, ``%VAR%``, a URL without a
-  password, or containing example/placeholder/changeme/redacted/your_/``...``;
+- the key's last word (split on ``_-.`` and camelCase) must end in secret, token, password,
+  passwd, pwd, passphrase, auth(orization), apikey, accesskey, privatekey or secretkey, or
+  be ``key`` after api/access/private/secret/auth/client/...: ``author:``, ``max_tokens=``,
+  ``token_budget:``, ``password_policy:`` and the shell's ``PWD`` are not secrets;
+- the value has 6+ characters (``TOKEN=1`` stays) and is no placeholder (``true``, ``null``,
+  ``xxxxxx``, ``******``, ``<...>``, ``$VAR``, ``${VAR}``, ``{{ tpl }}``, ``your_...``,
+  ``...example...``, a URL without a password);
 - an unquoted value after ``:`` must end its line (``Password: please pick one`` is prose);
   an unquoted value followed by ``(`` or ``[`` is code (``password = get_pw()``).
 
@@ -61,9 +58,7 @@ class _Rule:
 def _line_around(text: str, start: int, end: int, radius: int = 256) -> str:
     """The match's line, cut to ``radius`` characters each side (keeps scrubbing linear)."""
     lo, hi = max(0, start - radius), min(len(text), end + radius)
-    nl = text.rfind("\n", lo, start)
-    lo = lo if nl < 0 else nl + 1
-    nl = text.find("\n", end, hi)
+    lo, nl = max(lo, text.rfind("\n", lo, start) + 1), text.find("\n", end, hi)
     return text[lo : hi if nl < 0 else nl]
 
 
@@ -81,12 +76,6 @@ _PLACEHOLDER_WORD = re.compile(
 def _is_placeholder(value: str) -> bool:
     return bool(_PLACEHOLDER_EXACT.fullmatch(value) or _PLACEHOLDER_WORD.search(value))
 
-
-def _not_placeholder(_m: re.Match[str], value: str) -> bool:
-    return not _is_placeholder(value)
-
-
-# --- generic KEY=value ------------------------------------------------------------------
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NON_ALNUM = re.compile(r"[^A-Za-z0-9]+")
@@ -136,11 +125,6 @@ def _accept_assignment(m: re.Match[str], value: str) -> bool:
     return True
 
 
-def _accept_bearer(_m: re.Match[str], token: str) -> bool:
-    # Real tokens have digits or mixed case; "Bearer authentication-mechanisms" is prose.
-    return any(c.isdigit() for c in token) or token.lower() != token != token.upper()
-
-
 def _accept_basic(m: re.Match[str], token: str) -> bool:
     if m.group("header"):  # "Authorization: Basic ..."
         return True
@@ -156,24 +140,18 @@ _ADO_KEYS = re.compile(
     r"initial catalog|uid|user id|user|username|provider|driver|dsn|port)[ \t]*=",
     re.IGNORECASE,
 )
-_LIBPQ_KEYS = re.compile(
-    r"(?<![\w.-])(?:host|hostaddr|dbname|user|port|sslmode)[ \t]*=", re.IGNORECASE
-)
+_LIBPQ_KEYS = re.compile(r"(?<!\S)(?:host|hostaddr|dbname|user|port|sslmode)[ \t]*=", re.I)
 
 
-def _accept_ado(m: re.Match[str], value: str) -> bool:
-    # "Password=" counts inside an ADO/JDBC string: ";"-separated, with a server/user key.
-    line = _line_around(m.string, m.start(), m.end())
-    return ";" in line and bool(_ADO_KEYS.search(line)) and not _is_placeholder(value)
+def _on_line_with(keys: re.Pattern[str], needs: str = "") -> Accept:
+    """Accept a non-placeholder value whose line also holds one of ``keys`` (and ``needs``)."""
 
+    def accept(m: re.Match[str], value: str) -> bool:
+        line = _line_around(m.string, m.start(), m.end())
+        return needs in line and bool(keys.search(line)) and not _is_placeholder(value)
 
-def _accept_libpq(m: re.Match[str], value: str) -> bool:
-    # libpq "host=... user=... password=..." (space-separated key=value pairs).
-    line = _line_around(m.string, m.start(), m.end())
-    return bool(_LIBPQ_KEYS.search(line)) and not _is_placeholder(value)
+    return accept
 
-
-# --- the rules, in priority order ------------------------------------------------------
 
 _PEM = r"-----{0}[ A-Z0-9]{{0,40}}PRIVATE KEY(?: BLOCK)?-----"
 # (?:(?!-----BEGIN).)*? never scans past the next BEGIN, so junk input stays linear;
@@ -196,12 +174,12 @@ _BASIC = (
     r"(?i:\bbasic)[ \t]+(?P<secret>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])"
 )
 _ADO_PASSWORD = (
-    r"(?<![\w.-])(?i:password|pwd)[ \t]*=[ \t]*"
+    r"(?<![^;\s\"'])(?i:password|pwd)[ \t]*=[ \t]*"
     rf"(?:\{{(?P<braced>{_NM}[^}}\r\n]+)\}}|(?P<secret>{_NM}[^;\r\n\"'{{]+))"
 )
 _LIBPQ_PASSWORD = (
-    r"(?<![\w.-])(?i:password)[ \t]*=[ \t]*"
-    rf"(?:'(?P<quoted>{_NM}(?:[^'\\\r\n]|\\.)+)'|(?P<secret>{_NM}[^\s'\";]+))"
+    r"(?<!\S)(?i:password)[ \t]*=[ \t]*"
+    rf"(?:'(?P<quoted>{_NM}(?:[^'\\\r\n]|\\.)+)'|(?P<secret>{_NM}[^\s'\";&]+))"
 )
 
 
@@ -210,6 +188,9 @@ def _rule(
     groups: tuple[str, ...] = ("secret",), flags: int = 0,
 ) -> _Rule:  # fmt: skip
     return _Rule(kind, re.compile(pattern, flags), groups, accept)
+
+
+_CONN = "connection_string_password"
 
 
 def _token(kind: str, body: str) -> _Rule:
@@ -230,27 +211,29 @@ _RULES: tuple[_Rule, ...] = (
     _token("huggingface_token", r"hf_[A-Za-z0-9]{30,}"),
     _token("npm_token", r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
     _token("jwt", rf"eyJ{_W}{{8,}}\.{_W}{{8,}}\.{_W}{{8,}}"),
-    _rule("url_password", _URL_PASSWORD, _not_placeholder),
-    _rule("bearer_token", _BEARER, _accept_bearer),
+    _rule("url_password", _URL_PASSWORD, lambda _m, v: not _is_placeholder(v)),
+    # a real token has a digit or mixed case; "Bearer authentication-mechanisms" is prose
+    _rule(
+        "bearer_token",
+        _BEARER,
+        lambda _m, v: any(map(str.isdigit, v)) or v.lower() != v != v.upper(),
+    ),
     _rule("basic_auth", _BASIC, _accept_basic),
-    _rule("connection_string_password", _ADO_PASSWORD, _accept_ado, ("braced", "secret")),
-    _rule("connection_string_password", _LIBPQ_PASSWORD, _accept_libpq, ("quoted", "secret")),
+    # ADO/JDBC "Server=..;User Id=..;Password=..;" and libpq "host=.. user=.. password=.."
+    _rule(_CONN, _ADO_PASSWORD, _on_line_with(_ADO_KEYS, ";"), ("braced", "secret")),
+    _rule(_CONN, _LIBPQ_PASSWORD, _on_line_with(_LIBPQ_KEYS), ("quoted", "secret")),
     _rule("secret_assignment", _ASSIGNMENT, _accept_assignment, ("dq", "sq", "eq", "bare")),
 )
 
 
 def _secret_span(m: re.Match[str], groups: tuple[str, ...]) -> tuple[int, int] | None:
-    for name in groups:
-        start, end = m.span(name)
-        if start < 0:
-            continue
-        value = m.string[start:end]
-        stripped = value.strip()
-        if not stripped:
-            return None
-        start += len(value) - len(value.lstrip())
-        return start, start + len(stripped)
-    return None
+    """Span of the first group that took part, without surrounding whitespace."""
+    name = next((g for g in groups if m.start(g) >= 0), None)
+    if name is None:
+        return None
+    value = m.group(name)
+    start = m.start(name) + len(value) - len(value.lstrip())
+    return start, start + len(value.strip())
 
 
 def _find_secrets(text: str) -> list[tuple[int, int, str]]:
@@ -260,7 +243,7 @@ def _find_secrets(text: str) -> list[tuple[int, int, str]]:
     for rule in _RULES:
         for m in rule.pattern.finditer(text):
             span = _secret_span(m, rule.groups)
-            if span is None:
+            if span is None or span[0] == span[1]:
                 continue
             start, end = span
             i = bisect_left(starts, start)
@@ -274,16 +257,13 @@ def _find_secrets(text: str) -> list[tuple[int, int, str]]:
 
 
 def _scrub_once(text: str) -> tuple[str, list[str]]:
+    spans = _find_secrets(text)
     pieces: list[str] = []
-    kinds: list[str] = []
     pos = 0
-    for start, end, kind in _find_secrets(text):
-        pieces.append(text[pos:start])
-        pieces.append(f"{MARKER_PREFIX}{kind}]")
-        kinds.append(kind)
+    for start, end, kind in spans:
+        pieces += [text[pos:start], f"{MARKER_PREFIX}{kind}]"]
         pos = end
-    pieces.append(text[pos:])
-    return "".join(pieces), kinds
+    return "".join(pieces) + text[pos:], [kind for _, _, kind in spans]
 
 
 def scrub_credentials(text: str) -> ScrubResult:

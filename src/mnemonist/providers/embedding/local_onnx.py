@@ -53,6 +53,21 @@ def _read_verified(path: Path, sha256: str, what: str) -> bytes:
     return data
 
 
+#: Texts per ONNX run. Measured on the 2-core machine with ~50-token memories: batches of 8
+#: ran at 79 texts/s with a 335 MiB peak, batches of 32 at 38–45 texts/s with 520 MiB.
+INFER_BATCH = 8
+
+
+def _release_freed_memory() -> None:
+    """Hand memory freed while loading the model back to the OS (glibc only; ~70 MiB)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
 class LocalOnnxEmbedding:
     """cfg.model and cfg.base_url are ignored: there is exactly one local model."""
 
@@ -113,6 +128,8 @@ class LocalOnnxEmbedding:
             )
         except Exception as exc:
             raise EmbeddingError(f"onnxruntime cannot load the embedding model: {exc}") from exc
+        del model_bytes, tok_bytes
+        _release_freed_memory()
         return session, tokenizer
 
     # --- the contract -----------------------------------------------------------------------
@@ -134,7 +151,7 @@ class LocalOnnxEmbedding:
         # Sort by token count so that each batch pads to similar lengths; restore order after.
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
-        for chunk in batched(order, self._batch_size):
+        for chunk in batched(order, min(self._batch_size, INFER_BATCH)):
             out[list(chunk)] = self._run(session, [encodings[i].ids for i in chunk])
         return out
 

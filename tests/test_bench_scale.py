@@ -1,0 +1,152 @@
+"""The scale benchmark: a small real run through the CLI, and its building blocks.
+
+Timings are measured by the benchmark, never asserted here (the machines are shared); the
+tests check that every metric is there and consistent.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from mnemonist.bench.stats import Progress, percentile, summarize_ms
+from mnemonist.bench.synthetic import SyntheticCorpus
+from mnemonist.cli.bench import bench, parse_sizes
+
+N = 300
+QUERIES = 20
+PERCENTILE_KEYS = ("count", "mean", "min", "p50", "p95", "p99", "max")
+
+
+def assert_latency(summary: dict, count: int) -> None:
+    for key in PERCENTILE_KEYS:
+        assert key in summary, key
+    assert summary["count"] == count
+    assert summary["min"] <= summary["p50"] <= summary["p95"] <= summary["p99"] <= summary["max"]
+    assert summary["min"] <= summary["mean"] <= summary["max"]
+    assert summary["p50"] > 0
+
+
+@pytest.fixture(scope="module")
+def run_result(tmp_path_factory: pytest.TempPathFactory):
+    base = tmp_path_factory.mktemp("bench")
+    home, out = base / "home", base / "out"
+    result = CliRunner().invoke(
+        bench,
+        ["scale", "--n", str(N), "--queries", str(QUERIES), "--seed", "3", "--home", str(home),
+         "--out", str(out), "--json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout), home, out
+
+
+def test_every_metric_is_reported(run_result) -> None:
+    report, _, _ = run_result
+    assert report["params"]["sizes"] == [N]
+    (run,) = report["runs"]
+    assert run["memories"] == N
+
+    remember = run["remember"]
+    assert remember["created"] == N and remember["deduplicated"] == 0
+    assert_latency(remember["latency_ms"], N)
+    assert remember["writes_per_s"] > 0 and remember["writes_per_s_wall"] > 0
+    if "on_cpu_ms" in remember:  # Linux schedstat: time on a CPU and waiting for one
+        assert remember["on_cpu_ms"]["count"] == remember["waiting_for_cpu_ms"]["count"] == N
+
+    embedding = run["embedding"]
+    assert embedding["completed"] is True
+    assert embedding["indexed"] == N and embedding["coverage"] == 1.0
+    assert embedding["texts_embedded"] == N and embedding["failed"] == 0
+    assert embedding["memories_per_s"] > 0 and embedding["texts_per_s"] > 0
+
+    recall = run["recall"]
+    assert recall["queries"] == QUERIES
+    assert recall["distinct_query_strings"] is True
+    assert recall["indexed_vectors"] == N
+    assert recall["methods"] == {"hybrid": QUERIES}  # the query embedding was made every time
+    assert_latency(recall["latency_ms"], QUERIES)
+    for leg in ("query_embedding_ms", "keyword_ms", "vector_ms"):
+        assert_latency(recall["legs"][leg], QUERIES)
+    assert recall["ratios_p50"]["recall_over_keyword"] > 0
+    assert {"lexical", "paraphrase"} <= set(recall["target_in_top"])
+
+    memory = run["memory"]
+    assert 0 < memory["rss_mib"] <= memory["peak_rss_mib"]
+    assert run["database"]["while_open"]["db_mib"] > 0
+    assert run["database"]["after_close"]["total_mib"] > 0
+    assert set(run["targets"]) == {"remember_p95_ms", "recall_p95_ms", "peak_rss_mb"}
+    assert all(isinstance(t["met"], bool) for t in run["targets"].values())
+
+
+def test_files_written(run_result) -> None:
+    report, home, out = run_result
+    json_file, md_file = Path(report["files"]["json"]), Path(report["files"]["markdown"])
+    assert json_file.parent == out and json_file.name.startswith("scale-")
+    assert json.loads(json_file.read_text())["runs"] == report["runs"]
+    table = md_file.read_text()
+    assert f"| metric | {N:,} |" in table
+    assert "recall p50 / p95 / p99" in table
+    assert (home / str(N) / "memory" / "memories.db").exists()  # --home keeps the database
+
+
+def test_refuses_a_home_that_holds_a_database(run_result) -> None:
+    _, home, out = run_result
+    result = CliRunner().invoke(
+        bench, ["scale", "--n", str(N), "--home", str(home), "--out", str(out)]
+    )
+    assert result.exit_code != 0
+    assert "already holds a database" in result.output
+
+
+def test_parse_sizes() -> None:
+    assert parse_sizes("10000,100000") == [10_000, 100_000]
+    assert parse_sizes("10k, 2_000") == [10_000, 2_000]
+    for bad in ("", "0", "ten", "-5"):
+        with pytest.raises(click.BadParameter):
+            parse_sizes(bad)
+
+
+def test_percentiles() -> None:
+    values = list(range(1, 101))  # 1..100
+    assert percentile(values, 50) == pytest.approx(50.5)
+    assert percentile(values, 95) == pytest.approx(95.05)
+    assert percentile(values, 99) == pytest.approx(99.01)
+    assert percentile([7.0], 99) == 7.0
+    assert math.isnan(percentile([], 50))
+    summary = summarize_ms([0.001, 0.002, 0.003])
+    assert summary["p50"] == 2.0 and summary["mean"] == 2.0 and summary["max"] == 3.0
+    assert summarize_ms([]) == {"count": 0}
+
+
+def test_synthetic_corpus_is_deterministic_and_distinct() -> None:
+    first = [m.content for m in SyntheticCorpus(11).generate(2000)]
+    assert first == [m.content for m in SyntheticCorpus(11).generate(2000)]
+    assert first != [m.content for m in SyntheticCorpus(12).generate(2000)]
+    assert len({c.lower() for c in first}) == len(first)
+    lengths = [len(c.split()) for c in first]
+    assert min(lengths) >= 8 and max(lengths) <= 60
+    corpus = SyntheticCorpus(11)
+    kinds = {m.kind for m in corpus.generate(2000)}
+    assert {"preference", "decision", "fact", "bug", "procedure", "person"} <= kinds
+    queries = corpus.queries(300, 2000)
+    assert len({q.text for q in queries}) == 300
+    assert {q.kind for q in queries} == {"lexical", "paraphrase"}
+    assert all(0 <= q.target < 2000 for q in queries)
+
+
+def test_progress_writes_plain_lines_off_a_terminal(tmp_path: Path) -> None:
+    with open(tmp_path / "err.txt", "w+", encoding="utf-8") as stream:
+        bar = Progress("remember", 100, stream=stream)
+        for i in range(1, 101):
+            bar.update(i)
+        bar.finish()
+        stream.seek(0)
+        lines = stream.read().splitlines()
+    assert "\r" not in "".join(lines)
+    assert 2 <= len(lines) <= 12  # every 10 %, not every update
+    assert lines[-1].startswith("remember [") and "100/100" in lines[-1]
