@@ -29,7 +29,7 @@ def _connect(path: Path, durability: str) -> sqlite3.Connection:
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA busy_timeout=30000")
     conn.execute("PRAGMA temp_store=MEMORY")
-    conn.execute("PRAGMA cache_size=-32000")
+    conn.execute("PRAGMA cache_size=-8000")  # 8 MB per connection; one reader per thread
     return conn
 
 

