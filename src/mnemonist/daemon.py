@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from mnemonist.model.config import Config
+from mnemonist.pipeline.documents import DocumentWorker
+from mnemonist.pipeline.extract_worker import ExtractionRuntime
+from mnemonist.pipeline.maintenance import MaintenanceWorker
 from mnemonist.pipeline.retention import RetentionWorker
 from mnemonist.providers.embedding import create_embedding_provider
 from mnemonist.service import MemoryService
@@ -31,9 +34,16 @@ class Daemon:
         self.config = config
         self.db = Database(paths.database, durability=config.memory.durability)
         migrate(self.db)
+        self.db.use_context_window(config.search.context_window)
         self.provider = create_embedding_provider(config.embedding)
         self.service = MemoryService(self.db, config, self.provider)
+        self.extraction = ExtractionRuntime(self.service)
+        self.service.attach_pipeline(self.extraction)
         self.retention = RetentionWorker(self.db, config.memory.retention)
+        self.documents = DocumentWorker(self.service, config)
+        self.service.set_document_waker(self.documents.wake)
+        self.maintenance = MaintenanceWorker(self.db, config, retention=self.retention,
+                                             vectors=self.service)
         self.workers = workers
         self._started = False
 
@@ -42,6 +52,9 @@ class Daemon:
             self.service.start()
             if self.workers:
                 self.retention.start()
+                self.extraction.start()
+                self.documents.start()
+                self.maintenance.start()
             self._started = True
         return self
 
@@ -50,7 +63,10 @@ class Daemon:
             self.db.close()
             return
         self._started = False
+        self.maintenance.stop()
+        self.documents.stop()
         self.retention.stop()
+        self.extraction.stop()
         self.service.stop()
         if self.provider is not None:
             self.provider.close()

@@ -2,7 +2,7 @@
 
 The home folder is `~/.agents` unless `MNEMONIST_HOME` is set; the database is
 `<home>/memory/memories.db`. `agent.yaml` may hold sections of other tools: only `memory`,
-`search`, `embedding` and `server` are read. Legacy flat keys under `memory.pipelineV2`
+`search`, `embedding`, `server` and `hooks` are read. Legacy flat keys under `memory.pipelineV2`
 (e.g. `workerPollMs`) are accepted; when the nested key is also present, the nested key wins.
 """
 
@@ -21,7 +21,7 @@ from mnemonist.model.config import Config
 
 log = logging.getLogger(__name__)
 
-SECTIONS = ("memory", "search", "embedding", "server")
+SECTIONS = ("memory", "search", "embedding", "server", "hooks")
 
 #: flat key under memory.pipelineV2 -> nested path (document 000's legacy keys)
 LEGACY_PIPELINE_KEYS: dict[str, tuple[str, ...]] = {

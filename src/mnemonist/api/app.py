@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hmac
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -13,7 +15,17 @@ from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from mnemonist import __version__
-from mnemonist.api import routes_health, routes_import, routes_memory
+from mnemonist.api import (
+    routes_documents,
+    routes_health,
+    routes_hooks,
+    routes_import,
+    routes_memory,
+    routes_pipeline,
+    routes_repair,
+)
+from mnemonist.mcp.backends import ServiceBackend
+from mnemonist.mcp.server import McpHttpEndpoint
 from mnemonist.service import ServiceError
 
 log = logging.getLogger(__name__)
@@ -45,8 +57,16 @@ def error(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
 
 
 def create_app(daemon: Any) -> FastAPI:
+    # MCP over streamable HTTP at /mcp, on the in-process service (behind the token middleware)
+    mcp_endpoint = McpHttpEndpoint(ServiceBackend(daemon.service), host=daemon.config.server.host)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        async with mcp_endpoint.run():
+            yield
+
     app = FastAPI(title="mnemonist", version=__version__,
-                  description="Long-term memory for AI agents.")
+                  description="Long-term memory for AI agents.", lifespan=lifespan)
     app.state.daemon = daemon
     app.state.service = daemon.service
     token = daemon.config.server.token
@@ -86,4 +106,10 @@ def create_app(daemon: Any) -> FastAPI:
     app.include_router(routes_health.router)
     app.include_router(routes_import.router)
     app.include_router(routes_memory.router)
+    app.include_router(routes_documents.router)
+    app.include_router(routes_repair.router)
+    app.include_router(routes_hooks.router)
+    app.include_router(routes_pipeline.router)
+    # stateless: no SSE stream to GET, no session to DELETE (405, as the MCP spec allows)
+    app.router.add_route("/mcp", mcp_endpoint, methods=["POST"], include_in_schema=False)
     return app

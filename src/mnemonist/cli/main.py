@@ -12,6 +12,8 @@ import click
 
 from mnemonist.cli.bench import bench
 from mnemonist.cli.client import Client, DaemonError
+from mnemonist.cli.hooks_cmd import COMMANDS as HOOK_COMMANDS
+from mnemonist.cli.mcp_cmd import mcp
 
 
 def emit(data: Any) -> None:
@@ -219,3 +221,9 @@ def main() -> None:  # pragma: no cover
 
 
 cli.add_command(bench)
+for _command in HOOK_COMMANDS:  # hook, connect, disconnect
+    cli.add_command(_command)
+cli.add_command(mcp)
+
+if __name__ == "__main__":
+    cli()

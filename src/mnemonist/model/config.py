@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 
@@ -45,6 +45,11 @@ class ExtractionConfig(CamelModel):
     base_url: str = ""
     timeout: Ms = Range(45000, 5000, 300000, "LLM call timeout, ms")
     min_confidence: float = Range(0.7, 0.0, 1.0, "minimum fact confidence for a write")
+    api_key: str = Field(
+        default="", description="openai / anthropic key; else OPENAI_API_KEY / ANTHROPIC_API_KEY"
+    )
+    max_concurrency: int = Range(2, 1, 16, "LLM calls in flight at once")
+    hourly_budget: int = Range(500, 1, 100000, "LLM calls per hour; past it jobs wait")
 
 
 class WorkerConfig(CamelModel):
@@ -75,6 +80,11 @@ class RepairConfig(CamelModel):
     dedup_hourly_budget: int = Range(3, 1, 100)
     dedup_semantic_threshold: float = Range(0.92, 0.0, 1.0)
     dedup_batch_size: int = Range(100, 10, 1000)
+    # not in document 000: budgets of the other maintenance actions (ours)
+    fts_cooldown_ms: Ms = Range(600000, 10000, 3600000, "check/rebuild of the keyword index")
+    fts_hourly_budget: int = Range(3, 1, 100)
+    sweep_cooldown_ms: Ms = Range(600000, 10000, 3600000, "retention sweeps run by maintenance")
+    sweep_hourly_budget: int = Range(3, 1, 100)
 
 
 class AutonomousConfig(CamelModel):
@@ -90,6 +100,20 @@ class DocumentsConfig(CamelModel):
     chunk_size: int = Range(2000, 200, 50000)
     chunk_overlap: int = Range(200, 0, 10000)
     max_content_bytes: int = Range(10485760, 1024, 104857600)
+    fetch_timeout_ms: Ms = Range(30000, 1000, 300000, "whole URL fetch, redirects included")
+    allow_private_urls: bool = Field(
+        default=False,
+        description="let URL documents reach loopback, private and link-local addresses",
+    )
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> DocumentsConfig:
+        if self.chunk_overlap >= self.chunk_size:
+            raise ValueError(
+                f"chunkOverlap ({self.chunk_overlap}) must be smaller than chunkSize"
+                f" ({self.chunk_size})"
+            )
+        return self
 
 
 class GuardrailsConfig(CamelModel):
@@ -208,6 +232,18 @@ class SearchConfig(SnakeModel):
         0.1, 0.0, 1.0, "share of the score that follows decayed importance"
     )
     reranking: bool = False
+    context_window: int = Range(
+        2, 0, 10, "the keyword leg also indexes each memory with ±N neighbours of its source"
+    )
+    context_vector_weight: float = Range(
+        0.5, 0.0, 1.0, "share of the context text's cosine in a memory's vector score (0: off)"
+    )
+    source_boost: float = Range(
+        0.0, 0.0, 5.0, "lift for memories whose source holds other strong matches (0: off)"
+    )
+    keyword_fields: Literal["content", "context", "both"] = Field(
+        default="context", description="which keyword index(es) the keyword leg reads"
+    )
     time_aware: bool = Field(
         default=True, description="recognise time expressions in queries (no LLM)"
     )
@@ -237,9 +273,27 @@ class ServerConfig(SnakeModel):
     token: str = Field(default="", description="required on every request when set")
 
 
+class HooksConfig(CamelModel):
+    """Harness hooks (`mnemonist hook <event>`, `/api/hooks/*`): deadlines and injection budgets."""
+
+    enabled: bool = Field(default=True, description="false: hook commands print nothing")
+    timeout_ms: Ms = Range(5000, 100, 60000, "hard deadline of a hook command, connect + read")
+    prompt_min_score: float = Range(
+        0.45, 0.0, 1.0, "prompt submit injects only memories scoring at least this"
+    )
+    prompt_max_memories: int = Range(5, 0, 50, "memories injected per prompt at most")
+    prompt_budget_chars: int = Range(2000, 0, 50000, "characters injected per prompt at most")
+    session_start_budget_chars: int = Range(
+        6000, 200, 100000, "characters of the session-start context block at most"
+    )
+    session_start_max_memories: int = Range(25, 0, 200, "memories in the session-start block")
+    memory_chars: int = Range(400, 50, 10000, "one injected memory is cut to this length")
+
+
 class Config(SnakeModel):
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     search: SearchConfig = Field(default_factory=SearchConfig)
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
+    hooks: HooksConfig = Field(default_factory=HooksConfig)
 

@@ -26,7 +26,9 @@ MEMORY_TYPES = (
     "document_chunk",
 )
 
-HISTORY_EVENTS = ("created", "modified", "deleted", "recovered", "none", "purged")
+HISTORY_EVENTS = (
+    "created", "modified", "deleted", "recovered", "none", "purged", "superseded",
+)
 
 
 def utcnow() -> str:
@@ -73,6 +75,8 @@ class Memory:
     created_at: str
     updated_at: str
     updated_by: str | None = None
+    superseded_by: str | None = None
+    superseded_at: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -105,6 +109,8 @@ class Memory:
             created_at=row["created_at"],
             updated_at=row["updated_at"],
             updated_by=row["updated_by"] if "updated_by" in keys else None,
+            superseded_by=row["superseded_by"] if "superseded_by" in keys else None,
+            superseded_at=row["superseded_at"] if "superseded_at" in keys else None,
         )
 
     def to_public(self) -> dict[str, Any]:

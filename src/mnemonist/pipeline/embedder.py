@@ -22,6 +22,7 @@ import numpy as np
 
 from mnemonist.model.memory import utcnow
 from mnemonist.providers.embedding.base import EmbeddingError, EmbeddingProvider
+from mnemonist.providers.embedding.local_onnx import release_freed_memory
 from mnemonist.search.vector_index import VectorIndex
 from mnemonist.store import embeddings
 from mnemonist.store.db import Database
@@ -61,10 +62,14 @@ class BackgroundEmbedder:
         batch_size: int = 32,
         sweep_interval_s: float = 5.0,
         sweep_batch: int = 64,
+        get_context_index: Callable[[int], VectorIndex] | None = None,
     ) -> None:
+        """With `get_context_index`, each memory's context text (store.context) gets a vector
+        too, in a second index, once every memory itself is embedded."""
         self.db = db
         self.provider = provider
         self.get_index = get_index
+        self.get_context_index = get_context_index
         self.batch_size = batch_size
         self.sweep_interval_s = sweep_interval_s
         self.sweep_batch = sweep_batch
@@ -99,7 +104,8 @@ class BackgroundEmbedder:
         """Block until nothing is queued, in flight or missing (tests, benchmarks, `flush`)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self._queue.empty() and not self._busy and not self._any_missing():
+            if (self._queue.empty() and not self._busy and not self._any_missing()
+                    and not (self.get_context_index and self._missing_context(1))):
                 return True
             time.sleep(0.05)
         return False
@@ -118,19 +124,25 @@ class BackgroundEmbedder:
     def _run(self) -> None:
         _lower_priority()
         next_sweep = 0.0
+        more_context = False
         while not self._stop.is_set():
-            timeout = max(0.05, next_sweep - time.monotonic())
+            timeout = 0.05 if more_context else max(0.05, next_sweep - time.monotonic())
             batch = self._take(timeout)
             if self._stop.is_set():
                 break
             if not batch and time.monotonic() >= next_sweep:
                 batch = self._missing(self.sweep_batch)
                 next_sweep = time.monotonic() + self.sweep_interval_s
-            if not batch:
+            context_rows: list[tuple[int, str, str]] = []
+            if not batch and self.get_context_index is not None:
+                # context vectors only when memories are all embedded: they never delay those
+                context_rows = self._missing_context(self.batch_size)
+            more_context = bool(context_rows)
+            if not batch and not context_rows:
                 continue
             self._busy = True
             try:
-                ok = self.process(batch)
+                ok = self.process(batch) if batch else self.process_context(context_rows)
             except Exception as exc:  # a bug must not kill the thread: report and retry later
                 log.exception("embedding batch failed")
                 self.stats.last_error = f"{type(exc).__name__}: {exc}"
@@ -138,6 +150,8 @@ class BackgroundEmbedder:
             finally:
                 self._busy = False
             self.stats.queue_depth = self._queue.qsize()
+            if ok and self.stats.queue_depth == 0:
+                release_freed_memory()  # a burst is over: give its buffers back to the OS
             if not ok:
                 self._backoff = min(MAX_BACKOFF_S, max(1.0, self._backoff * 2))
                 self._stop.wait(self._backoff)
@@ -212,7 +226,8 @@ class BackgroundEmbedder:
                 embeddings.upsert(conn, content_hash, model, vec)
             marks = ",".join("?" * len(seqs))
             live = conn.execute(
-                f"SELECT m.seq, m.project, m.content_hash, e.vector, e.dimensions FROM memories m"
+                f"SELECT m.seq, m.project, m.content_hash, m.superseded_at, e.vector,"
+                f" e.dimensions FROM memories m"
                 f" JOIN embeddings e ON e.content_hash = m.content_hash AND e.model = ?"
                 f" WHERE m.seq IN ({marks}) AND m.is_deleted = 0",
                 [model, *seqs],
@@ -221,9 +236,53 @@ class BackgroundEmbedder:
                 "UPDATE memories SET embedding_model = ? WHERE seq = ?",
                 [(model, r["seq"]) for r in live],
             )
-            items = [
+            items = [  # a superseded memory keeps its vector but stays out of the index
                 (r["seq"], r["project"], embeddings.from_blob(r["vector"], r["dimensions"]))
-                for r in live
+                for r in live if r["superseded_at"] is None
             ]
             if items:
                 self.db.on_commit(lambda: self.get_index(len(items[0][2])).add_many(items))
+
+    # -- context vectors -------------------------------------------------------------------
+    def _missing_context(self, limit: int) -> list[tuple[int, str, str]]:
+        """(seq, text, text_hash) of live memories whose context text has no vector yet."""
+        rows = self.db.reader().execute(
+            "SELECT c.seq, c.text, c.text_hash FROM memory_context c"
+            " JOIN memories m ON m.seq = c.seq"
+            " LEFT JOIN embeddings e ON e.content_hash = c.text_hash AND e.model = ?"
+            " WHERE m.is_deleted = 0 AND e.content_hash IS NULL LIMIT ?",
+            (self.provider.model_id, limit),
+        ).fetchall()
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def process_context(self, rows: list[tuple[int, str, str]]) -> bool:
+        model = self.provider.model_id
+        todo = {h: text for _seq, text, h in rows}
+        try:
+            matrix = self.provider.embed(list(todo.values()))
+        except EmbeddingError as exc:
+            self.stats.failed += len(todo)
+            self.stats.last_error = str(exc)
+            self.stats.provider_ok = False
+            return False
+        vectors = dict(zip(todo, matrix, strict=True))
+        get_context_index = self.get_context_index
+        assert get_context_index is not None
+        with self.db.write_tx() as conn:
+            for h, vec in vectors.items():
+                embeddings.upsert(conn, h, model, vec)
+            marks = ",".join("?" * len(rows))
+            live = conn.execute(  # the text may have changed since it was read: use the current
+                f"SELECT c.seq, m.project, e.vector, e.dimensions FROM memory_context c"
+                f" JOIN memories m ON m.seq = c.seq"
+                f" JOIN embeddings e ON e.content_hash = c.text_hash AND e.model = ?"
+                f" WHERE c.seq IN ({marks}) AND m.is_deleted = 0 AND m.superseded_at IS NULL",
+                [model, *[r[0] for r in rows]],
+            ).fetchall()
+            items = [(r["seq"], r["project"], embeddings.from_blob(r["vector"], r["dimensions"]))
+                     for r in live]
+            if items:
+                self.db.on_commit(lambda: get_context_index(len(items[0][2])).add_many(items))
+        self.stats.provider_ok = True
+        self.stats.processed += len(vectors)
+        return True

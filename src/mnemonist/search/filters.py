@@ -11,7 +11,7 @@ def where_clause(
     f: RecallFilters | None, *, include_deleted: bool = False
 ) -> tuple[str, list[Any]]:
     """`since` / `until` apply to event time (`occurred_at`); tags must all be present."""
-    parts: list[str] = [] if include_deleted else ["m.is_deleted = 0"]
+    parts: list[str] = [] if include_deleted else ["m.is_deleted = 0", "m.superseded_at IS NULL"]
     args: list[Any] = []
     if f is not None:
         simple = {

@@ -61,6 +61,23 @@ def effective_importance(m: Memory, decay_rate: float, now: datetime) -> float:
     return m.importance * (decay_rate**days)
 
 
+def boost_by_source(hits: list[Hit], weight: float, top: int = 3) -> None:
+    """Lift memories whose source (conversation, document) holds other strong matches:
+    score × (1 + weight × strength of the source), the strength being the sum of the source's
+    `top` best scores relative to the strongest source. Memories without a source get no lift."""
+    groups: dict[tuple[str | None, str], list[float]] = {}
+    for h in hits:
+        if h.memory.source_id:
+            groups.setdefault((h.memory.project, h.memory.source_id), []).append(h.score)
+    if not groups:
+        return
+    strength = {k: sum(sorted(v, reverse=True)[:top]) for k, v in groups.items()}
+    best = max(strength.values()) or 1.0
+    for h in hits:
+        if h.memory.source_id:
+            h.score *= 1.0 + weight * strength[(h.memory.project, h.memory.source_id)] / best
+
+
 class HybridSearch:
     def __init__(
         self,
@@ -70,6 +87,7 @@ class HybridSearch:
         memory_config: MemoryConfig,
     ) -> None:
         self.index = index
+        self.context_index: VectorIndex | None = None
         self.embed_query = embed_query
         self.cfg = search_config
         self.mem_cfg = memory_config
@@ -97,6 +115,21 @@ class HybridSearch:
         outcome.window = window
         return outcome
 
+    def _keyword(
+        self, conn: sqlite3.Connection, query: str, filters: RecallFilters | None
+    ) -> dict[int, float]:
+        """Normalised keyword scores from the content index, the context index, or the better
+        of the two per memory (each index normalised on its own)."""
+        cfg = self.cfg
+        fields = cfg.keyword_fields if cfg.context_window > 0 else "content"
+        names = ("content", "context") if fields == "both" else (fields,)
+        scores: dict[int, float] = {}
+        for name in names:
+            raw = dict(keyword_search(conn, query, filters, cfg.top_k, index=name))
+            for seq, value in normalize_bm25(raw, cfg.keyword_norm).items():
+                scores[seq] = max(value, scores.get(seq, 0.0))
+        return scores
+
     def _search(
         self,
         conn: sqlite3.Connection,
@@ -109,8 +142,7 @@ class HybridSearch:
     ) -> SearchOutcome:
         cfg = self.cfg
         degraded: list[str] = []
-        raw_kw = dict(keyword_search(conn, query, filters, cfg.top_k))
-        keyword = normalize_bm25(raw_kw, cfg.keyword_norm)
+        keyword = self._keyword(conn, query, filters)
 
         qvec = None
         if self.index is None:
@@ -136,6 +168,18 @@ class HybridSearch:
             vector_hits = {seq for seq, _ in top}
             cosines = dict(top)
             cosines.update(self.index.scores(qvec, [s for s in keyword if s not in cosines]))
+            ctx, weight = self.context_index, cfg.context_vector_weight
+            if ctx is not None and weight > 0 and cfg.context_window > 0:
+                ctx_top = ctx.search(qvec, cfg.top_k, project=project,
+                                     filter_project=project is not None, allowed=allowed)
+                vector_hits |= {seq for seq, _ in ctx_top}
+                candidates = vector_hits | set(keyword)
+                turn = self.index.scores(qvec, [s for s in candidates if s not in cosines])
+                cosines.update(turn)
+                around = ctx.scores(qvec, candidates)
+                for seq in candidates:  # a memory's vector score: its text, and its context
+                    if seq in cosines and seq in around:
+                        cosines[seq] = (1 - weight) * cosines[seq] + weight * around[seq]
 
         fused = fuse(keyword, vector_hits, cosines, cfg.alpha)
         rows = memories.get_many_by_seq(conn, [f.seq for f in fused])
@@ -157,6 +201,8 @@ class HybridSearch:
             if score < threshold:
                 continue
             hits.append(Hit(m, score, f.source, f.keyword, f.vector))
+        if cfg.source_boost > 0:
+            boost_by_source(hits, cfg.source_boost)
         hits.sort(key=lambda h: (-h.score, -h.memory.seq))
         method = "hybrid" if qvec is not None else "keyword"
         return SearchOutcome(hits[:limit], method, degraded)

@@ -1,15 +1,20 @@
 """The one door: every read and write of every face (HTTP, CLI, MCP, Python) goes through
 `MemoryService`."""
 
+from mnemonist.service.documents import DocumentOps
 from mnemonist.service.errors import BadRequest, Conflict, NotFound, ServiceError, Unavailable
 from mnemonist.service.forget import ForgetOps
+from mnemonist.service.hooks import HookOps
 from mnemonist.service.importer import ImportOps
+from mnemonist.service.pipeline_ops import PipelineOps
 from mnemonist.service.reads import ReadOps
 from mnemonist.service.sources import SourceOps
 from mnemonist.service.status import StatusOps
 
 
-class MemoryService(ImportOps, ForgetOps, ReadOps, SourceOps, StatusOps):
+class MemoryService(
+    HookOps, ImportOps, ForgetOps, ReadOps, SourceOps, StatusOps, DocumentOps, PipelineOps
+):
     """remember / recall / modify / forget / recover and the reads around them."""
 
 

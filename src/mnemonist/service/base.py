@@ -33,6 +33,7 @@ class ServiceBase:
         self.provider = provider
         self.started_at = time.time()
         self.index: VectorIndex | None = None
+        self.context_index: VectorIndex | None = None  # vectors of context texts
         self._index_lock = threading.Lock()
         self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._query_cache_lock = threading.Lock()
@@ -46,11 +47,13 @@ class ServiceBase:
                 self.get_index,
                 batch_size=config.embedding.batch_size,
                 sweep_interval_s=config.memory.pipeline_v2.embedding_tracker.poll_ms / 1000.0,
+                get_context_index=self.get_context_index if self._context_vectors() else None,
             )
             self._load_index()
         self.searcher = HybridSearch(
             self.index, self.embed_query, config.search, config.memory
         )
+        self.searcher.context_index = self.context_index
 
     # -- vectors -------------------------------------------------------------------------
     def get_index(self, dimensions: int) -> VectorIndex:
@@ -65,6 +68,18 @@ class ServiceBase:
                     f"{self.index.dimensions}; set embedding.dimensions or change the model"
                 )
             return self.index
+
+    def _context_vectors(self) -> bool:
+        search = self.config.search
+        return search.context_window > 0 and search.context_vector_weight > 0
+
+    def get_context_index(self, dimensions: int) -> VectorIndex:
+        with self._index_lock:
+            if self.context_index is None:
+                self.context_index = VectorIndex(dimensions)
+                if hasattr(self, "searcher"):
+                    self.searcher.context_index = self.context_index
+            return self.context_index
 
     def _load_index(self) -> None:
         """Rebuild the in-memory index from the vectors of the configured model."""
@@ -82,6 +97,8 @@ class ServiceBase:
         index = self.get_index(dims)
         index.add_many(embeddings.live_vectors(conn, model, dims))
         log.info("vector index: %d vectors of %s (%d dims)", len(index), model, dims)
+        if self._context_vectors():
+            self.get_context_index(dims).add_many(embeddings.context_vectors(conn, model, dims))
 
     def embed_query(self, text: str) -> np.ndarray | None:
         if self.provider is None:

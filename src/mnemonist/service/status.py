@@ -6,11 +6,11 @@ import time
 from typing import Any
 
 from mnemonist import __version__
-from mnemonist.service.base import ServiceBase
+from mnemonist.service.pipeline_ops import PipelineOps
 from mnemonist.store import embeddings, jobs, memories
 
 
-class StatusOps(ServiceBase):
+class StatusOps(PipelineOps):
     def degraded(self) -> list[str]:
         out: list[str] = []
         if self.provider is None:
@@ -22,6 +22,8 @@ class StatusOps(ServiceBase):
         dead = sum(c.get("dead", 0) for c in jobs.counts(self.db.reader()).values())
         if dead:
             out.append("dead_jobs")
+        if self.pipeline_unavailable_reason() is not None:
+            out.append("llm_unavailable")
         return out
 
     def health(self) -> dict[str, Any]:
@@ -55,7 +57,6 @@ class StatusOps(ServiceBase):
                 failed=s.failed, skipped_cycles=s.skipped_cycles, last_cycle_at=s.last_cycle_at,
             )
         queue = jobs.counts(conn)
-        pipeline = self.config.memory.pipeline_v2
         return {
             "version": __version__,
             "database": str(self.db.path),
@@ -66,9 +67,7 @@ class StatusOps(ServiceBase):
                              "dimensions": self.index.dimensions if self.index else None},
             "jobs": queue,
             "queue_depth": sum(c.get("pending", 0) + c.get("leased", 0) for c in queue.values()),
-            "pipeline": {"enabled": pipeline.enabled, "shadowMode": pipeline.shadow_mode,
-                         "mutationsFrozen": pipeline.mutations_frozen,
-                         "extraction_worker": "not running (jobs wait in the queue)"},
+            "pipeline": self.pipeline_brief(),
             "degraded": self.degraded(),
             "uptime_s": round(time.time() - self.started_at, 1),
         }

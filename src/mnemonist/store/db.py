@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from mnemonist.store import txguard
+from mnemonist.store import context, txguard
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +94,11 @@ class Database:
         if not txguard.in_write_tx():
             raise RuntimeError("on_commit() outside a write transaction")
         self._after_commit.append(fn)
+
+    def use_context_window(self, window: int) -> bool:
+        """Maintain the context index with ±`window` neighbours (0: off); rebuild if changed."""
+        with self.write_tx() as conn:
+            return context.ensure(conn, window)
 
     def checkpoint(self) -> None:
         with self._lock:

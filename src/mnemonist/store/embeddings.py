@@ -42,17 +42,33 @@ def get(conn: sqlite3.Connection, content_hash: str, model: str) -> np.ndarray |
 def live_vectors(
     conn: sqlite3.Connection, model: str, dimensions: int | None
 ) -> Iterator[tuple[int, str | None, np.ndarray]]:
-    """(seq, project, vector) of every live memory embedded with `model`."""
+    """(seq, project, vector) of every live (not superseded) memory embedded with `model`."""
     rows = conn.execute(
         "SELECT m.seq, m.project, e.vector, e.dimensions FROM memories m"
         " JOIN embeddings e ON e.content_hash = m.content_hash"
-        " WHERE m.is_deleted = 0 AND e.model = ?",
+        " WHERE m.is_deleted = 0 AND m.superseded_at IS NULL AND e.model = ?",
         (model,),
     )
     for row in rows:
         if dimensions is not None and row["dimensions"] != dimensions:
             continue
         yield row["seq"], row["project"], from_blob(row["vector"], row["dimensions"])
+
+
+def context_vectors(
+    conn: sqlite3.Connection, model: str, dimensions: int | None
+) -> Iterator[tuple[int, str | None, np.ndarray]]:
+    """(seq, project, vector) of the context texts (store.context) of live memories."""
+    rows = conn.execute(
+        "SELECT c.seq, m.project, e.vector, e.dimensions FROM memory_context c"
+        " JOIN memories m ON m.seq = c.seq"
+        " JOIN embeddings e ON e.content_hash = c.text_hash AND e.model = ?"
+        " WHERE m.is_deleted = 0 AND m.superseded_at IS NULL",
+        (model,),
+    )
+    for row in rows:
+        if dimensions is None or row["dimensions"] == dimensions:
+            yield row["seq"], row["project"], from_blob(row["vector"], row["dimensions"])
 
 
 def delete_unreferenced(conn: sqlite3.Connection, hashes: list[str]) -> int:

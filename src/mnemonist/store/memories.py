@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemonist.model.memory import Memory
+from mnemonist.store import context
 
 COLUMNS = (
     "id", "content", "normalized_content", "content_hash", "type", "importance", "tags",
@@ -50,7 +51,26 @@ def insert(conn: sqlite3.Connection, m: NewMemory) -> int:
         f"INSERT INTO memories ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
         [values[c] for c in COLUMNS],
     )
-    return int(cur.lastrowid or 0)
+    seq = int(cur.lastrowid or 0)
+    context.refresh_at(conn, seq, m.project, m.source_id, m.occurred_at)
+    return seq
+
+
+def _position(conn: sqlite3.Connection, memory_id: str) -> sqlite3.Row | None:
+    return conn.execute(
+        "SELECT seq, project, source_id, occurred_at FROM memories WHERE id = ?", (memory_id,)
+    ).fetchone()
+
+
+def _refresh(conn: sqlite3.Connection, before: sqlite3.Row | None, memory_id: str) -> None:
+    """Keep the context index in step: around the old position and around the new one."""
+    if context.window_of(conn) <= 0 or before is None:
+        return
+    context.refresh_at(conn, before["seq"], before["project"], before["source_id"],
+                       before["occurred_at"])
+    after = _position(conn, memory_id)
+    if after is not None and tuple(after) != tuple(before):
+        context.refresh_memory(conn, after["seq"])
 
 
 def get(conn: sqlite3.Connection, memory_id: str) -> Memory | None:
@@ -110,11 +130,14 @@ def update_fields(
     if "pinned" in values:
         values["pinned"] = int(values["pinned"])
     sets = ", ".join(f"{k} = ?" for k in values)
+    before = _position(conn, memory_id)
     conn.execute(
         f"UPDATE memories SET {sets}{', ' if sets else ''}version = version + 1,"
         " updated_at = ?, updated_by = ? WHERE id = ?",
         [*values.values(), at, by, memory_id],
     )
+    if {"content", "project", "source_id", "occurred_at"} & values.keys():
+        _refresh(conn, before, memory_id)
 
 
 def soft_delete(
@@ -125,6 +148,7 @@ def soft_delete(
         " version = version + 1, updated_at = ?, updated_by = ? WHERE id = ?",
         (at, reason, at, by, memory_id),
     )
+    _refresh(conn, _position(conn, memory_id), memory_id)
 
 
 def restore(conn: sqlite3.Connection, memory_id: str, *, at: str, by: str | None) -> None:
@@ -133,10 +157,13 @@ def restore(conn: sqlite3.Connection, memory_id: str, *, at: str, by: str | None
         " version = version + 1, updated_at = ?, updated_by = ? WHERE id = ?",
         (at, by, memory_id),
     )
+    _refresh(conn, _position(conn, memory_id), memory_id)
 
 
 def hard_delete(conn: sqlite3.Connection, memory_id: str) -> None:
+    before = _position(conn, memory_id)
     conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
+    _refresh(conn, before, memory_id)
 
 
 def record_access(conn: sqlite3.Connection, accesses: dict[int, tuple[int, str]]) -> None:

@@ -182,6 +182,143 @@ def _core(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration(5, "context index: memories under their neighbours; key/value meta")
+def _context(conn: sqlite3.Connection) -> None:
+    _script(
+        conn,
+        """
+        CREATE TABLE memory_context (
+            seq INTEGER PRIMARY KEY,
+            text TEXT NOT NULL,
+            text_hash TEXT NOT NULL
+        );
+        CREATE INDEX memory_context_hash ON memory_context(text_hash);
+        CREATE VIRTUAL TABLE memories_ctx_fts USING fts5(
+            text, content='memory_context', content_rowid='seq', tokenize='porter unicode61'
+        );
+        CREATE TRIGGER memory_context_ai AFTER INSERT ON memory_context BEGIN
+            INSERT INTO memories_ctx_fts(rowid, text) VALUES (new.seq, new.text);
+        END;
+        CREATE TRIGGER memory_context_ad AFTER DELETE ON memory_context BEGIN
+            INSERT INTO memories_ctx_fts(memories_ctx_fts, rowid, text)
+                VALUES ('delete', old.seq, old.text);
+        END;
+        CREATE TRIGGER memory_context_au AFTER UPDATE OF text ON memory_context BEGIN
+            INSERT INTO memories_ctx_fts(memories_ctx_fts, rowid, text)
+                VALUES ('delete', old.seq, old.text);
+            INSERT INTO memories_ctx_fts(rowid, text) VALUES (new.seq, new.text);
+        END;
+        CREATE TABLE meta (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        """,
+    )
+
+
+@migration(3, "documents: ingested texts and URLs, and the chunk memories of each")
+def _documents(conn: sqlite3.Connection) -> None:
+    _script(
+        conn,
+        """
+        CREATE TABLE documents (
+            id TEXT PRIMARY KEY,
+            source_type TEXT NOT NULL CHECK (source_type IN ('text', 'url')),
+            source_url TEXT,
+            title TEXT,
+            raw_content TEXT,
+            content_type TEXT,
+            status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'extracting',
+                'chunking', 'embedding', 'indexing', 'done', 'failed', 'deleted')),
+            error TEXT,
+            chunk_count INTEGER NOT NULL DEFAULT 0,
+            byte_length INTEGER,
+            project TEXT,
+            tags TEXT NOT NULL DEFAULT '[]',
+            who TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            deleted_at TEXT,
+            delete_reason TEXT
+        );
+        CREATE INDEX documents_created ON documents(created_at);
+        CREATE INDEX documents_status ON documents(status, created_at);
+        CREATE INDEX documents_project ON documents(project, created_at);
+
+        CREATE TABLE document_memories (
+            document_id TEXT NOT NULL REFERENCES documents(id),
+            memory_id TEXT NOT NULL,
+            chunk_index INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (document_id, chunk_index)
+        );
+        CREATE INDEX document_memories_memory ON document_memories(memory_id);
+        """,
+    )
+
+
+@migration(2, "pipeline v2: supersession, memory_archive, knowledge graph tables")
+def _pipeline_v2(conn: sqlite3.Connection) -> None:
+    _script(
+        conn,
+        """
+        -- an UPDATE in full mode keeps the old row, marked superseded (never recalled or listed)
+        ALTER TABLE memories ADD COLUMN superseded_by TEXT;
+        ALTER TABLE memories ADD COLUMN superseded_at TEXT;
+        CREATE INDEX memories_superseded ON memories(superseded_by)
+            WHERE superseded_by IS NOT NULL;
+
+        -- the cold copy of a row, written before automation changes it
+        CREATE TABLE memory_archive (
+            id TEXT PRIMARY KEY,
+            memory_id TEXT NOT NULL,
+            content TEXT NOT NULL,
+            row_json TEXT NOT NULL,
+            reason TEXT,
+            superseded_by TEXT,
+            archived_by TEXT,
+            archived_at TEXT NOT NULL
+        );
+        CREATE INDEX memory_archive_memory ON memory_archive(memory_id, archived_at);
+
+        CREATE TABLE entities (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            canonical_name TEXT NOT NULL UNIQUE,
+            entity_type TEXT NOT NULL DEFAULT 'extracted',
+            mentions INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX entities_mentions ON entities(mentions);
+
+        CREATE TABLE relations (
+            id TEXT PRIMARY KEY,
+            source_entity_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+            target_entity_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+            relation_type TEXT NOT NULL,
+            strength REAL NOT NULL DEFAULT 1.0,
+            mentions INTEGER NOT NULL DEFAULT 1,
+            confidence REAL NOT NULL DEFAULT 0.5,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            UNIQUE (source_entity_id, target_entity_id, relation_type)
+        );
+        CREATE INDEX relations_target ON relations(target_entity_id);
+
+        CREATE TABLE memory_entity_mentions (
+            memory_id TEXT NOT NULL,
+            entity_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+            mention_text TEXT NOT NULL,
+            confidence REAL NOT NULL DEFAULT 0.5,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (memory_id, entity_id)
+        );
+        CREATE INDEX memory_entity_mentions_entity ON memory_entity_mentions(entity_id);
+        """,
+    )
+
+
 def applied_versions(conn: sqlite3.Connection) -> set[int]:
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations ("
@@ -208,3 +345,65 @@ def migrate(db: Database) -> list[int]:
             )
         done.append(m.version)
     return done
+
+
+@migration(4, "sessions: checkpoints, what each session received, hook session state")
+def _sessions(conn: sqlite3.Connection) -> None:
+    _script(
+        conn,
+        """
+        CREATE TABLE session_checkpoints (
+            id TEXT PRIMARY KEY,
+            session_key TEXT NOT NULL,
+            harness TEXT,
+            project TEXT,
+            project_normalized TEXT,
+            trigger TEXT NOT NULL CHECK (trigger IN
+                ('periodic', 'pre_compaction', 'session_end', 'agent', 'explicit')),
+            digest TEXT NOT NULL,
+            prompt_count INTEGER NOT NULL DEFAULT 0,
+            memory_queries TEXT NOT NULL DEFAULT '[]',
+            recent_remembers TEXT NOT NULL DEFAULT '[]',
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX session_checkpoints_session ON session_checkpoints(session_key, created_at);
+        CREATE INDEX session_checkpoints_created ON session_checkpoints(created_at);
+        CREATE INDEX session_checkpoints_project
+            ON session_checkpoints(project_normalized, created_at);
+
+        -- what each session received (prompt submit never repeats it) and what it hit
+        CREATE TABLE session_memories (
+            session_key TEXT NOT NULL,
+            memory_id TEXT NOT NULL,
+            rank INTEGER NOT NULL DEFAULT 0,
+            was_injected INTEGER NOT NULL DEFAULT 0,
+            injected_at TEXT,
+            fts_hit_count INTEGER NOT NULL DEFAULT 0,
+            relevance_score REAL,
+            PRIMARY KEY (session_key, memory_id)
+        );
+        CREATE INDEX session_memories_memory ON session_memories(memory_id);
+
+        -- the hooks' view of a live session: prompt counts, recent prompts, compaction marker
+        CREATE TABLE session_state (
+            session_key TEXT PRIMARY KEY,
+            harness TEXT,
+            project TEXT,
+            project_normalized TEXT,
+            cwd TEXT,
+            transcript_path TEXT,
+            started_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            ended_at TEXT,
+            prompt_count INTEGER NOT NULL DEFAULT 0,
+            checkpoint_prompt_count INTEGER NOT NULL DEFAULT 0,
+            last_checkpoint_at TEXT,
+            context_reset_at TEXT,
+            compaction_pending INTEGER NOT NULL DEFAULT 0,
+            compactions INTEGER NOT NULL DEFAULT 0,
+            recent_prompts TEXT NOT NULL DEFAULT '[]',
+            memory_queries TEXT NOT NULL DEFAULT '[]'
+        );
+        CREATE INDEX session_state_updated ON session_state(updated_at);
+        """,
+    )

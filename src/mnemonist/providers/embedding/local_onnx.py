@@ -74,7 +74,7 @@ def _read_verified(path: Path, sha256: str, what: str) -> bytes:
 INFER_BATCH = 8
 
 
-def _release_freed_memory() -> None:
+def release_freed_memory() -> None:
     """Hand memory freed while loading the model back to the OS (glibc only; ~70 MiB)."""
     try:
         import ctypes
@@ -149,7 +149,7 @@ class LocalOnnxEmbedding:
         except Exception as exc:
             raise EmbeddingError(f"onnxruntime cannot load the embedding model: {exc}") from exc
         del tok_bytes
-        _release_freed_memory()
+        release_freed_memory()
         return session, tokenizer
 
     # --- the contract -----------------------------------------------------------------------

@@ -1,0 +1,46 @@
+"""Document routes: accept a text or URL for ingest, list, read, chunks, delete."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from mnemonist.api.routes_memory import body_json, query_params
+from mnemonist.model.documents import DocumentDeleteRequest, DocumentListRequest, DocumentRequest
+
+router = APIRouter()
+
+
+def svc(request: Request) -> Any:
+    return request.app.state.service
+
+
+@router.post("/api/documents")
+async def add_document(body: DocumentRequest, request: Request):
+    out = await run_in_threadpool(svc(request).add_document, body)  # resolves the URL's host
+    return JSONResponse(out, status_code=202)
+
+
+@router.get("/api/documents")
+def list_documents(request: Request):
+    return svc(request).list_documents(DocumentListRequest.model_validate(query_params(request)))
+
+
+@router.get("/api/documents/{doc_id}")
+def get_document(doc_id: str, request: Request, content: bool = False):
+    return svc(request).get_document(doc_id, with_content=content)
+
+
+@router.get("/api/documents/{doc_id}/chunks")
+def document_chunks(doc_id: str, request: Request, include_deleted: bool = True):
+    return svc(request).document_chunks(doc_id, include_deleted=include_deleted)
+
+
+@router.delete("/api/documents/{doc_id}")
+async def delete_document(doc_id: str, request: Request):
+    req = DocumentDeleteRequest.model_validate(
+        {**query_params(request), **(await body_json(request))})
+    return await run_in_threadpool(svc(request).delete_document, doc_id, req)

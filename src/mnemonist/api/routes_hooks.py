@@ -1,0 +1,68 @@
+"""Hook routes (`/api/hooks/*`) and checkpoint routes (`/api/checkpoints`): each handler is a
+few lines that call the service."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from mnemonist.model.hooks import (
+    CheckpointRequest,
+    CompactionCompleteRequest,
+    PreCompactionRequest,
+    PromptSubmitRequest,
+    SessionEndRequest,
+    SessionStartRequest,
+)
+
+router = APIRouter()
+
+
+def svc(request: Request):
+    return request.app.state.service
+
+
+@router.post("/api/hooks/session-start")
+def session_start(body: SessionStartRequest, request: Request):
+    return svc(request).hook_session_start(body)
+
+
+@router.post("/api/hooks/user-prompt-submit")
+def user_prompt_submit(body: PromptSubmitRequest, request: Request):
+    return svc(request).hook_user_prompt_submit(body)
+
+
+@router.post("/api/hooks/pre-compaction")
+def pre_compaction(body: PreCompactionRequest, request: Request):
+    return svc(request).hook_pre_compaction(body)
+
+
+@router.post("/api/hooks/compaction-complete")
+def compaction_complete(body: CompactionCompleteRequest, request: Request):
+    return svc(request).hook_compaction_complete(body)
+
+
+@router.post("/api/hooks/session-end")
+def session_end(body: SessionEndRequest, request: Request):
+    return svc(request).hook_session_end(body)
+
+
+@router.get("/api/checkpoints")
+def list_checkpoints(
+    request: Request, session_key: str | None = None, project: str | None = None,
+    trigger: str | None = None, limit: int = 50, offset: int = 0,
+):
+    return svc(request).list_checkpoints(session_key=session_key, project=project,
+                                         trigger=trigger, limit=limit, offset=offset)
+
+
+@router.get("/api/checkpoints/latest")
+def latest_checkpoint(request: Request, session_key: str | None = None,
+                      project: str | None = None):
+    return svc(request).latest_checkpoint(session_key, project)
+
+
+@router.post("/api/checkpoints")
+def create_checkpoint(body: CheckpointRequest, request: Request):
+    out = svc(request).create_checkpoint(body)
+    return JSONResponse(out, status_code=202 if out["queued"] else 201)

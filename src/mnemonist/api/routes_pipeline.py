@@ -1,0 +1,28 @@
+"""Pipeline routes: status, and undoing an automatic supersession."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+
+from mnemonist.model.requests import RecoverRequest
+
+router = APIRouter()
+
+
+def svc(request: Request):
+    return request.app.state.service
+
+
+@router.get("/api/pipeline/status")
+def pipeline_status(request: Request):
+    return svc(request).pipeline_status()
+
+
+@router.post("/api/memory/{memory_id}/restore")
+def restore_superseded(memory_id: str, body: RecoverRequest, request: Request):
+    return svc(request).restore_superseded(memory_id, body)
+
+
+@router.get("/api/memory/{memory_id}/archive")
+def archived_versions(memory_id: str, request: Request):
+    return svc(request).archived_versions(memory_id)

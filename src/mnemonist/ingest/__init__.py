@@ -1,0 +1,1 @@
+"""Getting outside content in: chunking of long texts and the guarded URL fetcher."""

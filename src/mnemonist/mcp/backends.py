@@ -1,0 +1,186 @@
+"""Where the MCP tools send their calls: the daemon over HTTP (stdio server) or the service in
+the daemon's own process (streamable HTTP at /mcp). Both take the same plain bodies, validate
+them with the same request models and fail with the same `ToolError(code, message)`.
+"""
+
+from __future__ import annotations
+
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+from urllib.parse import quote
+
+import anyio.to_thread
+import httpx
+from pydantic import ValidationError
+
+from mnemonist.cli.client import Client, DaemonError
+from mnemonist.model.requests import (
+    ForgetRequest,
+    ListRequest,
+    MemoryPatch,
+    RecallRequest,
+    RememberRequest,
+)
+from mnemonist.service.errors import ServiceError
+
+log = logging.getLogger(__name__)
+
+Body = dict[str, Any]
+
+
+class ToolError(Exception):
+    """A failed tool call: the daemon's error code and message (and any details it gave)."""
+
+    def __init__(self, code: str, message: str, **details: Any) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.details = details
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"error": self.code, "message": self.message, **self.details}
+
+
+class Backend(ABC):
+    """The daemon operations the tools need. Bodies use the HTTP API's snake_case fields."""
+
+    @abstractmethod
+    async def recall(self, body: Body) -> Body: ...
+
+    @abstractmethod
+    async def remember(self, body: Body) -> Body: ...
+
+    @abstractmethod
+    async def get(self, memory_id: str) -> Body: ...
+
+    @abstractmethod
+    async def list(self, params: Body) -> Body: ...
+
+    @abstractmethod
+    async def patch(self, memory_id: str, body: Body) -> Body: ...
+
+    @abstractmethod
+    async def forget(self, body: Body) -> Body: ...
+
+    @abstractmethod
+    async def history(self, memory_id: str) -> Body: ...
+
+
+def _path_id(memory_id: str) -> str:
+    return quote(memory_id, safe="")
+
+
+def _query_value(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return ",".join(str(v) for v in value)
+    return value
+
+
+class HttpBackend(Backend):
+    """The running daemon over HTTP, as the CLI talks to it: every write goes through it."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    @property
+    def url(self) -> str:
+        return self.client.base_url
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> Body:
+        try:
+            return self.client.request(method, path, **kwargs)
+        except DaemonError as exc:
+            if exc.status is None:  # connection refused or timed out: nothing answered
+                code = ("daemon_timeout" if isinstance(exc.__cause__, httpx.TimeoutException)
+                        else "daemon_unavailable")
+                raise ToolError(code, str(exc)) from exc
+            body = exc.body if isinstance(exc.body, dict) else {}
+            details = {k: v for k, v in body.items() if k not in ("error", "message")}
+            raise ToolError(
+                str(body.get("error") or f"http_{exc.status}"),
+                str(body.get("message") or exc),
+                **details,
+            ) from exc
+        except httpx.HTTPError as exc:
+            raise ToolError(
+                "daemon_unavailable", f"cannot talk to the daemon at {self.url}: {exc}"
+            ) from exc
+
+    async def _call(self, method: str, path: str, **kwargs: Any) -> Body:
+        return await anyio.to_thread.run_sync(partial(self._request, method, path, **kwargs))
+
+    async def recall(self, body: Body) -> Body:
+        return await self._call("POST", "/api/memory/recall", json=body)
+
+    async def remember(self, body: Body) -> Body:
+        return await self._call("POST", "/api/memory/remember", json=body)
+
+    async def get(self, memory_id: str) -> Body:
+        return await self._call("GET", f"/api/memory/{_path_id(memory_id)}")
+
+    async def list(self, params: Body) -> Body:
+        query = {k: _query_value(v) for k, v in params.items() if v is not None}
+        return await self._call("GET", "/api/memories", params=query)
+
+    async def patch(self, memory_id: str, body: Body) -> Body:
+        return await self._call("PATCH", f"/api/memory/{_path_id(memory_id)}", json=body)
+
+    async def forget(self, body: Body) -> Body:
+        return await self._call("POST", "/api/memory/forget", json=body)
+
+    async def history(self, memory_id: str) -> Body:
+        return await self._call("GET", f"/api/memory/{_path_id(memory_id)}/history")
+
+
+class ServiceBackend(Backend):
+    """The in-process `MemoryService` (the daemon's own /mcp endpoint): no HTTP hop."""
+
+    def __init__(self, service: Any) -> None:
+        self.service = service
+
+    async def _run(self, fn: Callable[[], Body]) -> Body:
+        return await anyio.to_thread.run_sync(partial(self._guarded, fn))
+
+    @staticmethod
+    def _guarded(fn: Callable[[], Body]) -> Body:
+        try:
+            return fn()
+        except ServiceError as exc:
+            raise ToolError(exc.code, exc.message, **exc.details) from exc
+        except ValidationError as exc:
+            from mnemonist.api.app import describe_validation
+
+            raise ToolError("invalid_request", describe_validation(list(exc.errors()))) from exc
+        except Exception as exc:  # the HTTP face answers 500 internal_error for the same
+            log.exception("MCP tool call failed")
+            raise ToolError("internal_error", f"{type(exc).__name__}: {exc}") from exc
+
+    async def recall(self, body: Body) -> Body:
+        return await self._run(lambda: self.service.recall(RecallRequest.model_validate(body)))
+
+    async def remember(self, body: Body) -> Body:
+        return await self._run(
+            lambda: self.service.remember(RememberRequest.model_validate(body))
+        )
+
+    async def get(self, memory_id: str) -> Body:
+        return await self._run(lambda: self.service.get(memory_id))
+
+    async def list(self, params: Body) -> Body:
+        return await self._run(lambda: self.service.list(ListRequest.model_validate(params)))
+
+    async def patch(self, memory_id: str, body: Body) -> Body:
+        return await self._run(
+            lambda: self.service.patch(memory_id, MemoryPatch.model_validate(body))
+        )
+
+    async def forget(self, body: Body) -> Body:
+        return await self._run(lambda: self.service.forget(ForgetRequest.model_validate(body)))
+
+    async def history(self, memory_id: str) -> Body:
+        return await self._run(lambda: self.service.history(memory_id))

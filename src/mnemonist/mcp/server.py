@@ -1,0 +1,161 @@
+"""The MCP server (official SDK, low-level `Server`) over the tools of `tools.py`.
+
+Two transports share it: `run_stdio(backend)` for `mnemonist mcp` (an HTTP backend talking to the
+running daemon), and `McpHttpEndpoint`, the ASGI app the daemon mounts at `/mcp` (streamable
+HTTP, stateless, JSON answers, over the in-process service).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.responses import JSONResponse
+from starlette.types import Receive, Scope, Send
+
+from mnemonist import __version__
+from mnemonist.mcp.backends import Backend, ToolError
+from mnemonist.mcp.tools import BY_NAME, INSTRUCTIONS, TOOLS, ToolSpec, call_tool
+
+log = logging.getLogger(__name__)
+
+
+def mcp_tool(spec: ToolSpec) -> types.Tool:
+    return types.Tool(
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        input_schema=spec.input_schema,
+        output_schema=spec.output_schema,
+        annotations=types.ToolAnnotations(
+            title=spec.title,
+            read_only_hint=spec.read_only,
+            destructive_hint=spec.destructive,
+            idempotent_hint=spec.idempotent,
+            open_world_hint=False,
+        ),
+    )
+
+
+def _text(data: Any) -> types.TextContent:
+    return types.TextContent(type="text", text=json.dumps(data, ensure_ascii=False))
+
+
+async def run_tool(backend: Backend, name: str, arguments: dict[str, Any] | None
+                   ) -> types.CallToolResult:
+    """One tool call as an MCP result: the daemon's JSON answer, or a tool error carrying its
+    error code and message (`isError`); never an exception."""
+    try:
+        data = await call_tool(backend, name, arguments)
+    except ToolError as exc:
+        log.info("MCP tool %s failed: %s", name, exc)
+        return types.CallToolResult(content=[_text(exc.to_dict())], is_error=True)
+    except Exception as exc:  # a bug in the tool layer still answers, as a tool error
+        log.exception("MCP tool %s crashed", name)
+        err = ToolError("internal_error", f"{type(exc).__name__}: {exc}")
+        return types.CallToolResult(content=[_text(err.to_dict())], is_error=True)
+    return types.CallToolResult(content=[_text(data)], structured_content=data)
+
+
+def build_server(backend: Backend) -> Server[Any]:
+    tools = [mcp_tool(spec) for spec in TOOLS]
+
+    async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        return await run_tool(backend, params.name, params.arguments)
+
+    def input_schema(name: str) -> dict[str, Any] | None:
+        spec = BY_NAME.get(name)
+        return spec.input_schema if spec else None
+
+    return Server(
+        "mnemonist",
+        version=__version__,
+        title="mnemonist memory",
+        description="Long-term memory for AI agents.",
+        instructions=INSTRUCTIONS,
+        get_tool_input_schema=input_schema,
+        on_list_tools=list_tools,
+        on_call_tool=call,
+    )
+
+
+# -- stdio -------------------------------------------------------------------------------------
+
+
+async def serve_stdio(backend: Backend) -> None:
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(backend)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def run_stdio(backend: Backend) -> None:
+    import anyio
+
+    anyio.run(serve_stdio, backend)
+
+
+# -- streamable HTTP on the daemon ---------------------------------------------------------------
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def transport_security(host: str) -> TransportSecuritySettings:
+    """On loopback, refuse other Host/Origin headers (DNS rebinding); a daemon bound elsewhere
+    requires the token instead, and its host names cannot be known here."""
+    if host in LOOPBACK_HOSTS:
+        return TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=["127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*",
+                           "[::1]", "[::1]:*"],
+            allowed_origins=["http://127.0.0.1", "http://127.0.0.1:*", "http://localhost",
+                             "http://localhost:*", "http://[::1]", "http://[::1]:*"],
+        )
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+
+
+class McpHttpEndpoint:
+    """The ASGI app for `/mcp`. Enter `run()` in the web app's lifespan: it owns the SDK's
+    session manager (a fresh one per run, as the SDK requires)."""
+
+    def __init__(self, backend: Backend, *, host: str = "127.0.0.1") -> None:
+        self.server = build_server(backend)
+        self.security = transport_security(host)
+        self._manager: StreamableHTTPSessionManager | None = None
+
+    @asynccontextmanager
+    async def run(self) -> AsyncIterator[None]:
+        manager = StreamableHTTPSessionManager(
+            app=self.server,
+            stateless=True,  # tools only: no server-to-client requests, survives restarts
+            json_response=True,
+            security_settings=self.security,
+        )
+        async with manager.run():
+            self._manager = manager
+            try:
+                yield
+            finally:
+                self._manager = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        manager = self._manager
+        if manager is None:
+            response = JSONResponse(
+                {"error": "unavailable", "message": "the MCP endpoint is not running"},
+                status_code=503,
+            )
+            await response(scope, receive, send)
+            return
+        await manager.handle_request(scope, receive, send)

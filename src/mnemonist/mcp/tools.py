@@ -1,0 +1,544 @@
+"""The MCP tools: names, JSON schemas, descriptions, annotations, and what each call does.
+
+One tool layer for both transports: every tool turns its arguments into the HTTP API's body
+(the same field names) and hands it to a `Backend` — the daemon over HTTP for the stdio server,
+the in-process service for /mcp. Validation is the daemon's own (the request models), so a bad
+argument fails with the message the HTTP API would give.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mnemonist.mcp.backends import Backend, Body, ToolError
+from mnemonist.model.memory import MEMORY_TYPES
+
+# -- shared schema pieces ----------------------------------------------------------------------
+
+WHEN = (
+    "ISO 8601 date (2026-03-01, meaning its midnight) or date-time (2026-03-01T09:30:00Z); "
+    "no zone means UTC"
+)
+
+
+def _string(description: str, *, min_length: int | None = None,
+            max_length: int | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "string", "description": description}
+    if min_length is not None:
+        out["minLength"] = min_length
+    if max_length is not None:
+        out["maxLength"] = max_length
+    return out
+
+
+def _integer(description: str, minimum: int, maximum: int | None = None,
+             default: int | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "integer", "minimum": minimum, "description": description}
+    if maximum is not None:
+        out["maximum"] = maximum
+    if default is not None:
+        out["default"] = default
+    return out
+
+
+def _boolean(description: str, default: bool | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "boolean", "description": description}
+    if default is not None:
+        out["default"] = default
+    return out
+
+
+def _fraction(description: str) -> dict[str, Any]:
+    return {"type": "number", "minimum": 0.0, "maximum": 1.0, "description": description}
+
+
+MEMORY_ID = _string("The memory's id (a UUID, as returned by the other memory tools).",
+                    min_length=1, max_length=200)
+TYPE = {
+    "type": "string",
+    "enum": list(MEMORY_TYPES),
+    "description": "Kind of memory: fact, preference, decision, rule, learning, issue, ...",
+}
+TAGS = {
+    "type": "array",
+    "items": {"type": "string", "minLength": 1},
+    "description": "Tags (lower-cased on the way in).",
+}
+
+
+def _filters(verb: str) -> dict[str, dict[str, Any]]:
+    """The filters recall, list and forget share; `verb` completes each description."""
+    return {
+        "type": {**TYPE, "description": f"{verb} memories of this type only."},
+        "tags": {**TAGS, "description": f"{verb} memories carrying all of these tags."},
+        "who": _string(f"{verb} memories stored by this agent or person only (e.g. claude-code)."),
+        "pinned": _boolean(f"true: {verb.lower()} pinned memories only; false: unpinned only."),
+        "importance_min": _fraction(f"{verb} memories with at least this importance (0–1)."),
+        "since": _string(f"{verb} memories that occurred at or after this time: {WHEN}."),
+        "until": _string(f"{verb} memories that occurred before this time: {WHEN}."),
+        "project": _string(
+            f"{verb} memories of this project only (a name or the working directory's path)."
+        ),
+        "source_type": _string(f"{verb} memories from this kind of source (chat, file, ...)."),
+        "source_id": _string(f"{verb} memories from this source (a session or document id)."),
+    }
+
+
+def _object(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": False,
+    }
+    if required:
+        schema["required"] = required
+    return schema
+
+
+# -- input schemas -----------------------------------------------------------------------------
+
+SEARCH_INPUT = _object(
+    {
+        "query": _string(
+            "What to look for, in natural language or keywords (e.g. 'how do we deploy the "
+            "api?'). Time words ('last week', 'in March 2026') favour memories from then.",
+            min_length=1, max_length=10_000,
+        ),
+        "limit": _integer("How many memories to return at most.", 1, 200, 10),
+        **_filters("Return"),
+        "min_score": _fraction(
+            "Drop results scoring below this relevance (0–1); leave unset to get the best "
+            "`limit` results whatever their score."
+        ),
+        "context": _integer(
+            "Also return this many neighbouring memories from the same source on each side of "
+            "every result (the surrounding conversation turns).", 0, 20, 0,
+        ),
+        "now": _string(f"Reference time for relative expressions like 'yesterday': {WHEN}. "
+                       "Default: the current time."),
+        "time_filter": _boolean(
+            "true: a time named in the query restricts results to that period; false: it only "
+            "ranks memories from then higher.", False,
+        ),
+        "expand": _boolean(
+            "Attach the full stored session transcript to each result that has one (can be "
+            "long).", False,
+        ),
+    },
+    ["query"],
+)
+
+STORE_INPUT = _object(
+    {
+        "content": _string(
+            "The memory: one self-contained statement that makes sense without this "
+            "conversation. Prefix 'critical: ' to pin it with importance 1.0; prefix "
+            "'[tag1,tag2]: ' to tag it; both combine ('critical: [auth]: never log tokens').",
+            min_length=1,
+        ),
+        "type": {**TYPE, "description": (
+            "Kind of memory. Leave unset to infer it from the wording (prefers → preference, "
+            "decided → decision, never/always/must → rule, learned → learning, bug/broken → "
+            "issue, else fact)."
+        )},
+        "importance": _fraction(
+            "0–1; default memory.default_importance (0.8), 1.0 when pinned. Higher ranks "
+            "higher in search."
+        ),
+        "tags": {**TAGS, "description": "Tags to file it under (added to any '[...]:' prefix)."},
+        "who": _string("Who states it: your agent's name (e.g. claude-code) or the person's.",
+                       max_length=200),
+        "why": _string("Why it matters or where it came from, in a sentence.", max_length=2000),
+        "pinned": _boolean(
+            "Pin it: pinned memories are always surfaced at session start and never decay. "
+            "Reserve for rules that must not be forgotten."
+        ),
+        "project": _string(
+            "The project it belongs to (a name or the working directory's path); leave unset "
+            "for memories that hold everywhere.", max_length=500,
+        ),
+        "source_type": _string("Kind of source it came from (chat, file, ticket, ...).",
+                               max_length=100),
+        "source_id": _string("Id of the source (session id, file path, ticket number).",
+                             max_length=500),
+        "idempotency_key": _string(
+            "A key unique to this write (e.g. '<session>:<turn>'): a retry with the same key "
+            "returns the first answer instead of storing again.", min_length=1, max_length=500,
+        ),
+        "occurred_at": _string(f"When it happened or was said: {WHEN}. Default: now."),
+    },
+    ["content"],
+)
+
+GET_INPUT = _object({"id": MEMORY_ID}, ["id"])
+
+LIST_INPUT = _object(
+    {
+        **_filters("List"),
+        "limit": _integer("Page size.", 1, 1000, 50),
+        "offset": _integer("How many memories to skip (next page: offset + limit).", 0,
+                           default=0),
+        "include_deleted": _boolean("Include soft-deleted memories.", False),
+        "order": {
+            "type": "string",
+            "enum": ["created_at", "updated_at", "occurred_at", "importance"],
+            "default": "created_at",
+            "description": "Sort key, newest (or most important) first.",
+        },
+    },
+)
+
+MODIFY_INPUT = _object(
+    {
+        "id": MEMORY_ID,
+        "reason": _string("Why it changes (kept in the memory's history). Required.",
+                          min_length=1, max_length=2000),
+        "content": _string(
+            "The corrected or updated text (replaces the old; the memory is re-embedded).",
+            min_length=1,
+        ),
+        "type": {**TYPE, "description": "New type."},
+        "importance": _fraction("New importance, 0–1."),
+        "tags": {**TAGS, "description": "New tags: replaces the whole list."},
+        "pinned": _boolean("Pin (true) or unpin (false)."),
+        "who": _string("New author.", max_length=200),
+        "project": _string("Move it to this project.", max_length=500),
+        "occurred_at": _string(f"New time it happened: {WHEN}."),
+        "if_version": _integer(
+            "Only change it if its version is still this one (from memory_get or "
+            "memory_store); otherwise fail with version_conflict.", 1,
+        ),
+    },
+    ["id", "reason"],
+)
+
+FORGET_INPUT = _object(
+    {
+        "mode": {
+            "type": "string",
+            "enum": ["preview", "execute"],
+            "default": "preview",
+            "description": "preview: list what would be forgotten, change nothing. execute: "
+                           "delete them (needs reason; and confirm_token when the preview said "
+                           "requiresConfirm).",
+        },
+        "ids": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "description": "Forget these memories (ids from search, list or get).",
+        },
+        "query": _string(
+            "Forget what this search finds (the best `limit` matches) — preview first and "
+            "check the candidates.", max_length=10_000,
+        ),
+        **_filters("Forget"),
+        "limit": _integer("At most this many candidates (for a query: the top hits).", 1,
+                          100_000, 20),
+        "reason": _string("Why they are forgotten (kept in their history). Required to execute.",
+                          max_length=2000),
+        "confirm_token": _string(
+            "The confirmToken of the preview. Required to execute when the preview said "
+            "requiresConfirm; always checked when given: it fails if the candidates changed "
+            "since the preview or after 10 minutes."
+        ),
+        "force": _boolean(
+            "Delete permanently instead of the default soft delete (which can be recovered "
+            "within the retention window). Cannot be undone.", False,
+        ),
+        "include_pinned": _boolean("Also forget pinned memories (skipped by default).", False),
+    },
+)
+
+HISTORY_INPUT = _object({"id": MEMORY_ID}, ["id"])
+
+# -- output schemas (what structuredContent holds; loose: the daemon may add fields) -------------
+
+_MEMORY_PROPS = {
+    "id": {"type": "string"},
+    "content": {"type": "string"},
+    "type": {"type": "string"},
+    "tags": {"type": "array", "items": {"type": "string"}},
+    "pinned": {"type": "boolean"},
+    "importance": {"type": "number"},
+    "version": {"type": "integer"},
+    "occurred_at": {"type": "string"},
+    "created_at": {"type": "string"},
+}
+MEMORY_OUTPUT = {"type": "object", "properties": _MEMORY_PROPS, "required": ["id", "content"]}
+SEARCH_OUTPUT = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string"},
+        "method": {"type": "string", "description": "hybrid, or keyword when vectors are off"},
+        "count": {"type": "integer"},
+        "results": {
+            "type": "array",
+            "items": {"type": "object", "properties": {
+                **{k: v for k, v in _MEMORY_PROPS.items() if k != "version"},
+                "score": {"type": "number", "description": "relevance, 0–1"},
+            }},
+        },
+    },
+    "required": ["count", "results"],
+}
+STORE_OUTPUT = {
+    "type": "object",
+    "properties": {
+        **_MEMORY_PROPS,
+        "created": {"type": "boolean"},
+        "deduplicated": {"type": "boolean", "description": "the content was already stored"},
+        "idempotent_replay": {"type": "boolean"},
+    },
+    "required": ["id", "created"],
+}
+LIST_OUTPUT = {
+    "type": "object",
+    "properties": {
+        "memories": {"type": "array", "items": {"type": "object", "properties": _MEMORY_PROPS}},
+        "total": {"type": "integer"},
+        "limit": {"type": "integer"},
+        "offset": {"type": "integer"},
+        "has_more": {"type": "boolean"},
+    },
+    "required": ["memories", "total"],
+}
+MODIFY_OUTPUT = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "status": {"type": "string", "description": "updated, or unchanged"},
+        "currentVersion": {"type": "integer"},
+        "newVersion": {"type": "integer"},
+        "contentChanged": {"type": "boolean"},
+    },
+    "required": ["id", "status"],
+}
+FORGET_OUTPUT = {
+    "type": "object",
+    "properties": {
+        "mode": {"type": "string", "enum": ["preview", "execute"]},
+        "count": {"type": "integer", "description": "preview: how many would be forgotten"},
+        "candidates": {"type": "array", "items": {"type": "object"}},
+        "requiresConfirm": {"type": "boolean"},
+        "confirmToken": {"type": "string"},
+        "deleted": {"type": "integer", "description": "execute: how many were forgotten"},
+        "ids": {"type": "array", "items": {"type": "string"}},
+        "hard": {"type": "boolean"},
+    },
+    "required": ["mode"],
+}
+HISTORY_OUTPUT = {
+    "type": "object",
+    "properties": {
+        "memory_id": {"type": "string"},
+        "events": {"type": "array", "items": {"type": "object", "properties": {
+            "event": {"type": "string",
+                      "description": "created, modified, deleted, recovered, ..."},
+            "created_at": {"type": "string"},
+        }}},
+    },
+    "required": ["events"],
+}
+
+# -- the tools ---------------------------------------------------------------------------------
+
+
+def _memory_id(args: Body) -> str:
+    memory_id = args.pop("id", None)
+    if memory_id is None:
+        raise ToolError("invalid_request", "id: is required", field="id")
+    if not isinstance(memory_id, str) or not memory_id.strip():
+        raise ToolError("invalid_request", "id: must be a non-empty string", field="id")
+    return memory_id.strip()
+
+
+async def _search(backend: Backend, args: Body) -> Body:
+    return await backend.recall(args)
+
+
+async def _store(backend: Backend, args: Body) -> Body:
+    return await backend.remember(args)
+
+
+async def _get(backend: Backend, args: Body) -> Body:
+    return await backend.get(_memory_id(args))
+
+
+async def _list(backend: Backend, args: Body) -> Body:
+    return await backend.list(args)
+
+
+async def _modify(backend: Backend, args: Body) -> Body:
+    memory_id = _memory_id(args)
+    return await backend.patch(memory_id, args)
+
+
+async def _forget(backend: Backend, args: Body) -> Body:
+    return await backend.forget(args)
+
+
+async def _history(backend: Backend, args: Body) -> Body:
+    return await backend.history(_memory_id(args))
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    title: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+    run: Callable[[Backend, Body], Awaitable[Body]]
+
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        name="memory_search",
+        title="Search memories",
+        description=(
+            "Find stored memories relevant to a question or topic: hybrid keyword + semantic "
+            "search, best first. Use it before answering anything that may depend on earlier "
+            "sessions (the user's preferences, the project's decisions, rules, conventions, "
+            "past bugs) and before memory_store, to avoid storing what is already known. Use "
+            "memory_list instead to enumerate by filters without a topic (all pinned rules, the "
+            "latest decisions). Each result has id, content, score (0–1), type, tags, pinned, "
+            "importance and occurred_at; pass its id to memory_get, memory_history, "
+            "memory_modify or memory_forget."
+        ),
+        input_schema=SEARCH_INPUT,
+        output_schema=SEARCH_OUTPUT,
+        read_only=True, destructive=False, idempotent=True,
+        run=_search,
+    ),
+    ToolSpec(
+        name="memory_store",
+        title="Store a memory",
+        description=(
+            "Save one durable memory for later sessions: a fact, preference, decision, rule, "
+            "learning or issue. Write one self-contained statement per call, naming what it is "
+            "about, so that it makes sense without this conversation. 'critical: ' at the start "
+            "pins it (always surfaced, importance 1.0): only for rules that must never be "
+            "missed; '[tag1,tag2]: ' tags it; the two combine ('critical: [auth]: never log "
+            "tokens'). The type is inferred from the wording unless given. Credentials (API "
+            "keys, tokens, passwords) are redacted before storage. Storing the same content "
+            "again returns the existing memory (deduplicated: true) instead of a copy. Do not "
+            "store passing chatter or what the code or repository already records; to correct "
+            "a stored memory use memory_modify."
+        ),
+        input_schema=STORE_INPUT,
+        output_schema=STORE_OUTPUT,
+        read_only=False, destructive=False, idempotent=True,
+        run=_store,
+    ),
+    ToolSpec(
+        name="memory_get",
+        title="Get a memory",
+        description=(
+            "Fetch one memory by id with all its fields: content, type, tags, importance, "
+            "pinned, who, why, project, source, version (pass it as if_version to "
+            "memory_modify), timestamps, and is_deleted for a soft-deleted one."
+        ),
+        input_schema=GET_INPUT,
+        output_schema=MEMORY_OUTPUT,
+        read_only=True, destructive=False, idempotent=True,
+        run=_get,
+    ),
+    ToolSpec(
+        name="memory_list",
+        title="List memories",
+        description=(
+            "Browse memories by filters, newest first (or by `order`), a page at a time: no "
+            "query, no relevance ranking. Use it to enumerate (every pinned rule, the decisions "
+            "of a project, what was stored since a date, what an agent stored); use "
+            "memory_search to find memories about a topic. Answers memories, total and "
+            "has_more (fetch the next page with offset + limit)."
+        ),
+        input_schema=LIST_INPUT,
+        output_schema=LIST_OUTPUT,
+        read_only=True, destructive=False, idempotent=True,
+        run=_list,
+    ),
+    ToolSpec(
+        name="memory_modify",
+        title="Modify a memory",
+        description=(
+            "Change one memory in place when it is outdated or wrong: its content, type, "
+            "importance, tags (replaces the list), pinned, who, project or occurred_at. Only "
+            "the fields you pass change; `reason` is required and kept in the history. A "
+            "content change bumps the version and re-embeds the memory. Pass if_version (from "
+            "memory_get) to fail with version_conflict rather than overwrite someone else's "
+            "change. Prefer this to storing a new memory and forgetting the old one. Answers "
+            "status (updated, or unchanged when nothing differed), currentVersion, newVersion."
+        ),
+        input_schema=MODIFY_INPUT,
+        output_schema=MODIFY_OUTPUT,
+        read_only=False, destructive=True, idempotent=True,
+        run=_modify,
+    ),
+    ToolSpec(
+        name="memory_forget",
+        title="Forget memories",
+        description=(
+            "Delete memories chosen by ids, a query and/or filters, in two steps. 1) Call with "
+            "mode 'preview' (the default): it writes nothing and answers count, candidates, "
+            "requiresConfirm and confirmToken. Check the candidates. 2) Call again with mode "
+            "'execute', the SAME selectors, a reason (required) and confirm_token from the "
+            "preview (required when requiresConfirm is true, i.e. more candidates than the "
+            "configured threshold; checked whenever given, and rejected if the candidates "
+            "changed since the preview). Forgetting is a soft delete, recoverable during the "
+            "retention window, unless force is true (permanent). Pinned memories are skipped "
+            "unless include_pinned is true. To correct a memory, use memory_modify instead."
+        ),
+        input_schema=FORGET_INPUT,
+        output_schema=FORGET_OUTPUT,
+        read_only=False, destructive=True, idempotent=False,
+        run=_forget,
+    ),
+    ToolSpec(
+        name="memory_history",
+        title="History of a memory",
+        description=(
+            "The audit trail of one memory, oldest first: created, modified, deleted and "
+            "recovered events with the old and new content, who made the change, the reason, "
+            "and metadata (fields changed, version). Works for deleted memories too."
+        ),
+        input_schema=HISTORY_INPUT,
+        output_schema=HISTORY_OUTPUT,
+        read_only=True, destructive=False, idempotent=True,
+        run=_history,
+    ),
+)
+
+BY_NAME = {t.name: t for t in TOOLS}
+
+INSTRUCTIONS = (
+    "mnemonist is your long-term memory across sessions. Before answering anything that may "
+    "depend on earlier work (the user's preferences, the project's decisions and rules, past "
+    "bugs), call memory_search. When you learn something durable (a decision, a preference, a "
+    "rule, a lesson, a fix), call memory_store with one self-contained statement. Correct "
+    "outdated memories with memory_modify; delete with memory_forget (preview first)."
+)
+
+
+async def call_tool(backend: Backend, name: str, arguments: dict[str, Any] | None) -> Body:
+    """Run one tool. Raises `ToolError` with the daemon's code and message on any failure."""
+    spec = BY_NAME.get(name)
+    if spec is None:
+        raise ToolError("unknown_tool", f"no tool {name!r}; tools: {', '.join(BY_NAME)}")
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise ToolError("invalid_request", "arguments must be a JSON object")
+    # null means "not given", as an unset optional field
+    args = {k: v for k, v in arguments.items() if v is not None}
+    unknown = [k for k in args if k not in spec.input_schema["properties"]]
+    if unknown:
+        raise ToolError(
+            "invalid_request", "; ".join(f"{k}: unknown field" for k in sorted(unknown))
+        )
+    return await spec.run(backend, args)

@@ -1,0 +1,40 @@
+"""Graph persistence (document 000, "Knowledge Graph"): after the main transaction commits,
+in a transaction of its own, so a failure here never reverts the facts.
+
+Every triple's source and target become entities (matched by canonical name), the triple a
+relation, and both entities are linked to the memory the triple came from.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict
+from typing import Any
+
+from mnemonist.pipeline.extraction import ExtractedEntity
+from mnemonist.store import graph
+from mnemonist.store.db import Database
+
+log = logging.getLogger(__name__)
+
+
+def persist_entities(
+    db: Database, memory_id: str, entities: list[ExtractedEntity]
+) -> tuple[dict[str, Any], str | None]:
+    """(stats, None) or (partial stats, warning); never raises."""
+    stats = graph.GraphWriteStats()
+    if not entities:
+        return asdict(stats), None
+    try:
+        with db.write_tx() as conn:
+            for e in entities:
+                source = graph.upsert_entity(conn, e.source, stats)
+                target = graph.upsert_entity(conn, e.target, stats)
+                graph.upsert_relation(conn, source, target, e.relationship.lower(),
+                                      e.confidence, stats)
+                graph.link_mention(conn, memory_id, source, e.source, e.confidence, stats)
+                graph.link_mention(conn, memory_id, target, e.target, e.confidence, stats)
+    except Exception as exc:  # non-fatal by design: the facts are already committed
+        log.warning("graph persistence failed for memory %s: %s", memory_id, exc)
+        return asdict(graph.GraphWriteStats()), f"graph persistence failed: {exc}"
+    return asdict(stats), None

@@ -1,0 +1,278 @@
+"""The maintenance worker: diagnostics, recommendations and (optionally) self-repair.
+
+Each cycle (`tick()`): diagnose; turn the report into recommendations; in `observe` mode log
+them and stop there; in `execute` mode run each one through its repair action, subject to a
+per-action cooldown and hourly budget (`repair.*`), then diagnose again and record the health
+delta. The halt tracker stops an action after 3 consecutive runs that did not improve the
+score; a cycle without recommendations (health is good) resets the tracker, halts included.
+The interval never starts when `autonomous.enabled` is false or `autonomous.frozen` /
+`pipelineV2.autonomousFrozen` is true, but `tick()` and the repair actions stay callable.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mnemonist.model.config import Config
+from mnemonist.pipeline import repair
+from mnemonist.pipeline.repair import VectorState
+from mnemonist.pipeline.retention import RetentionWorker
+from mnemonist.store.db import Database
+
+log = logging.getLogger(__name__)
+
+DEAD_RATE_LIMIT = 0.01
+TOMBSTONE_LIMIT = 0.3
+MAX_INEFFECTIVE_RUNS = 3
+REEMBED_WAIT_S = 10.0
+HOUR_S = 3600.0
+
+ACTIONS = (
+    "requeueDeadJobs", "releaseStaleLeases", "checkFtsConsistency", "rebuildFts",
+    "triggerRetentionSweep", "reembed",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    domain: str
+    action: str
+    trigger: str
+
+
+def recommend(report: dict[str, Any]) -> list[Recommendation]:
+    """The repair actions a diagnostics report calls for."""
+    recs: list[Recommendation] = []
+    queue, index, storage = report["queue"], report["index"], report["storage"]
+    if queue["dead_rate"] > DEAD_RATE_LIMIT:
+        recs.append(Recommendation("queue", "requeueDeadJobs",
+                                   f"dead rate {queue['dead_rate']:.1%} > 1%"))
+    if queue["stale_leases"] > 0:
+        recs.append(Recommendation("queue", "releaseStaleLeases",
+                                   f"{queue['stale_leases']} stale lease(s)"))
+    if index["fts_mismatch"]:
+        detail = ", ".join(f"{name} {c['indexed']} indexed vs {c['rows']} rows"
+                           for name, c in index["fts"].items() if c["indexed"] != c["rows"])
+        recs.append(Recommendation("index", "checkFtsConsistency", f"FTS mismatch: {detail}"))
+    if storage["tombstone_ratio"] > TOMBSTONE_LIMIT:
+        recs.append(Recommendation("storage", "triggerRetentionSweep",
+                                   f"tombstone ratio {storage['tombstone_ratio']:.0%} > 30%"))
+    if (index["embeddings_missing"] > 0 or index["vector_mismatch"]) and index[
+            "provider_available"]:
+        recs.append(Recommendation(
+            "index", "reembed",
+            f"{index['embeddings_missing']} embedding(s) missing, vector index"
+            f" {index['vector_index_size']} vs {index['live_embedded']} embedded"))
+    return recs
+
+
+class RateLimiter:
+    """Per action: a cooldown between runs and a budget of runs per rolling hour."""
+
+    def __init__(self, limits: dict[str, tuple[float, int]],
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.limits = limits
+        self.clock = clock
+        self._runs: dict[str, deque[float]] = {}
+
+    def check(self, action: str) -> str | None:
+        """None when the action may run now, else why not."""
+        cooldown_s, budget = self.limits[action]
+        now = self.clock()
+        runs = self._runs.setdefault(action, deque())
+        while runs and now - runs[0] >= HOUR_S:
+            runs.popleft()
+        if runs and now - runs[-1] < cooldown_s:
+            return f"cooldown: {cooldown_s - (now - runs[-1]):.0f} s left"
+        if len(runs) >= budget:
+            return f"hourly budget of {budget} used"
+        return None
+
+    def record(self, action: str) -> None:
+        self._runs.setdefault(action, deque()).append(self.clock())
+
+
+class HaltTracker:
+    def __init__(self, max_runs: int = MAX_INEFFECTIVE_RUNS) -> None:
+        self.max_runs = max_runs
+        self.consecutive: dict[str, int] = {}
+
+    def halted(self, action: str) -> bool:
+        return self.consecutive.get(action, 0) >= self.max_runs
+
+    def record(self, action: str, improved: bool) -> None:
+        if improved:
+            self.consecutive.pop(action, None)
+        else:
+            self.consecutive[action] = self.consecutive.get(action, 0) + 1
+
+    def reset(self) -> None:
+        self.consecutive.clear()
+
+    @property
+    def halted_actions(self) -> list[str]:
+        return sorted(a for a in self.consecutive if self.halted(a))
+
+
+class MaintenanceWorker:
+    def __init__(
+        self,
+        db: Database,
+        config: Config,
+        *,
+        retention: RetentionWorker,
+        vectors: VectorState | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.db = db
+        pipeline = config.memory.pipeline_v2
+        self.auto = pipeline.autonomous
+        self.frozen = self.auto.frozen or pipeline.autonomous_frozen
+        self.lease_timeout_ms = pipeline.worker.lease_timeout_ms
+        self.retention = retention
+        self.vectors = vectors
+        r = pipeline.repair
+        queue_limit = (r.requeue_cooldown_ms / 1000.0, r.requeue_hourly_budget)
+        fts_limit = (r.fts_cooldown_ms / 1000.0, r.fts_hourly_budget)
+        self.limiter = RateLimiter({
+            "requeueDeadJobs": queue_limit,
+            "releaseStaleLeases": queue_limit,
+            "checkFtsConsistency": fts_limit,
+            "rebuildFts": fts_limit,
+            "triggerRetentionSweep": (r.sweep_cooldown_ms / 1000.0, r.sweep_hourly_budget),
+            "reembed": (r.reembed_cooldown_ms / 1000.0, r.reembed_hourly_budget),
+        }, clock)
+        self.halt = HaltTracker()
+        self.cycles = 0
+        self.last_cycle: dict[str, Any] | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- diagnostics and actions -----------------------------------------------------------
+    def diagnostics(self) -> dict[str, Any]:
+        return repair.diagnose(self.db, lease_timeout_ms=self.lease_timeout_ms,
+                               vectors=self.vectors)
+
+    def run_action(self, action: str, *, wait_s: float = 0.0) -> dict[str, Any]:
+        """Run one repair action now: no cooldown, budget or halt applies (on demand)."""
+        if action == "requeueDeadJobs":
+            return repair.requeue_dead_jobs(self.db)
+        if action == "releaseStaleLeases":
+            return repair.release_stale_leases(self.db, self.lease_timeout_ms)
+        if action == "checkFts":
+            return repair.check_fts(self.db)  # a report only
+        if action == "checkFtsConsistency":
+            return repair.check_and_rebuild_fts(self.db)
+        if action == "rebuildFts":
+            return repair.rebuild_fts(self.db)
+        if action == "triggerRetentionSweep":
+            return repair.retention_sweep(self.retention)
+        if action == "reembed":
+            if self.vectors is None:
+                return {"skipped": "no embedding provider is configured"}
+            return repair.reembed(self.vectors, self.db, wait_s=wait_s)
+        raise ValueError(f"unknown repair action {action!r}; one of {', '.join(ACTIONS)}")
+
+    # -- one cycle -------------------------------------------------------------------------
+    def tick(self, mode: str | None = None) -> dict[str, Any]:
+        """One maintenance cycle; `mode` overrides autonomous.maintenanceMode."""
+        with self._lock:
+            return self._tick(mode or self.auto.maintenance_mode)
+
+    def _tick(self, mode: str) -> dict[str, Any]:
+        report = self.diagnostics()
+        recs = recommend(report)
+        cycle: dict[str, Any] = {
+            "at": report["at"], "mode": mode, "score": report["score"], "report": report,
+            "recommendations": [r.__dict__ for r in recs], "executed": [], "skipped": [],
+            "score_after": None, "delta": None, "halted": [],
+        }
+        self.cycles += 1
+        self.last_cycle = cycle
+        if not recs:
+            self.halt.reset()
+            return cycle
+        if mode == "observe":
+            log.info("maintenance (observe): score %.2f, would run %s", report["score"],
+                     [r.action for r in recs])
+            cycle["halted"] = self.halt.halted_actions
+            return cycle
+        for rec in recs:
+            if self.halt.halted(rec.action):
+                cycle["skipped"].append({"action": rec.action, "reason": "halted"})
+                continue
+            why = self.limiter.check(rec.action)
+            if why:
+                cycle["skipped"].append({"action": rec.action, "reason": why})
+                continue
+            self.limiter.record(rec.action)
+            try:
+                result = self.run_action(rec.action, wait_s=REEMBED_WAIT_S)
+                cycle["executed"].append({"action": rec.action, "result": result})
+            except Exception as exc:  # one failing repair must not stop the others
+                log.exception("maintenance action %s failed", rec.action)
+                cycle["executed"].append({"action": rec.action,
+                                          "error": f"{type(exc).__name__}: {exc}"})
+        if cycle["executed"]:
+            after = self.diagnostics()
+            delta = round(after["score"] - report["score"], 4)
+            cycle.update(score_after=after["score"], delta=delta)
+            for item in cycle["executed"]:
+                self.halt.record(item["action"], improved=delta > 0)
+            log.info("maintenance: score %.4f -> %.4f after %s", report["score"],
+                     after["score"], [i["action"] for i in cycle["executed"]])
+        cycle["halted"] = self.halt.halted_actions
+        return cycle
+
+    # -- the interval ----------------------------------------------------------------------
+    @property
+    def schedulable(self) -> bool:
+        return self.auto.enabled and not self.frozen
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> bool:
+        """Start the interval (unless disabled or frozen); True when it runs."""
+        if not self.schedulable:
+            log.info("maintenance worker not scheduled (autonomous disabled or frozen)")
+            return False
+        if self._thread is None:
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._run, name="mnemonist-maintenance",
+                                            daemon=True)
+            self._thread.start()
+        return True
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.auto.maintenance_interval_ms / 1000.0):
+            try:
+                self.tick()
+            except Exception:
+                log.exception("maintenance cycle failed")
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(15)
+            self._thread = None
+
+    def state(self) -> dict[str, Any]:
+        last = self.last_cycle
+        return {
+            "running": self.running, "enabled": self.auto.enabled, "frozen": self.frozen,
+            "mode": self.auto.maintenance_mode,
+            "interval_ms": self.auto.maintenance_interval_ms, "cycles": self.cycles,
+            "halted": self.halt.halted_actions,
+            "last_cycle": None if last is None else {
+                k: last[k] for k in ("at", "mode", "score", "score_after", "delta",
+                                     "recommendations", "executed", "skipped")},
+        }

@@ -1,0 +1,271 @@
+"""Harness hooks: session start, prompt submit, pre-compaction, compaction complete and
+session end (`/api/hooks/*`, `mnemonist hook <event>`).
+
+- session start: pinned memories, recent decisions and rules, the project's best memories,
+  and after a compaction or resume the recovery digest, within a character budget;
+- prompt submit: recall for the prompt, only above a score, at most N within a budget, never
+  what the session already holds; counts prompts and fires the periodic checkpoint;
+- pre-compaction: a checkpoint with the working state read from the transcript, and what the
+  summary should keep; compaction complete: the next start (or prompt) recovers;
+- session end: the transcript stored losslessly (scrubbed), a checkpoint, a summary job.
+
+Every memory injected is recorded in `session_memories`. Memories given before the session's
+context was last rebuilt (compaction, /clear) no longer count as held.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from mnemonist.model.hooks import (
+    CompactionCompleteRequest,
+    PreCompactionRequest,
+    PromptSubmitRequest,
+    SessionEndRequest,
+    SessionStartRequest,
+)
+from mnemonist.model.memory import Memory, parse_ts, utcnow
+from mnemonist.search.hybrid import Hit
+from mnemonist.service.checkpoints import CheckpointOps
+from mnemonist.sessions.context import (
+    PROMPT_HEADER,
+    Section,
+    memory_section,
+    pre_compaction_instructions,
+    render,
+    session_header,
+)
+from mnemonist.sessions.digest import clip, minutes_since, union_capped
+from mnemonist.sessions.queue import scrub
+from mnemonist.sessions.transcript import (
+    Activity,
+    activity,
+    flatten,
+    looks_like_jsonl,
+    parse_jsonl,
+    read_transcript_file,
+)
+from mnemonist.store import jobs
+from mnemonist.store import sessions as store
+
+log = logging.getLogger(__name__)
+
+RECOVER_SOURCES = ("compact", "resume")
+RESET_SOURCES = ("compact", "clear")
+DECISION_TYPES = ("decision", "constraint", "rule")
+MIN_PROMPT_CHARS = 3
+
+
+class HookOps(CheckpointOps):
+    # -- helpers -------------------------------------------------------------------------
+    def _in_scope(self, m: Memory, names: list[str]) -> bool:
+        return m.project is None or m.project.lower() in {n.lower() for n in names}
+
+    def _search(self, query: str, names: list[str], limit: int) -> list[Hit]:
+        """Hybrid recall kept to this project's memories and memories of no project."""
+        outcome = self.searcher.search(self.db.reader(), query, None, limit, 0.0)
+        return [h for h in outcome.hits if self._in_scope(h.memory, names)]
+
+    def _transcript_activity(self, path: str | None) -> tuple[str | None, Activity | None]:
+        """(flattened transcript, working state) of a transcript file, or (None, None)."""
+        if not path:
+            return None, None
+        try:
+            text = read_transcript_file(path)
+        except (OSError, ValueError) as exc:
+            log.info("transcript not read: %s", exc)
+            return None, None
+        if not looks_like_jsonl(text):
+            return text, None
+        entries = parse_jsonl(text)
+        return flatten(entries), activity(entries)
+
+    # -- session start -------------------------------------------------------------------
+    def hook_session_start(self, req: SessionStartRequest) -> dict[str, Any]:
+        hooks = self.config.hooks
+        state = self.ensure_session(req)
+        key = state["session_key"]
+        source = (req.source or "startup").lower()
+        names = self.project_names(state)
+        project = state.get("project")
+        header = session_header(project)
+        sections: list[Section] = []
+        recovered = None
+        if source in RECOVER_SOURCES or state["compaction_pending"]:
+            room = hooks.session_start_budget_chars - len(header) - 8
+            recovered = self.recovery_for(state, budget=room,
+                                          project_fallback=source == "resume")
+            if recovered:
+                sections.append(Section("Recovered", text=recovered[0]))
+        conn = self.db.reader()
+        cap, chars = hooks.session_start_max_memories, hooks.memory_chars
+        pinned = store.context_memories(conn, names, pinned=True, limit=cap)
+        decisions = store.context_memories(conn, names, types=DECISION_TYPES, order="recent",
+                                           limit=10)
+        sections += [memory_section("Pinned", pinned, chars),
+                     memory_section("Decisions and rules", decisions, chars)]
+        if project:
+            best: dict[str, Memory] = {
+                m.id: m for m in store.context_memories(conn, names, only_project=True,
+                                                        limit=10)
+            }
+            for hit in self._search(project, names, 10):
+                if hit.score >= hooks.prompt_min_score:
+                    best.setdefault(hit.memory.id, hit.memory)
+            sections.append(memory_section(f"Project {project}", list(best.values()), chars))
+        text, ids = render(header, sections, hooks.session_start_budget_chars, cap)
+        now = utcnow()
+        with self.db.write_tx() as w:
+            fields: dict[str, Any] = {}
+            if source in RESET_SOURCES:
+                fields["context_reset_at"] = now
+            if recovered or source in RECOVER_SOURCES:
+                fields["compaction_pending"] = 0
+            store.update_state(w, key, **fields)
+            if ids:
+                store.record_injected(w, key, ids, now)
+        self._touch(ids)
+        return {
+            "session_key": key, "project": project, "source": source, "context": text,
+            "memories": ids, "recovered": recovered is not None,
+            "checkpoint_id": recovered[1]["id"] if recovered else None, "chars": len(text),
+        }
+
+    def _touch(self, memory_ids: list[str]) -> None:
+        """Injected memories count as accessed (the access boost and decay follow)."""
+        if not memory_ids:
+            return
+        marks = ",".join("?" * len(memory_ids))
+        seqs = [r[0] for r in self.db.reader().execute(
+            f"SELECT seq FROM memories WHERE id IN ({marks})", memory_ids)]
+        self.access.record(seqs)
+
+    # -- prompt submit -------------------------------------------------------------------
+    def hook_user_prompt_submit(self, req: PromptSubmitRequest) -> dict[str, Any]:
+        hooks = self.config.hooks
+        state = self.ensure_session(req)
+        key = state["session_key"]
+        prompt = scrub(req.prompt).strip()
+        names = self.project_names(state)
+        count = state["prompt_count"] + 1
+        recent = list(state["recent_prompts"])
+        queries = list(state["memory_queries"])
+        if prompt:
+            recent = union_capped(recent, [clip(prompt, 300)], 10)
+        parts: list[str] = []
+        recovered = None
+        if state["compaction_pending"]:  # a compaction-complete with no session start since
+            recovered = self.recovery_for(state, budget=10_000)
+            if recovered:
+                parts.append(recovered[0])
+        hits: list[Hit] = []
+        ids: list[str] = []
+        wanted = hooks.prompt_max_memories > 0 and hooks.prompt_budget_chars > 0
+        if wanted and len(prompt) >= MIN_PROMPT_CHARS:
+            queries = union_capped(queries, [clip(prompt)], 20)
+            held = store.injected_ids(self.db.reader(), key, state["context_reset_at"])
+            hits = self._search(prompt[:2000], names, max(20, 4 * hooks.prompt_max_memories))
+            fresh = [h.memory for h in hits
+                     if h.score >= hooks.prompt_min_score and h.memory.id not in held]
+            block, ids = render(PROMPT_HEADER,
+                                [memory_section("Memories", fresh, hooks.memory_chars)],
+                                hooks.prompt_budget_chars, hooks.prompt_max_memories)
+            if block:
+                parts.append(block.replace("\n\n## Memories", "", 1))
+        now = utcnow()
+        with self.db.write_tx() as w:
+            store.update_state(w, key, prompt_count=count, recent_prompts=recent,
+                               memory_queries=queries,
+                               **({"compaction_pending": 0} if recovered else {}))
+            store.record_hits(w, key, [h.memory.id for h in hits])
+            if ids:
+                store.record_injected(w, key, ids, now)
+        self._touch(ids)
+        checkpoint = self._periodic(key)
+        return {"session_key": key, "context": "\n\n".join(p.strip() for p in parts) + (
+            "\n" if parts else ""), "memories": ids, "prompt_count": count,
+            "recovered": recovered is not None, "checkpoint": checkpoint,
+            "candidates": len(hits)}
+
+    def _periodic(self, key: str) -> str | None:
+        """Fire the periodic trigger every `promptInterval` prompts or `timeIntervalMs`."""
+        cont = self.config.memory.pipeline_v2.continuity
+        if not cont.enabled:
+            return None
+        state = store.get_state(self.db.reader(), key)
+        if state is None:
+            return None
+        since = state["prompt_count"] - state["checkpoint_prompt_count"]
+        if since <= 0:
+            return None
+        waited = minutes_since(state["last_checkpoint_at"] or state["started_at"],
+                               parse_ts(utcnow()))
+        due_by_time = waited is not None and waited * 60_000 >= cont.time_interval_ms
+        if since < cont.prompt_interval and not due_by_time:
+            return None
+        self.write_checkpoint(state, self.draft_for(state, "periodic"), immediate=False)
+        return "queued"
+
+    # -- compaction ----------------------------------------------------------------------
+    def hook_pre_compaction(self, req: PreCompactionRequest) -> dict[str, Any]:
+        state = self.ensure_session(req)
+        _, act = self._transcript_activity(req.transcript_path or state["transcript_path"])
+        checkpoint_id = None
+        if self.config.memory.pipeline_v2.continuity.enabled:
+            draft = self.draft_for(state, "pre_compaction", act, note=req.custom_instructions)
+            checkpoint_id = self.write_checkpoint(state, draft, immediate=True)
+        with self.db.write_tx() as w:
+            store.update_state(w, state["session_key"], compactions=state["compactions"] + 1)
+        return {
+            "session_key": state["session_key"], "checkpoint_id": checkpoint_id,
+            "trigger": req.trigger,
+            "instructions": pre_compaction_instructions(checkpoint_id,
+                                                        act.files if act else []),
+        }
+
+    def hook_compaction_complete(self, req: CompactionCompleteRequest) -> dict[str, Any]:
+        state = self.ensure_session(req)
+        with self.db.write_tx() as w:
+            store.update_state(w, state["session_key"], compaction_pending=1,
+                               context_reset_at=utcnow())
+        return {"session_key": state["session_key"], "recovery_pending": True}
+
+    # -- session end ---------------------------------------------------------------------
+    def hook_session_end(self, req: SessionEndRequest) -> dict[str, Any]:
+        state = self.ensure_session(req)
+        key = state["session_key"]
+        path = req.transcript_path or state["transcript_path"]
+        if req.transcript:
+            entries = parse_jsonl(req.transcript) if looks_like_jsonl(req.transcript) else []
+            flat, act = (flatten(entries), activity(entries)) if entries else (
+                req.transcript, None)
+            source = "body"
+        else:
+            flat, act = self._transcript_activity(path)
+            source = "file" if flat is not None else None
+        stored = None
+        if flat and flat.strip():
+            text = scrub(flat)
+            with self.db.write_tx() as w:
+                stored = store.upsert_transcript(w, key, text, state.get("harness"),
+                                                 state.get("project"))
+        checkpoint_id = None
+        if self.config.memory.pipeline_v2.continuity.enabled:
+            draft = self.draft_for(state, "session_end", act)
+            checkpoint_id = self.write_checkpoint(state, draft, immediate=True)
+        payload = {"session_key": key, "harness": state.get("harness"),
+                   "project": state.get("project"), "reason": req.reason,
+                   "has_transcript": stored is not None, "checkpoint_id": checkpoint_id,
+                   "prompt_count": state["prompt_count"]}
+        with self.db.write_tx() as w:
+            job_id = store.pending_summary_job(w, key) or jobs.enqueue(
+                w, "summary", payload=payload, check_existing=False,
+                max_attempts=self.config.memory.pipeline_v2.worker.max_retries,
+            )
+            store.update_state(w, key, ended_at=utcnow())
+        return {
+            "session_key": key, "checkpoint_id": checkpoint_id, "summary_job": job_id,
+            "transcript": {"stored": stored, "source": source,
+                           "chars": len(flat) if flat else 0},
+        }

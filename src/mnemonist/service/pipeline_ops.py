@@ -1,0 +1,149 @@
+"""Pipeline v2 through the service: its status, and undoing a supersession.
+
+The daemon attaches the running `ExtractionRuntime` with `attach_pipeline()`; without one (a
+service built alone) the status still answers from the configuration and the queue.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mnemonist.model.memory import utcnow
+from mnemonist.model.requests import RecoverRequest
+from mnemonist.pipeline.extract_worker import ExtractionRuntime, pipeline_mode
+from mnemonist.service.base import ServiceBase
+from mnemonist.service.errors import Conflict, NotFound, Unavailable
+from mnemonist.store import archive, embeddings, graph, history, jobs, memories
+
+LAST_ERRORS = 10
+
+
+class PipelineOps(ServiceBase):
+    pipeline_runtime: ExtractionRuntime | None = None
+
+    def attach_pipeline(self, runtime: ExtractionRuntime | None) -> None:
+        self.pipeline_runtime = runtime
+
+    def pipeline_flags(self) -> dict[str, Any]:
+        cfg = self.config.memory.pipeline_v2
+        return {
+            "enabled": cfg.enabled,
+            "shadowMode": cfg.shadow_mode,
+            "mutationsFrozen": cfg.mutations_frozen,
+            "allowUpdateDelete": cfg.allow_update_delete,
+            "autonomousFrozen": cfg.autonomous_frozen,
+            "semanticContradictionEnabled": cfg.semantic_contradiction_enabled,
+            "graphEnabled": cfg.graph.enabled,
+        }
+
+    def pipeline_unavailable_reason(self) -> str | None:
+        """Why extraction cannot run now (None when it can, or when it is off)."""
+        runtime = self.pipeline_runtime
+        if runtime is None or runtime.mode == "disabled":
+            return None
+        return runtime.llm.unavailable_reason()
+
+    def pipeline_brief(self) -> dict[str, Any]:
+        """The `pipeline` part of /api/status."""
+        cfg = self.config.memory.pipeline_v2
+        runtime = self.pipeline_runtime
+        out: dict[str, Any] = {"mode": pipeline_mode(cfg), **self.pipeline_flags(),
+                               "provider": cfg.extraction.provider}
+        if runtime is None:
+            out["extraction_worker"] = "not running (jobs wait in the queue)"
+            return out
+        stats = runtime.worker.stats
+        reason = self.pipeline_unavailable_reason()
+        out.update(
+            model=runtime.llm.model, extraction_worker="running" if stats.running else "stopped",
+            llm_available=reason is None, waiting_reason=stats.waiting_reason or reason,
+            processed=stats.processed, failed=stats.failed, deferred=stats.deferred,
+        )
+        return out
+
+    def pipeline_status(self) -> dict[str, Any]:
+        """GET /api/pipeline/status: mode, flags, workers, queue, provider, counters, errors."""
+        conn = self.db.reader()
+        cfg = self.config.memory.pipeline_v2
+        by_type = jobs.counts(conn)
+        by_state: dict[str, int] = {}
+        for states in by_type.values():
+            for state, n in states.items():
+                by_state[state] = by_state.get(state, 0) + n
+        runtime = self.pipeline_runtime
+        detail = runtime.status() if runtime is not None else {
+            "worker": {"running": False, "waiting_reason": "no extraction runtime attached"},
+            "provider": {"name": cfg.extraction.provider, "model": cfg.extraction.model,
+                         "available": False, "unavailable_reason": "not started"},
+        }
+        errors = [
+            dict(r) for r in conn.execute(
+                "SELECT id, job_type, memory_id, status, attempts, error, updated_at"
+                " FROM memory_jobs WHERE error IS NOT NULL ORDER BY updated_at DESC LIMIT ?",
+                (LAST_ERRORS,),
+            )
+        ]
+        provider = detail["provider"]
+        return {
+            "mode": pipeline_mode(cfg),
+            "flags": self.pipeline_flags(),
+            "waiting_reason": detail["worker"].get("waiting_reason"),
+            "workers": {"extract": detail["worker"]},
+            "queue": {"by_state": by_state, "by_type": by_type},
+            "provider": provider,
+            "counters": {k: provider.get(k, 0) for k in (
+                "calls", "failures", "timeouts", "unavailable", "budget_rejections",
+                "prompt_tokens", "completion_tokens")},
+            "last_errors": {"llm": provider.get("last_error"), "jobs": errors},
+            "graph": graph.counts(conn),
+            "superseded": archive.superseded_count(conn),
+            "config": {"minConfidence": cfg.extraction.min_confidence,
+                       "timeoutMs": cfg.extraction.timeout, "pollMs": cfg.worker.poll_ms,
+                       "maxRetries": cfg.worker.max_retries,
+                       "leaseTimeoutMs": cfg.worker.lease_timeout_ms,
+                       "maxConcurrency": cfg.extraction.max_concurrency,
+                       "hourlyBudget": cfg.extraction.hourly_budget},
+        }
+
+    # -- supersession ----------------------------------------------------------------------
+    def archived_versions(self, memory_id: str) -> dict[str, Any]:
+        conn = self.db.reader()
+        if memories.get(conn, memory_id) is None:
+            raise NotFound(f"no memory {memory_id}")
+        return {"memory_id": memory_id, "versions": archive.archived_versions(conn, memory_id)}
+
+    def restore_superseded(self, memory_id: str, req: RecoverRequest) -> dict[str, Any]:
+        """Make a superseded memory current again (the newer version stays as it is)."""
+        if self.config.memory.pipeline_v2.mutations_frozen:
+            raise Unavailable("mutations are frozen (memory.pipelineV2.mutationsFrozen)",
+                              code="mutations_frozen")
+        with self.db.write_tx() as conn:
+            m = memories.get(conn, memory_id)
+            if m is None:
+                raise NotFound(f"no memory {memory_id}")
+            if m.is_deleted:
+                raise Conflict("the memory is deleted: recover it instead", code="deleted")
+            if not m.superseded_at:
+                raise Conflict("the memory is not superseded", code="not_superseded")
+            if req.if_version is not None and req.if_version != m.version:
+                raise Conflict(f"version is {m.version}, not {req.if_version}",
+                               code="version_conflict", currentVersion=m.version)
+            now = utcnow()
+            by = req.changed_by or "api"
+            archive.clear_superseded(conn, m.id, at=now, by=by)
+            history.append(conn, m.id, "recovered", new_content=m.content, changed_by=by,
+                           reason=req.reason, at=now,
+                           metadata={"restored": "superseded", "supersededBy": m.superseded_by,
+                                     "version": m.version + 1})
+            vec = embeddings.get(conn, m.content_hash, self.provider.model_id) if (
+                self.provider) else None
+
+            def reindex() -> None:
+                if vec is not None:
+                    self.get_index(int(vec.shape[0])).add(m.seq, vec, m.project)
+                elif self.embedder is not None:
+                    self.embedder.notify(m.seq)
+
+            self.db.on_commit(reindex)
+        return {"id": memory_id, "status": "restored", "supersededBy": m.superseded_by,
+                "currentVersion": m.version, "newVersion": m.version + 1}

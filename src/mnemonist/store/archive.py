@@ -1,0 +1,84 @@
+"""Supersession and the cold archive (migration 2).
+
+Full-mode UPDATE never overwrites a memory: the old row is copied whole into `memory_archive`,
+then marked `superseded_by` / `superseded_at`. A superseded row stays in `memories` (so links
+and history keep pointing at something) but no recall, list or graph read returns it unless
+asked. `restore_superseded` undoes the mark; the archive row stays as the audit copy.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from typing import Any
+
+from mnemonist.model.memory import utcnow
+
+
+def archive_row(
+    conn: sqlite3.Connection,
+    memory_id: str,
+    *,
+    reason: str,
+    by: str,
+    superseded_by: str | None = None,
+    at: str | None = None,
+) -> str | None:
+    """Copy the full current row of `memory_id` into memory_archive; its id, or None."""
+    row = conn.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    if row is None:
+        return None
+    archive_id = str(uuid.uuid4())
+    data = dict(zip(row.keys(), tuple(row), strict=True))
+    conn.execute(
+        "INSERT INTO memory_archive (id, memory_id, content, row_json, reason, superseded_by,"
+        " archived_by, archived_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (archive_id, memory_id, row["content"], json.dumps(data, sort_keys=True), reason,
+         superseded_by, by, at or utcnow()),
+    )
+    return archive_id
+
+
+def mark_superseded(
+    conn: sqlite3.Connection, memory_id: str, superseded_by: str, *, at: str, by: str
+) -> None:
+    conn.execute(
+        "UPDATE memories SET superseded_by = ?, superseded_at = ?, version = version + 1,"
+        " updated_at = ?, updated_by = ? WHERE id = ?",
+        (superseded_by, at, at, by, memory_id),
+    )
+
+
+def clear_superseded(conn: sqlite3.Connection, memory_id: str, *, at: str, by: str) -> None:
+    conn.execute(
+        "UPDATE memories SET superseded_by = NULL, superseded_at = NULL, version = version + 1,"
+        " updated_at = ?, updated_by = ? WHERE id = ?",
+        (at, by, memory_id),
+    )
+
+
+def archived_versions(conn: sqlite3.Connection, memory_id: str) -> list[dict[str, Any]]:
+    rows = conn.execute(
+        "SELECT * FROM memory_archive WHERE memory_id = ? ORDER BY archived_at, rowid",
+        (memory_id,),
+    ).fetchall()
+    return [
+        {
+            "id": r["id"],
+            "memory_id": r["memory_id"],
+            "content": r["content"],
+            "row": json.loads(r["row_json"]),
+            "reason": r["reason"],
+            "superseded_by": r["superseded_by"],
+            "archived_by": r["archived_by"],
+            "archived_at": r["archived_at"],
+        }
+        for r in rows
+    ]
+
+
+def superseded_count(conn: sqlite3.Connection) -> int:
+    return int(conn.execute(
+        "SELECT COUNT(*) FROM memories WHERE superseded_at IS NOT NULL AND is_deleted = 0"
+    ).fetchone()[0])

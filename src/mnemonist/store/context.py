@@ -1,0 +1,156 @@
+"""The context index: each memory indexed under the lines around it in its source.
+
+A turn of a conversation ("yes, the blue one") means little alone; indexed with its ±N
+neighbours from the same source (same project and `source_id`, ordered by event time, then
+arrival), the turn written twice so that its own words weigh most, and its event date, it is
+found by questions that name what the neighbours say (DESIGN.md: the largest measured lever).
+The result returned is always the memory itself; only the keyword leg reads this index.
+
+Rows live in `memory_context` (FTS5 `memories_ctx_fts` over it) and are kept current inside the
+writer's transaction by the store functions that change memories, so every write path —
+remember, import, modify, delete, recover, the pipeline, retention — keeps it in step.
+The window is per connection (`configure`), 0 turning the index off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from datetime import datetime
+
+_WINDOWS: dict[int, int] = {}
+
+
+def configure(conn: sqlite3.Connection, window: int) -> None:
+    _WINDOWS[id(conn)] = window
+
+
+def window_of(conn: sqlite3.Connection) -> int:
+    return _WINDOWS.get(id(conn), 0)
+
+
+def date_text(occurred_at: str) -> str:
+    """"2023-05-08T13:56:00.000Z" -> "8 May 2023" (words a question may use)."""
+    try:
+        d = datetime.fromisoformat(occurred_at.replace("Z", "+00:00"))
+    except ValueError:
+        return ""
+    return f"{d.day} {d.strftime('%B')} {d.year}"
+
+
+def _text(seq_items: list[sqlite3.Row], i: int, n: int) -> str:
+    item = seq_items[i]
+    before = [r["content"] for r in seq_items[max(0, i - n) : i]]
+    after = [r["content"] for r in seq_items[i + 1 : i + 1 + n]]
+    parts = [*before, item["content"], item["content"], *after, date_text(item["occurred_at"])]
+    return " ".join(p for p in parts if p)
+
+
+def text_hash(text: str) -> str:
+    """The key of the context text's vector in `embeddings` (same scheme as memory content)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _write(conn: sqlite3.Connection, seq: int, text: str) -> None:
+    conn.execute(
+        "INSERT INTO memory_context (seq, text, text_hash) VALUES (?, ?, ?)"
+        " ON CONFLICT(seq) DO UPDATE SET text = excluded.text, text_hash = excluded.text_hash"
+        " WHERE text IS NOT excluded.text",
+        (seq, text, text_hash(text)),
+    )
+
+
+def _side(conn, project, source_id, occurred_at, seq, n, after: bool) -> list[sqlite3.Row]:
+    cond = ("(occurred_at > ? OR (occurred_at = ? AND seq > ?))" if after
+            else "(occurred_at < ? OR (occurred_at = ? AND seq < ?))")
+    order = "occurred_at ASC, seq ASC" if after else "occurred_at DESC, seq DESC"
+    rows = conn.execute(
+        f"SELECT seq, content, occurred_at FROM memories WHERE source_id = ?"
+        f" AND COALESCE(project, '') = ? AND is_deleted = 0 AND {cond} ORDER BY {order} LIMIT ?",
+        (source_id, project or "", occurred_at, occurred_at, seq, 2 * n),
+    ).fetchall()
+    return rows if after else rows[::-1]
+
+
+def refresh_at(
+    conn: sqlite3.Connection,
+    seq: int,
+    project: str | None,
+    source_id: str | None,
+    occurred_at: str,
+) -> None:
+    """Recompute the context rows a change at this position can affect: the memory itself
+    (dropped when it is no longer live) and up to N live neighbours on each side."""
+    n = window_of(conn)
+    if n <= 0:
+        return
+    me = conn.execute(
+        "SELECT seq, content, occurred_at FROM memories WHERE seq = ? AND is_deleted = 0",
+        (seq,),
+    ).fetchone()
+    if me is None:
+        conn.execute("DELETE FROM memory_context WHERE seq = ?", (seq,))
+    if not source_id:
+        if me is not None:
+            _write(conn, seq, _text([me], 0, n))
+        return
+    before = _side(conn, project, source_id, occurred_at, seq, n, after=False)
+    after = _side(conn, project, source_id, occurred_at, seq, n, after=True)
+    items = [*before, *([me] if me is not None else []), *after]
+    centre = len(before)
+    lo, hi = max(0, centre - n), min(len(items), centre + (1 if me is not None else 0) + n)
+    for i in range(lo, hi):
+        _write(conn, items[i]["seq"], _text(items, i, n))
+
+
+def refresh_memory(conn: sqlite3.Connection, seq: int) -> None:
+    row = conn.execute(
+        "SELECT project, source_id, occurred_at FROM memories WHERE seq = ?", (seq,)
+    ).fetchone()
+    if row is None:
+        conn.execute("DELETE FROM memory_context WHERE seq = ?", (seq,))
+        return
+    refresh_at(conn, seq, row["project"], row["source_id"], row["occurred_at"])
+
+
+def rebuild(conn: sqlite3.Connection) -> int:
+    """Recompute every live memory's context (after the window changed). Returns rows."""
+    n = window_of(conn)
+    conn.execute("DELETE FROM memory_context")
+    if n <= 0:
+        return 0
+    count = 0
+    sources = conn.execute(
+        "SELECT DISTINCT COALESCE(project, ''), source_id FROM memories"
+        " WHERE is_deleted = 0 AND source_id IS NOT NULL"
+    ).fetchall()
+    for project, source_id in sources:
+        items = conn.execute(
+            "SELECT seq, content, occurred_at FROM memories WHERE source_id = ?"
+            " AND COALESCE(project, '') = ? AND is_deleted = 0 ORDER BY occurred_at, seq",
+            (source_id, project),
+        ).fetchall()
+        for i in range(len(items)):
+            _write(conn, items[i]["seq"], _text(items, i, n))
+        count += len(items)
+    for row in conn.execute(
+        "SELECT seq, content, occurred_at FROM memories WHERE is_deleted = 0 AND source_id IS NULL"
+    ).fetchall():
+        _write(conn, row["seq"], _text([row], 0, n))
+        count += 1
+    return count
+
+
+def ensure(conn: sqlite3.Connection, window: int) -> bool:
+    """Make the stored context rows match `window` (rebuild after a change). True if rebuilt."""
+    configure(conn, window)
+    row = conn.execute("SELECT value FROM meta WHERE key = 'context_window'").fetchone()
+    if row is not None and int(row[0]) == window:
+        return False
+    rebuild(conn)
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES ('context_window', ?)"
+        " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (str(window),),
+    )
+    return True

@@ -1,0 +1,128 @@
+"""The knowledge graph tables: entities, relations and memory_entity_mentions (migration 2).
+
+Entities are keyed by canonical name (lowercased, whitespace collapsed). An entity's `mentions`
+counts the memories that mention it: it grows only when a new memory link is inserted, so
+re-processing a memory is idempotent and the retention worker's decrement (one per link it
+removes) keeps it exact. A relation's `mentions` counts how often the triple was extracted and
+its `confidence` is the running average of those extractions.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from dataclasses import dataclass
+
+from mnemonist.model.memory import utcnow
+from mnemonist.text.normalize import collapse_whitespace
+
+
+def canonical_name(name: str) -> str:
+    return collapse_whitespace(name).lower()
+
+
+@dataclass
+class GraphWriteStats:
+    entities_created: int = 0
+    entities_matched: int = 0
+    relations_created: int = 0
+    relations_updated: int = 0
+    mentions_linked: int = 0
+
+
+def upsert_entity(
+    conn: sqlite3.Connection, name: str, stats: GraphWriteStats, entity_type: str = "extracted"
+) -> str:
+    """The id of the entity with this canonical name, inserting it when new."""
+    canon = canonical_name(name)
+    row = conn.execute("SELECT id FROM entities WHERE canonical_name = ?", (canon,)).fetchone()
+    if row is not None:
+        stats.entities_matched += 1
+        return str(row[0])
+    entity_id = str(uuid.uuid4())
+    now = utcnow()
+    try:
+        conn.execute(
+            "INSERT INTO entities (id, name, canonical_name, entity_type, mentions, created_at,"
+            " updated_at) VALUES (?, ?, ?, ?, 0, ?, ?)",
+            (entity_id, collapse_whitespace(name), canon, entity_type, now, now),
+        )
+    except sqlite3.IntegrityError:  # another writer got there first: use its row
+        row = conn.execute(
+            "SELECT id FROM entities WHERE canonical_name = ?", (canon,)
+        ).fetchone()
+        if row is None:
+            raise
+        stats.entities_matched += 1
+        return str(row[0])
+    stats.entities_created += 1
+    return entity_id
+
+
+def link_mention(
+    conn: sqlite3.Connection,
+    memory_id: str,
+    entity_id: str,
+    mention_text: str,
+    confidence: float,
+    stats: GraphWriteStats,
+) -> bool:
+    """INSERT OR IGNORE the memory → entity link; a new link adds one to the entity's mentions."""
+    cur = conn.execute(
+        "INSERT OR IGNORE INTO memory_entity_mentions (memory_id, entity_id, mention_text,"
+        " confidence, created_at) VALUES (?, ?, ?, ?, ?)",
+        (memory_id, entity_id, mention_text, confidence, utcnow()),
+    )
+    if cur.rowcount:
+        conn.execute(
+            "UPDATE entities SET mentions = mentions + 1, updated_at = ? WHERE id = ?",
+            (utcnow(), entity_id),
+        )
+        stats.mentions_linked += 1
+        return True
+    return False
+
+
+def upsert_relation(
+    conn: sqlite3.Connection,
+    source_id: str,
+    target_id: str,
+    relation_type: str,
+    confidence: float,
+    stats: GraphWriteStats,
+) -> str:
+    """Insert with strength 1.0, or count one more mention and average the confidence:
+    (old_avg × n + new) / (n + 1)."""
+    now = utcnow()
+    row = conn.execute(
+        "SELECT id, mentions, confidence FROM relations WHERE source_entity_id = ?"
+        " AND target_entity_id = ? AND relation_type = ?",
+        (source_id, target_id, relation_type),
+    ).fetchone()
+    if row is None:
+        relation_id = str(uuid.uuid4())
+        conn.execute(
+            "INSERT INTO relations (id, source_entity_id, target_entity_id, relation_type,"
+            " strength, mentions, confidence, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, 1.0, 1, ?, ?, ?)",
+            (relation_id, source_id, target_id, relation_type, confidence, now, now),
+        )
+        stats.relations_created += 1
+        return relation_id
+    n = int(row["mentions"])
+    average = (float(row["confidence"]) * n + confidence) / (n + 1)
+    conn.execute(
+        "UPDATE relations SET mentions = mentions + 1, confidence = ?, updated_at = ?"
+        " WHERE id = ?",
+        (average, now, row["id"]),
+    )
+    stats.relations_updated += 1
+    return str(row["id"])
+
+
+def counts(conn: sqlite3.Connection) -> dict[str, int]:
+    return {
+        "entities": conn.execute("SELECT COUNT(*) FROM entities").fetchone()[0],
+        "relations": conn.execute("SELECT COUNT(*) FROM relations").fetchone()[0],
+        "mentions": conn.execute("SELECT COUNT(*) FROM memory_entity_mentions").fetchone()[0],
+    }
