@@ -99,12 +99,9 @@ def remember(d: Daemon, content: str, **fields: Any) -> str:
 def run_jobs(d: Daemon, limit: int = 20) -> None:
     """Tick the extraction worker until no runnable job is left."""
     for _ in range(limit):
-        before = pending(d)
-        if not before:
+        if not pending(d):
             return
         d.extraction.worker.tick()
-        if pending(d) == before and not d.extraction.worker.stats.waiting_reason:
-            return
 
 
 def pending(d: Daemon) -> int:

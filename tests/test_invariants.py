@@ -107,7 +107,8 @@ def test_embedder_outage_keeps_the_write_keyword_searchable_and_embeds_later(tmp
     with FakeEmbeddingServer(dim=8) as srv:
         srv.fail_status, srv.fail_body = 503, "model is loading"
         config = embedding_config(srv.url)
-        config["memory"] = {"pipelineV2": {"embeddingTracker": {"pollMs": 1000}}}
+        config["memory"] = {"pipelineV2": {"embeddingTracker": {"pollMs": 1000},
+                                           "enabled": False}}  # no LLM here: not degraded
         with run_daemon(tmp_path, config) as live:
             made = live.remember("Quarterly invoices are exported to the finance bucket")
             assert made["created"]

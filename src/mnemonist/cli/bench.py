@@ -124,3 +124,15 @@ def temporal(seed: int, as_json: bool) -> None:
 
 
 bench.add_command(locomo)
+
+
+@bench.command("import")
+@click.option("--n", "n", type=int, default=10_000, show_default=True, help="memories")
+@click.option("--seed", type=int, default=7, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="print JSON instead of the table")
+def import_(n: int, seed: int, as_json: bool) -> None:
+    """Bulk-import throughput (the synchronous write), first run and idempotent re-run."""
+    from mnemonist.bench.importing import markdown, run_import
+
+    report = run_import(n, seed)
+    click.echo(json.dumps(report, indent=2) if as_json else markdown(report))

@@ -16,6 +16,7 @@ from dataclasses import asdict
 from typing import Any, Protocol
 
 from mnemonist.model.config import Config, PipelineV2Config
+from mnemonist.model.memory import Memory
 from mnemonist.pipeline.contradiction import (
     SEMANTIC_MIN_OVERLAP,
     detect_syntactic,
@@ -129,7 +130,8 @@ class ExtractionPipeline:
 
     # -- stages ----------------------------------------------------------------------------
     def _decide(
-        self, source, extraction: ExtractionResult, timeout_s: float, warnings: list[str]
+        self, source: Memory, extraction: ExtractionResult, timeout_s: float,
+        warnings: list[str],
     ) -> list[Proposal]:
         conn = self.host.db.reader()
         out: list[Proposal] = []

@@ -1,0 +1,90 @@
+"""The context index: each memory indexed with its source neighbours, kept in step by every
+write path, rebuilt when the window changes."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from click.testing import CliRunner
+
+from conftest import run_daemon
+from mnemonist.cli.main import cli
+
+
+def context_of(live, memory_id: str) -> str | None:
+    conn = sqlite3.connect(live.daemon.paths.database)
+    try:
+        row = conn.execute(
+            "SELECT c.text FROM memory_context c JOIN memories m ON m.seq = c.seq WHERE m.id = ?",
+            (memory_id,),
+        ).fetchone()
+    finally:
+        conn.close()
+    return row[0] if row else None
+
+
+def chat(live, source: str, lines: list[str], order: list[int]) -> dict[int, str]:
+    ids = {}
+    for i in order:
+        ids[i] = live.remember(lines[i], source_id=source, project="ctx",
+                               occurred_at=f"2024-03-01T10:0{i}:00Z")["id"]
+    return ids
+
+
+LINES = ["Ana: which bike should I buy", "Ben: the blue one", "Ana: why that one",
+         "Ben: lighter frame", "Ana: ok ordering it"]
+
+
+def test_context_follows_source_order_whatever_the_arrival_order(live):
+    ids = chat(live, "bikes", LINES, [4, 0, 2, 1, 3])
+    text = context_of(live, ids[2])
+    assert text is not None
+    # ±2 neighbours in source order, the memory itself twice, then its date
+    expected = " ".join([LINES[0], LINES[1], LINES[2], LINES[2], LINES[3], LINES[4]])
+    assert text == expected + " 1 March 2024"
+    edge = context_of(live, ids[0])
+    assert edge == " ".join([LINES[0], LINES[0], LINES[1], LINES[2]]) + " 1 March 2024"
+
+
+def test_a_turn_is_found_by_what_its_neighbours_say(live):
+    ids = chat(live, "bikes-2", LINES, [0, 1, 2, 3, 4])
+    live.flush()
+    out = live.recall("which bike to buy", project="ctx", limit=3)
+    assert ids[1] in [r["id"] for r in out["results"]]  # "the blue one" says no bike word
+
+
+def test_delete_modify_recover_keep_neighbours_in_step(live):
+    ids = chat(live, "bikes-3", LINES, [0, 1, 2, 3, 4])
+    resp = live.http.request("DELETE", f"/api/memory/{ids[2]}", json={"reason": "test"})
+    assert resp.status_code == 200
+    assert context_of(live, ids[2]) is None
+    assert LINES[2] not in context_of(live, ids[1])
+    assert LINES[4] in context_of(live, ids[3]) and LINES[0] in context_of(live, ids[1])
+    live.http.post(f"/api/memory/{ids[2]}/recover", json={"reason": "undo"})
+    assert LINES[2] in context_of(live, ids[1])
+    live.http.patch(f"/api/memory/{ids[3]}", json={"content": "Ben: carbon frame",
+                                                   "reason": "typo"})
+    assert "carbon frame" in context_of(live, ids[4])
+    assert "lighter frame" not in context_of(live, ids[4])
+
+
+def test_window_change_rebuilds_the_index(tmp_path):
+    with run_daemon(tmp_path, {"search": {"context_window": 1}}) as live:
+        ids = chat(live, "w", LINES, [0, 1, 2, 3, 4])
+        assert context_of(live, ids[2]) == " ".join(
+            [LINES[1], LINES[2], LINES[2], LINES[3]]) + " 1 March 2024"
+    with run_daemon(tmp_path, {"search": {"context_window": 0}}) as live:
+        assert context_of(live, ids[2]) is None
+        out = live.recall("lighter frame", project="ctx")  # content index still answers
+        assert out["results"][0]["id"] == ids[3]
+
+
+def test_import_benchmark_reports_throughput():
+    out = CliRunner().invoke(cli, ["bench", "import", "--n", "300", "--json"],
+                             catch_exceptions=False)
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.output)["results"]
+    assert report["first import"]["created"] == 300
+    assert report["re-run (idempotent)"]["created"] == 0
+    assert report["first import"]["per_s"] > 0
