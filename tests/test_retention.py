@@ -72,7 +72,27 @@ def test_embedding_shared_with_a_live_memory_survives_the_purge(tmp_path):
             conn.execute("UPDATE memories SET deleted_at = ? WHERE id = ?", (ago(40), a["id"]))
         report = d.retention.sweep()
         assert report.tombstones == 1 and report.embeddings == 0
-        assert count(d, "SELECT COUNT(*) FROM embeddings") == 1
+        assert count(d, "SELECT COUNT(*) FROM embeddings e JOIN memories m"
+                        " ON m.content_hash = e.content_hash") == 1
+    finally:
+        d.stop()
+
+
+def test_vectors_nothing_points_to_are_swept(tmp_path):
+    d = make(tmp_path)
+    svc = d.service
+    try:
+        for i in range(3):
+            svc.remember(RememberRequest(content=f"turn {i} of a chat", source_id="chat"))
+        svc.flush()
+        vectors = count(d, "SELECT COUNT(*) FROM embeddings")
+        assert vectors == 6  # three memories and their three context texts
+        # a fourth turn changes the context texts of its neighbours: their old vectors orphan
+        svc.remember(RememberRequest(content="turn 3 of a chat", source_id="chat"))
+        svc.flush()
+        report = d.retention.sweep()
+        assert report.orphan_vectors >= 1
+        assert count(d, "SELECT COUNT(*) FROM embeddings") == 8  # 4 memories + 4 contexts
     finally:
         d.stop()
 

@@ -36,6 +36,7 @@ MAX_BACKOFF_S = 60.0
 class EmbedderStats:
     running: bool = False
     processed: int = 0
+    context_processed: int = 0
     failed: int = 0
     skipped_cycles: int = 0
     last_cycle_at: str | None = None
@@ -284,5 +285,5 @@ class BackgroundEmbedder:
             if items:
                 self.db.on_commit(lambda: get_context_index(len(items[0][2])).add_many(items))
         self.stats.provider_ok = True
-        self.stats.processed += len(vectors)
+        self.stats.context_processed += len(vectors)
         return True

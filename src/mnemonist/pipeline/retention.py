@@ -36,6 +36,7 @@ class SweepReport:
     graph_links: int = 0
     orphan_entities: int = 0
     embeddings: int = 0
+    orphan_vectors: int = 0
     tombstones: int = 0
     history: int = 0
     completed_jobs: int = 0
@@ -105,6 +106,16 @@ class RetentionWorker:
                     " AND (is_deleted = 0 OR deleted_at >= ?))",
                     (content_hash, content_hash, tomb_cut),
                 ).rowcount
+
+        # 2b. vectors nothing points to any more (context texts that changed or went away)
+        with self.db.write_tx() as conn:
+            report.orphan_vectors = conn.execute(
+                "DELETE FROM embeddings WHERE content_hash IN (SELECT e.content_hash FROM"
+                " embeddings e WHERE NOT EXISTS (SELECT 1 FROM memories m"
+                " WHERE m.content_hash = e.content_hash) AND NOT EXISTS (SELECT 1 FROM"
+                " memory_context c WHERE c.text_hash = e.content_hash) LIMIT ?)",
+                (cfg.batch_limit,),
+            ).rowcount
 
         # 3. the tombstones (the delete trigger cleans FTS)
         with self.db.write_tx() as conn:

@@ -182,7 +182,10 @@ class HybridSearch:
                         cosines[seq] = (1 - weight) * cosines[seq] + weight * around[seq]
 
         fused = fuse(keyword, vector_hits, cosines, cfg.alpha)
-        rows = memories.get_many_by_seq(conn, [f.seq for f in fused])
+        # every candidate passes the filters here, whichever index proposed it (an in-memory
+        # index may lag a commit by a moment; the table never does)
+        where, args = where_clause(filters)
+        rows = memories.get_many_by_seq(conn, [f.seq for f in fused], where, args)
         now = datetime.now(UTC)
         threshold = cfg.min_score if min_score is None else min_score
         weight = cfg.importance_weight

@@ -81,6 +81,17 @@ class ServiceBase:
                     self.searcher.context_index = self.context_index
             return self.context_index
 
+    def unindex(self, seq: int) -> None:
+        """Drop a memory from the in-memory indexes (call from db.on_commit)."""
+        for index in (self.index, self.context_index):
+            if index is not None:
+                index.remove(seq)
+
+    def reproject(self, seq: int, project: str | None) -> None:
+        for index in (self.index, self.context_index):
+            if index is not None:
+                index.set_project(seq, project)
+
     def _load_index(self) -> None:
         """Rebuild the in-memory index from the vectors of the configured model."""
         assert self.provider is not None

@@ -177,8 +177,8 @@ class MutationOps(ServiceBase):
                     if embedder is not None:
                         embedder.notify(m.seq)
             self.db.on_commit(swap)
-        elif "project" in fields and index is not None:
-            self.db.on_commit(lambda: index.set_project(m.seq, project))
+        if "project" in fields:
+            self.db.on_commit(lambda: self.reproject(m.seq, project))
 
     @staticmethod
     def _result(
@@ -222,18 +222,14 @@ class MutationOps(ServiceBase):
         memories.soft_delete(conn, m.id, reason=reason, at=now, by=by)
         history.append(conn, m.id, "deleted", old_content=m.content, changed_by=by or "api",
                        reason=reason, metadata={**meta, "version": m.version + 1}, at=now)
-        index = self.index
-        if index is not None:
-            self.db.on_commit(lambda: index.remove(m.seq))
+        self.db.on_commit(lambda: self.unindex(m.seq))
 
     def _hard_delete(self, conn, m: Memory, reason: str, by: str | None, meta: dict) -> None:
         memories.hard_delete(conn, m.id)
         embeddings.delete_unreferenced(conn, [m.content_hash])
         history.append(conn, m.id, "deleted", old_content=m.content, changed_by=by or "api",
                        reason=reason, metadata={**meta, "hard": True})
-        index = self.index
-        if index is not None:
-            self.db.on_commit(lambda: index.remove(m.seq))
+        self.db.on_commit(lambda: self.unindex(m.seq))
 
     def recover(self, memory_id: str, req: RecoverRequest) -> dict[str, Any]:
         if self.config.memory.pipeline_v2.mutations_frozen:

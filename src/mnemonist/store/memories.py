@@ -78,12 +78,17 @@ def get(conn: sqlite3.Connection, memory_id: str) -> Memory | None:
     return Memory.from_row(row) if row else None
 
 
-def get_many_by_seq(conn: sqlite3.Connection, seqs: list[int]) -> dict[int, Memory]:
+def get_many_by_seq(
+    conn: sqlite3.Connection, seqs: list[int], where: str = "1", args: list | None = None
+) -> dict[int, Memory]:
+    """Rows by seq, optionally only those also matching `where` (over `memories m`)."""
     out: dict[int, Memory] = {}
     for start in range(0, len(seqs), 500):
         chunk = seqs[start : start + 500]
         rows = conn.execute(
-            f"SELECT * FROM memories WHERE seq IN ({','.join('?' * len(chunk))})", chunk
+            f"SELECT * FROM memories m WHERE m.seq IN ({','.join('?' * len(chunk))})"
+            f" AND {where}",
+            [*chunk, *(args or [])],
         )
         for row in rows:
             out[row["seq"]] = Memory.from_row(row)
