@@ -23,6 +23,7 @@ def test_defaults_follow_the_documents(tmp_path):
     assert cfg.search.alpha == 0.7 and cfg.search.min_score == 0.1
     p = cfg.memory.pipeline_v2
     assert p.enabled and not p.shadow_mode and p.extraction.timeout == 45000
+    assert p.extraction.provider == "none"  # nothing leaves the machine unless configured
     assert p.worker.lease_timeout_ms == 300000 and p.embedding_tracker.batch_size == 8
     assert cfg.memory.retention.tombstone_days == 30 and cfg.memory.retention.batch_limit == 500
     assert (cfg.server.host, cfg.server.port) == ("127.0.0.1", 3850)

@@ -88,3 +88,29 @@ def test_import_benchmark_reports_throughput():
     assert report["first import"]["created"] == 300
     assert report["re-run (idempotent)"]["created"] == 0
     assert report["first import"]["per_s"] > 0
+
+
+def test_derived_facts_are_not_lines_of_their_source(live):
+    ids = chat(live, "bikes-4", LINES, [0, 1, 2, 3, 4])
+    conn = sqlite3.connect(live.daemon.paths.database)
+    try:  # a fact the pipeline derived from turn 2, written the way the pipeline writes it
+        from mnemonist.store import context, memories
+        from mnemonist.store.memories import NewMemory
+        from mnemonist.text.normalize import normalize_and_hash
+
+        conn.row_factory = sqlite3.Row
+        context.configure(conn, 2)
+        norm = normalize_and_hash("Ben recommends the blue bike")
+        memories.insert(conn, NewMemory(
+            id="derived-1", content=norm.storage, normalized_content=norm.normalized,
+            content_hash=norm.content_hash, type="fact", importance=0.9, tags=[], pinned=False,
+            who="pipeline-v2", why="extracted-fact", project="ctx", source_type=None,
+            source_id="bikes-4", idempotency_key=None, occurred_at="2024-03-01T10:02:00.000Z",
+            created_at="2026-01-01T00:00:00.000Z"))
+        conn.commit()
+    finally:
+        conn.close()
+    assert "recommends" not in context_of(live, ids[2])
+    assert "recommends" not in context_of(live, ids[3])
+    own = context_of(live, "derived-1")
+    assert own.startswith(LINES[1]) and "Ben recommends the blue bike" in own

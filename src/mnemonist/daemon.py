@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from mnemonist.ingest.documents import DocumentWorker
 from mnemonist.model.config import Config
-from mnemonist.pipeline.documents import DocumentWorker
 from mnemonist.pipeline.extract_worker import ExtractionRuntime
 from mnemonist.pipeline.maintenance import MaintenanceWorker
 from mnemonist.pipeline.retention import RetentionWorker

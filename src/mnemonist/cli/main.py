@@ -11,9 +11,9 @@ from typing import Any
 import click
 
 from mnemonist.cli.bench import bench
-from mnemonist.cli.client import Client, DaemonError
 from mnemonist.cli.hooks_cmd import COMMANDS as HOOK_COMMANDS
 from mnemonist.cli.mcp_cmd import mcp
+from mnemonist.client import Client, DaemonError
 
 
 def emit(data: Any) -> None:

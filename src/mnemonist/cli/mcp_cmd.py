@@ -23,7 +23,7 @@ import click
 def mcp(ctx: click.Context, url: str | None, token: str | None, timeout: float,
         verbose: bool) -> None:
     """Serve the memory tools over MCP on stdio (talks to the running daemon)."""
-    from mnemonist.cli.client import Client, default_url
+    from mnemonist.client import Client, default_url
     from mnemonist.mcp.backends import HttpBackend
     from mnemonist.mcp.server import run_stdio
 

@@ -64,7 +64,7 @@ def canonical_event(name: str) -> str | None:
 def load_settings(url: str | None, timeout_ms: int | None) -> HookSettings:
     """Daemon URL, token and deadline from the flags, the environment and agent.yaml; a bad
     configuration falls back to the defaults (and is logged by the caller)."""
-    from mnemonist.cli.client import default_url
+    from mnemonist.client import default_url
     from mnemonist.settings import ConfigError, Paths, home_dir, load_config
 
     home = home_dir()

@@ -16,7 +16,7 @@ import anyio.to_thread
 import httpx
 from pydantic import ValidationError
 
-from mnemonist.cli.client import Client, DaemonError
+from mnemonist.client import Client, DaemonError
 from mnemonist.model.requests import (
     ForgetRequest,
     ListRequest,

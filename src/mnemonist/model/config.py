@@ -38,8 +38,10 @@ Ms = int  # milliseconds
 
 
 class ExtractionConfig(CamelModel):
-    provider: Literal["ollama", "claude-code", "opencode", "openai", "anthropic", "none"] = (
-        "claude-code"
+    # Default "none", not the documents' "claude-code": nothing leaves the machine unless the
+    # user configures a provider (the claude CLI sends memories to a remote API).
+    provider: Literal["ollama", "claude-code", "opencode", "openai", "anthropic", "none"] = Field(
+        default="none", description="the LLM of extraction and decisions; none: pipeline waits"
     )
     model: str = "haiku"
     base_url: str = ""

@@ -1,6 +1,6 @@
 """Documents: accept a text or a URL for background ingest, list, read, and delete them.
 
-The document worker (`pipeline.documents`) does the ingest and writes each chunk through
+The document worker (`ingest.documents`) does the ingest and writes each chunk through
 `prepare_document_chunk` / `write_document_chunk` here, which take remember's path.
 """
 
@@ -13,6 +13,14 @@ from typing import Any
 
 import numpy as np
 
+from mnemonist.ingest.documents import (
+    ACTOR,
+    CHUNK_IMPORTANCE,
+    CHUNK_TYPE,
+    JOB_TYPE,
+    PermanentFailure,
+    PreparedChunk,
+)
 from mnemonist.ingest.url_fetcher import FetchError, UrlNotAllowed, check_url
 from mnemonist.model.documents import (
     DocumentDeleteRequest,
@@ -21,14 +29,6 @@ from mnemonist.model.documents import (
 )
 from mnemonist.model.memory import utcnow
 from mnemonist.model.requests import RememberRequest
-from mnemonist.pipeline.documents import (
-    ACTOR,
-    CHUNK_IMPORTANCE,
-    CHUNK_TYPE,
-    JOB_TYPE,
-    PermanentFailure,
-    PreparedChunk,
-)
 from mnemonist.service.errors import BadRequest, Conflict, NotFound
 from mnemonist.service.mutations import MutationOps
 from mnemonist.service.remember import RememberOps

@@ -22,8 +22,9 @@ class StatusOps(PipelineOps):
         dead = sum(c.get("dead", 0) for c in jobs.counts(self.db.reader()).values())
         if dead:
             out.append("dead_jobs")
-        if self.pipeline_unavailable_reason() is not None:
-            out.append("llm_unavailable")
+        extraction = self.config.memory.pipeline_v2.extraction
+        if extraction.provider != "none" and self.pipeline_unavailable_reason() is not None:
+            out.append("llm_unavailable")  # configured but down; "none" is a choice, not a fault
         return out
 
     def health(self) -> dict[str, Any]:

@@ -20,6 +20,11 @@ from datetime import datetime
 
 _WINDOWS: dict[int, int] = {}
 
+#: Facts the pipeline derives share their source memory's source and time, but they are not
+#: lines of that source: they never appear in another memory's context (their own context is
+#: the lines around them).
+LINE = "COALESCE(why, '') != 'extracted-fact'"
+
 
 def configure(conn: sqlite3.Connection, window: int) -> None:
     _WINDOWS[id(conn)] = window
@@ -66,7 +71,8 @@ def _side(conn, project, source_id, occurred_at, seq, n, after: bool) -> list[sq
     order = "occurred_at ASC, seq ASC" if after else "occurred_at DESC, seq DESC"
     rows = conn.execute(
         f"SELECT seq, content, occurred_at FROM memories WHERE source_id = ?"
-        f" AND COALESCE(project, '') = ? AND is_deleted = 0 AND {cond} ORDER BY {order} LIMIT ?",
+        f" AND COALESCE(project, '') = ? AND is_deleted = 0 AND {LINE} AND {cond}"
+        f" ORDER BY {order} LIMIT ?",
         (source_id, project or "", occurred_at, occurred_at, seq, 2 * n),
     ).fetchall()
     return rows if after else rows[::-1]
@@ -85,7 +91,8 @@ def refresh_at(
     if n <= 0:
         return
     me = conn.execute(
-        "SELECT seq, content, occurred_at FROM memories WHERE seq = ? AND is_deleted = 0",
+        f"SELECT seq, content, occurred_at, {LINE} AS line FROM memories"
+        " WHERE seq = ? AND is_deleted = 0",
         (seq,),
     ).fetchone()
     if me is None:
@@ -98,6 +105,9 @@ def refresh_at(
     after = _side(conn, project, source_id, occurred_at, seq, n, after=True)
     items = [*before, *([me] if me is not None else []), *after]
     centre = len(before)
+    if me is not None and not me["line"]:  # a derived fact: only its own row changes
+        _write(conn, seq, _text(items, centre, n))
+        return
     lo, hi = max(0, centre - n), min(len(items), centre + (1 if me is not None else 0) + n)
     for i in range(lo, hi):
         _write(conn, items[i]["seq"], _text(items, i, n))
@@ -127,12 +137,20 @@ def rebuild(conn: sqlite3.Connection) -> int:
     for project, source_id in sources:
         items = conn.execute(
             "SELECT seq, content, occurred_at FROM memories WHERE source_id = ?"
-            " AND COALESCE(project, '') = ? AND is_deleted = 0 ORDER BY occurred_at, seq",
+            f" AND COALESCE(project, '') = ? AND is_deleted = 0 AND {LINE}"
+            " ORDER BY occurred_at, seq",
             (source_id, project),
         ).fetchall()
         for i in range(len(items)):
             _write(conn, items[i]["seq"], _text(items, i, n))
         count += len(items)
+        for row in conn.execute(
+            "SELECT seq FROM memories WHERE source_id = ? AND COALESCE(project, '') = ?"
+            f" AND is_deleted = 0 AND NOT ({LINE})",
+            (source_id, project),
+        ).fetchall():
+            refresh_memory(conn, row[0])
+            count += 1
     for row in conn.execute(
         "SELECT seq, content, occurred_at FROM memories WHERE is_deleted = 0 AND source_id IS NULL"
     ).fetchall():

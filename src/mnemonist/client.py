@@ -1,4 +1,5 @@
-"""A small HTTP client for the CLI (and hooks later): the daemon is the only writer."""
+"""The HTTP client of the faces that run outside the daemon (CLI, stdio MCP, hooks): the
+daemon is the only writer, so they all talk to it over HTTP."""
 
 from __future__ import annotations
 
