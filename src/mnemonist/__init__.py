@@ -8,4 +8,19 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+
+def _fewer_malloc_arenas() -> None:
+    """glibc gives each thread that allocates its own heap arena; with request threads, the
+    embedder and ONNX buffers that fragments into hundreds of MiB that are never returned.
+    Two arenas (the daemon has two busy threads at most) keep the resident size flat."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").mallopt(-8, 2)  # M_ARENA_MAX
+    except (OSError, AttributeError):
+        pass
+
+
+_fewer_malloc_arenas()
+
 __version__ = "0.1.0"

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
+from mnemonist.api.deps import svc
 from mnemonist.api.routes_memory import body_json, query_params
 from mnemonist.model.documents import DocumentDeleteRequest, DocumentListRequest, DocumentRequest
 
 router = APIRouter()
 
-
-def svc(request: Request) -> Any:
-    return request.app.state.service
 
 
 @router.post("/api/documents")

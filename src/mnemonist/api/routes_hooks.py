@@ -6,6 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from mnemonist.api.deps import svc
 from mnemonist.model.hooks import (
     CheckpointRequest,
     CompactionCompleteRequest,
@@ -17,9 +18,6 @@ from mnemonist.model.hooks import (
 
 router = APIRouter()
 
-
-def svc(request: Request):
-    return request.app.state.service
 
 
 @router.post("/api/hooks/session-start")

@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from mnemonist.api.deps import svc
 from mnemonist.model.requests import (
     DeleteRequest,
     ForgetRequest,
@@ -22,9 +23,6 @@ from mnemonist.service import BadRequest
 
 router = APIRouter()
 
-
-def svc(request: Request):
-    return request.app.state.service
 
 
 async def body_json(request: Request) -> dict[str, Any]:

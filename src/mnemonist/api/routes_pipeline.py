@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
+from mnemonist.api.deps import svc
 from mnemonist.model.requests import RecoverRequest
 
 router = APIRouter()
 
-
-def svc(request: Request):
-    return request.app.state.service
 
 
 @router.get("/api/pipeline/status")
