@@ -224,7 +224,7 @@ class MemoryConfig(SnakeModel):
 
 
 class SearchConfig(SnakeModel):
-    alpha: float = Range(0.7, 0.0, 1.0, "vector weight; 1 - alpha goes to the keyword leg")
+    alpha: float = Range(0.6, 0.0, 1.0, "vector weight; 1 - alpha goes to the keyword leg")
     min_score: float = Range(0.1, 0.0, 1.0, "results below this fused score are dropped")
     top_k: int = Range(100, 1, 2000, "candidates each leg contributes before fusion")
     keyword_norm: Literal["minmax", "max"] = Field(
@@ -238,7 +238,7 @@ class SearchConfig(SnakeModel):
         2, 0, 10, "the keyword leg also indexes each memory with ±N neighbours of its source"
     )
     context_vector_weight: float = Range(
-        0.5, 0.0, 1.0, "share of the context text's cosine in a memory's vector score (0: off)"
+        0.0, 0.0, 1.0, "share of the context text's cosine in a memory's vector score (0: off)"
     )
     source_boost: float = Range(
         0.0, 0.0, 5.0, "lift for memories whose source holds other strong matches (0: off)"
