@@ -114,3 +114,17 @@ def test_derived_facts_are_not_lines_of_their_source(live):
     assert "recommends" not in context_of(live, ids[3])
     own = context_of(live, "derived-1")
     assert own.startswith(LINES[1]) and "Ben recommends the blue bike" in own
+
+
+def test_context_vectors_when_turned_on(tmp_path):
+    with run_daemon(tmp_path, {"search": {"context_vector_weight": 0.5, "alpha": 0.7}}) as live:
+        ids = chat(live, "bikes-5", LINES, [0, 1, 2, 3, 4])
+        live.flush()
+        assert len(live.service.context_index) == 5
+        assert live.service.embedder.stats.context_processed >= 5
+        out = live.recall("which bike should I buy", project="ctx", limit=5)
+        assert {ids[0], ids[1]} <= {r["id"] for r in out["results"]}
+        live.http.request("DELETE", f"/api/memory/{ids[1]}", json={"reason": "x"})
+        assert ids[1] not in live.service.context_index
+        again = live.recall("which bike should I buy", project="ctx", limit=5)
+        assert ids[1] not in {r["id"] for r in again["results"]}

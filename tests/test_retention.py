@@ -17,9 +17,10 @@ def ago(days: float) -> str:
     return format_ts(datetime.now(UTC) - timedelta(days=days))
 
 
-def make(tmp_path, **retention) -> Daemon:
+def make(tmp_path, search=None, **retention) -> Daemon:
     paths = Paths(tmp_path)
-    return Daemon(paths, load_config(paths, {"memory": {"retention": retention}})).start()
+    overrides = {"memory": {"retention": retention}, "search": search or {}}
+    return Daemon(paths, load_config(paths, overrides)).start()
 
 
 def count(d: Daemon, sql: str, *args) -> int:
@@ -79,7 +80,7 @@ def test_embedding_shared_with_a_live_memory_survives_the_purge(tmp_path):
 
 
 def test_vectors_nothing_points_to_are_swept(tmp_path):
-    d = make(tmp_path)
+    d = make(tmp_path, search={"context_vector_weight": 0.5})  # context texts get vectors
     svc = d.service
     try:
         for i in range(3):
