@@ -12,6 +12,7 @@ import numpy as np
 from mnemonist.model.config import MemoryConfig, SearchConfig
 from mnemonist.model.memory import Memory, format_ts, parse_ts
 from mnemonist.model.requests import RecallFilters
+from mnemonist.search.dampening import dampen
 from mnemonist.search.filters import only_project, where_clause
 from mnemonist.search.fusion import fuse, normalize_bm25
 from mnemonist.search.keyword import keyword_search
@@ -201,11 +202,11 @@ class HybridSearch:
             score = f.score * ((1.0 - weight) + weight * imp)
             if boost != 1.0 and lo <= m.occurred_at < hi:
                 score *= boost
-            if score < threshold:
-                continue
             hits.append(Hit(m, score, f.source, f.keyword, f.vector))
+        dampen(conn, hits, query, self.mem_cfg.pipeline_v2.dampening)
         if cfg.source_boost > 0:
             boost_by_source(hits, cfg.source_boost)
+        hits = [h for h in hits if h.score >= threshold]
         hits.sort(key=lambda h: (-h.score, -h.memory.seq))
         method = "hybrid" if qvec is not None else "keyword"
         return SearchOutcome(hits[:limit], method, degraded)

@@ -1,0 +1,71 @@
+"""Post-fusion dampening stages on hand-made hits, and hub dampening over real graph tables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from mnemonist.search.dampening import gravity, hub, resolution
+from mnemonist.store.db import Database
+from mnemonist.store.migrations import migrate
+
+
+@dataclass
+class M:
+    content: str
+    type: str = "fact"
+    id: str = "m"
+
+
+@dataclass
+class H:
+    memory: M
+    score: float
+    source: str = "vector"
+    extra: dict = field(default_factory=dict)
+
+
+def test_gravity_halves_semantic_hits_that_share_no_query_term():
+    hits = [H(M("The team deployed the payments service"), 0.8),
+            H(M("Bananas are rich in potassium"), 0.6),
+            H(M("Bananas are rich in potassium"), 0.6, source="keyword"),
+            H(M("Bananas again"), 0.2)]
+    gravity(hits, "when did we deploy payments?", 0.5)
+    assert [h.score for h in hits] == [0.8, 0.3, 0.6, 0.2]
+
+
+def test_resolution_boosts_decisions_and_dated_memories():
+    hits = [H(M("We decided to use PostgreSQL", type="decision"), 0.5),
+            H(M("The offsite is planned for the second week of March in Lisbon"), 0.5),
+            H(M("Short: March"), 0.5),
+            H(M("A plain fact without any time anchor at all, long enough"), 0.5)]
+    resolution(hits, 1.2)
+    assert [round(h.score, 3) for h in hits] == [0.6, 0.55, 0.5, 0.5]
+
+
+@pytest.fixture
+def db(tmp_path):
+    database = Database(tmp_path / "g.db")
+    migrate(database)
+    yield database
+    database.close()
+
+
+def test_hub_penalises_memories_linked_only_to_hubs(db):
+    with db.write_tx() as conn:
+        for i, mentions in enumerate([50, 40, 2, 1, 1, 1, 1, 1, 1, 1]):
+            conn.execute(
+                "INSERT INTO entities (id, name, canonical_name, entity_type, mentions,"
+                " created_at, updated_at) VALUES (?, ?, ?, 'concept', ?, 'x', 'x')",
+                (f"e{i}", f"E{i}", f"e{i}", mentions),
+            )
+        for memory_id, entity in [("hubby", "e0"), ("hubby", "e1"), ("mixed", "e0"),
+                                  ("mixed", "e2")]:
+            conn.execute(
+                "INSERT INTO memory_entity_mentions (memory_id, entity_id, mention_text,"
+                " confidence, created_at) VALUES (?, ?, 'x', 1.0, 'x')", (memory_id, entity),
+            )
+    hits = [H(M("a", id="hubby"), 1.0), H(M("b", id="mixed"), 1.0), H(M("c", id="none"), 1.0)]
+    hub(db.reader(), hits, percentile=0.8, penalty=0.7)
+    assert [h.score for h in hits] == [0.7, 1.0, 1.0]
