@@ -59,7 +59,7 @@ def hub(conn: sqlite3.Connection, hits: list, percentile: float, penalty: float)
     if not counts or not hits:
         return
     counts.sort()
-    threshold = counts[min(len(counts) - 1, int(percentile * len(counts)))]
+    threshold = counts[int(percentile * (len(counts) - 1))]  # the P-th percentile (lower)
     ids = [h.memory.id for h in hits]
     marks = ",".join("?" * len(ids))
     linked: dict[str, list[int]] = {}
