@@ -67,8 +67,12 @@ class GraphConfig(CamelModel):
 
 
 class RerankerConfig(CamelModel):
-    enabled: bool = True
-    model: str = ""
+    enabled: bool = False
+    model: str = Field(default="", description="model name sent to an HTTP reranker")
+    base_url: str = Field(
+        default="", description="a Cohere/Jina-style /rerank server; empty: embedding reranker"
+    )
+    api_key: str = ""
     top_n: int = Range(20, 1, 100)
     timeout_ms: Ms = Range(2000, 100, 30000)
 

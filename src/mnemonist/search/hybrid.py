@@ -9,13 +9,14 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from mnemonist.model.config import MemoryConfig, SearchConfig
+from mnemonist.model.config import MemoryConfig, RerankerConfig, SearchConfig
 from mnemonist.model.memory import Memory, format_ts, parse_ts
 from mnemonist.model.requests import RecallFilters
 from mnemonist.search.dampening import dampen
 from mnemonist.search.filters import only_project, where_clause
 from mnemonist.search.fusion import fuse, normalize_bm25
 from mnemonist.search.keyword import keyword_search
+from mnemonist.search.rerank import EmbeddingReranker, HttpReranker, Reranker, rerank_head
 from mnemonist.search.vector_index import VectorIndex
 from mnemonist.store import memories
 from mnemonist.text.timeexpr import TimeWindow, find_time_window
@@ -62,6 +63,13 @@ def effective_importance(m: Memory, decay_rate: float, now: datetime) -> float:
     return m.importance * (decay_rate**days)
 
 
+def make_reranker(cfg: RerankerConfig) -> Reranker:
+    """An HTTP reranker when a server is configured, else the embedding reranker."""
+    if cfg.base_url:
+        return HttpReranker(cfg.base_url, cfg.model, cfg.api_key)
+    return EmbeddingReranker()
+
+
 def boost_by_source(hits: list[Hit], weight: float, top: int = 3) -> None:
     """Lift memories whose source (conversation, document) holds other strong matches:
     score × (1 + weight × strength of the source), the strength being the sum of the source's
@@ -89,6 +97,7 @@ class HybridSearch:
     ) -> None:
         self.index = index
         self.context_index: VectorIndex | None = None
+        self.reranker: Reranker | None = make_reranker(memory_config.pipeline_v2.reranker)
         self.embed_query = embed_query
         self.cfg = search_config
         self.mem_cfg = memory_config
@@ -208,5 +217,11 @@ class HybridSearch:
             boost_by_source(hits, cfg.source_boost)
         hits = [h for h in hits if h.score >= threshold]
         hits.sort(key=lambda h: (-h.score, -h.memory.seq))
+        rcfg = self.mem_cfg.pipeline_v2.reranker
+        if self.reranker is not None and (rcfg.enabled or cfg.reranking):
+            hits, outcome = rerank_head(self.reranker, query, hits, rcfg.top_n,
+                                        rcfg.timeout_ms / 1000.0)
+            if outcome != "reranked":
+                degraded.append(f"reranker_{outcome}")
         method = "hybrid" if qvec is not None else "keyword"
         return SearchOutcome(hits[:limit], method, degraded)
