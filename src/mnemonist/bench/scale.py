@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemonist import __version__
+from mnemonist.bench.scale_report import markdown
 from mnemonist.bench.stats import (
     Progress,
     machine,
@@ -488,129 +489,6 @@ def _target_hits(conn, corpus, measured, result_ids) -> dict[str, Any]:
     for kind, (hits, total) in sorted(found.items()):
         out[kind] = round(hits / total, 3) if total else None
     return out
-
-
-# --- markdown -----------------------------------------------------------------------------
-
-
-def _fmt(value: Any, digits: int = 1) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        return f"{value:,.{digits}f}"
-    return str(value)
-
-
-def _pcts(d: dict[str, Any], digits: int = 2) -> str:
-    if not d.get("count"):
-        return "–"
-    return " / ".join(_fmt(d.get(k), digits) for k in ("p50", "p95", "p99"))
-
-
-def _cpu_wait(phase: dict[str, Any]) -> str:
-    if "on_cpu_ms" not in phase:
-        return "–"
-    return f"{_fmt(phase['on_cpu_ms']['p95'], 2)} / {_fmt(phase['waiting_for_cpu_ms']['p95'], 2)}"
-
-
-def _mark(check: dict[str, Any]) -> str:
-    return "met" if check["met"] else "MISSED"
-
-
-def markdown(report: dict[str, Any]) -> str:
-    runs = report["runs"]
-    m = report["machine"]
-    head = "| metric | " + " | ".join(f"{r['memories']:,}" for r in runs) + " |"
-    sep = "|---|" + "---:|" * len(runs)
-    rows: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
-        ("remembered (created / deduplicated)",
-         lambda r: f"{_fmt(r['remember']['created'])} / {_fmt(r['remember']['deduplicated'])}"),
-        ("remember p50 / p95 / p99 (ms)", lambda r: _pcts(r["remember"]["latency_ms"])),
-        ("remember mean / max (ms)",
-         lambda r: f"{_fmt(r['remember']['latency_ms'].get('mean'), 2)} / "
-                   f"{_fmt(r['remember']['latency_ms'].get('max'), 2)}"),
-        ("… on a CPU / waiting for a CPU, p95 (ms)",
-         lambda r: _cpu_wait(r["remember"])),
-        ("writes/s (service time / wall)",
-         lambda r: f"{_fmt(r['remember']['writes_per_s'], 0)} / "
-                   f"{_fmt(r['remember']['writes_per_s_wall'], 0)}"),
-        ("embedded while writing", lambda r: _fmt(r["remember"]["embedded_while_writing"])),
-        ("indexed / coverage",
-         lambda r: f"{_fmt(r['embedding']['indexed'])} / "
-                   f"{_fmt(100 * r['embedding']['coverage'], 1)}%"
-                   + ("" if r["embedding"].get("completed", True) else " (timed out)")),
-        ("embedding: memories/s, first remember → idle",
-         lambda r: _fmt(r["embedding"].get("memories_per_s"))),
-        ("embedding: texts/s while writing / after",
-         lambda r: f"{_fmt(r['embedding'].get('texts_per_s_while_writing'))} / "
-                   f"{_fmt(r['embedding'].get('texts_per_s_after_writes'))}"),
-        ("embedding: first remember → idle or timeout (s)",
-         lambda r: _fmt(r["embedding"].get("first_remember_to_idle_s"))),
-        ("**recall p50 / p95 / p99 (ms)**, query embedding included",
-         lambda r: _pcts(r["recall"]["latency_ms"])),
-        ("recall mean / max (ms)",
-         lambda r: f"{_fmt(r['recall']['latency_ms'].get('mean'), 2)} / "
-                   f"{_fmt(r['recall']['latency_ms'].get('max'), 2)}"),
-        ("… on a CPU / waiting for a CPU, p95 (ms)", lambda r: _cpu_wait(r["recall"])),
-        ("… query embedding alone p50 / p95 / p99",
-         lambda r: _pcts(r["recall"]["legs"]["query_embedding_ms"])),
-        ("… keyword leg alone (FTS5)", lambda r: _pcts(r["recall"]["legs"]["keyword_ms"])),
-        ("… vector leg alone (index.search)", lambda r: _pcts(r["recall"]["legs"]["vector_ms"])),
-        ("recall p50 ÷ keyword / ÷ vector / ÷ embedding",
-         lambda r: " / ".join(
-             _fmt(r["recall"]["ratios_p50"][k], 1) + "×"
-             for k in ("recall_over_keyword", "recall_over_vector",
-                       "recall_over_query_embedding"))),
-        ("recall p50 not in the three legs (ms)",
-         lambda r: _fmt(r["recall"]["ratios_p50"]["rest_ms"], 2)),
-        ("vectors searched by recall", lambda r: _fmt(r["recall"]["indexed_vectors"])),
-        ("target in top 10: lexical / paraphrase",
-         lambda r: f"{_fmt(r['recall']['target_in_top'].get('lexical'), 2)} / "
-                   f"{_fmt(r['recall']['target_in_top'].get('paraphrase'), 2)}"),
-        ("RSS now / peak (MiB)",
-         lambda r: f"{_fmt(r['memory']['rss_mib'], 0)} / {_fmt(r['memory']['peak_rss_mib'], 0)}"),
-        ("RSS before opening / after model load (MiB)",
-         lambda r: f"{_fmt(r['rss_start_mib'], 0)} / {_fmt(r['rss_after_open_mib'], 0)}"),
-        ("RSS after writes / embedding / recall (MiB)",
-         lambda r: " / ".join(_fmt(r["memory"]["phases_mib"][k], 0)
-                              for k in ("after_writes", "after_embedding", "after_recall"))),
-        ("database, open: db + wal (MiB)",
-         lambda r: f"{_fmt(r['database']['while_open']['db_mib'])} + "
-                   f"{_fmt(r['database']['while_open']['wal_mib'])}"),
-        ("database after close (MiB)",
-         lambda r: _fmt(r["database"]["after_close"]["total_mib"])),
-        ("load average (1 min) at start / end",
-         lambda r: f"{_fmt(r['load_average_1m']['start'], 2)} / "
-                   f"{_fmt(r['load_average_1m']['end'], 2)}"),
-        ("target remember p95 ≤ 10 ms", lambda r: _mark(r["targets"]["remember_p95_ms"])),
-        ("target recall p95 ≤ 40 ms", lambda r: _mark(r["targets"]["recall_p95_ms"])),
-        ("target peak RSS ≤ 400 MB", lambda r: _mark(r["targets"]["peak_rss_mb"])),
-    ]  # fmt: skip
-    lines = [
-        f"# mnemonist scale benchmark, {report['started_at']}",
-        "",
-        f"mnemonist {report['mnemonist_version']}, Python {m['python']}, {m['cpus']} CPUs "
-        f"({m.get('cpu_model', '')}), {m['platform']}; seed {report['params']['seed']}, "
-        f"{report['params']['queries']} recalls after {report['params']['warmup_queries']} "
-        f"warm-up.",
-    ]
-    if runs:
-        c = runs[0]["config"]
-        lines.append(
-            f"durability {c['durability']}, embedding {c['embedding_model']} "
-            f"({c['embedding_threads']} thread, batch {c['embedding_batch_size']}), "
-            f"top_k {c['search_top_k']}."
-        )
-    lines += ["", head, sep]
-    for label, cell in rows:
-        lines.append(f"| {label} | " + " | ".join(cell(r) for r in runs) + " |")
-    lines += ["", "Targets are the issue's, stated for 10,000 memories.", ""]
-    lines += [f"- {note}" for note in report["notes"]]
-    return "\n".join(lines) + "\n"
 
 
 __all__ = ["markdown", "run_scale", "write_report"]
