@@ -16,9 +16,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
+
+from loopback import LoopbackServer
 
 ZERO_TEXT = "<zero-vector>"
 
@@ -40,7 +42,8 @@ def raw_vector(text: str, dim: int) -> np.ndarray:
 
 
 @dataclass
-class FakeEmbeddingServer:
+class FakeEmbeddingServer(LoopbackServer):
+    handler_base: ClassVar[type[BaseHTTPRequestHandler]]
     dim: int = 8
     ollama_models: list[str] = field(default_factory=lambda: ["nomic-embed-text:latest"])
     fail_status: int | None = None
@@ -55,28 +58,6 @@ class FakeEmbeddingServer:
     _thread: threading.Thread | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    @property
-    def url(self) -> str:
-        assert self._httpd is not None, "server not started"
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
-
-    def __enter__(self) -> FakeEmbeddingServer:
-        handler = type("Handler", (_Handler,), {"fake": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        self._httpd.block_on_close = False
-        self._httpd.handle_error = lambda *_: None  # clients that time out hang up: fine
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        assert self._httpd is not None and self._thread is not None
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
 
     def posts(self) -> list[Recorded]:
         with self._lock:
@@ -149,3 +130,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
+
+
+FakeEmbeddingServer.handler_base = _Handler

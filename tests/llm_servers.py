@@ -25,7 +25,9 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
+
+from loopback import LoopbackServer
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
@@ -84,7 +86,8 @@ def closed_port() -> int:
 
 
 @dataclass
-class FakeLlmServer:
+class FakeLlmServer(LoopbackServer):
+    handler_base: ClassVar[type[BaseHTTPRequestHandler]]
     models: list[str] = field(default_factory=lambda: ["qwen3:4b", "test-model"])
     script: Script | None = None
     health_status: int = 200
@@ -95,28 +98,6 @@ class FakeLlmServer:
     _thread: threading.Thread | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    @property
-    def url(self) -> str:
-        assert self._httpd is not None, "server not started"
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
-
-    def __enter__(self) -> FakeLlmServer:
-        handler = type("Handler", (_Handler,), {"fake": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        self._httpd.block_on_close = False
-        self._httpd.handle_error = lambda *_: None  # clients that time out hang up: fine
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        assert self._httpd is not None and self._thread is not None
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
 
     def record(self, call: Call) -> None:
         with self._lock:
@@ -220,3 +201,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         self.wfile.write(payload)
+
+
+FakeLlmServer.handler_base = _Handler
