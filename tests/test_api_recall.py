@@ -244,3 +244,19 @@ def test_legacy_keyword_search(live: LiveDaemon) -> None:
     assert len(limited.json()["results"]) == 1
     assert live.http.get("/memory/search", params={"q": "  "}).status_code == 400
     assert live.http.get("/memory/search").status_code == 400
+
+
+def test_a_named_person_lifts_what_they_said(tmp_path):
+    from conftest import run_daemon
+
+    with run_daemon(tmp_path) as d:
+        # the same words from two people (two sources): only the name in the query differs
+        ana = d.remember("I finally booked the train to Lisbon", who="Ana", project="trip",
+                         source_id="chat-ana")
+        ben = d.remember("I finally booked the train to Lisbon", who="Ben", project="trip",
+                         source_id="chat-ben")
+        d.flush()
+        ids = [r["id"] for r in d.recall("did Ben book the train", project="trip")["results"]]
+        assert ids[0] == ben["id"]
+        ids = [r["id"] for r in d.recall("did Ana book the train", project="trip")["results"]]
+        assert ids[0] == ana["id"]

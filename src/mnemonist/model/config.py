@@ -245,6 +245,9 @@ class SearchConfig(SnakeModel):
     context_vector_weight: float = Range(
         0.0, 0.0, 1.0, "share of the context text's cosine in a memory's vector score (0: off)"
     )
+    who_weight: float = Range(
+        0.4, 0.0, 5.0, "lift (×(1+w)) for memories by a person the query names (0: off)"
+    )
     source_boost: float = Range(
         0.0, 0.0, 5.0, "lift for memories whose source holds other strong matches (0: off)"
     )

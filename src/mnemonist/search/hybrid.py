@@ -20,6 +20,7 @@ from mnemonist.search.rerank import EmbeddingReranker, HttpReranker, Reranker, r
 from mnemonist.search.vector_index import VectorIndex
 from mnemonist.store import memories
 from mnemonist.text.timeexpr import TimeWindow, find_time_window
+from mnemonist.text.tokens import tokenize
 
 QueryEmbedder = Callable[[str], "np.ndarray | None"]
 
@@ -68,6 +69,24 @@ def make_reranker(cfg: RerankerConfig) -> Reranker:
     if cfg.base_url:
         return HttpReranker(cfg.base_url, cfg.model, cfg.api_key)
     return EmbeddingReranker()
+
+
+def boost_named_authors(hits: list[Hit], query: str, weight: float) -> None:
+    """A query that names who said or stored a memory ("what did Maria say about the
+    launch?") lifts that person's memories × (1 + weight). `who` matches when all its words
+    are words of the query."""
+    if weight <= 0 or not hits:
+        return
+    words = set(tokenize(query))
+    named: dict[str, bool] = {}
+    for h in hits:
+        who = h.memory.who
+        if who and who not in named:
+            parts = set(tokenize(who))
+            named[who] = bool(parts) and parts <= words
+    for h in hits:
+        if h.memory.who and named.get(h.memory.who):
+            h.score *= 1.0 + weight
 
 
 def boost_by_source(hits: list[Hit], weight: float, top: int = 3) -> None:
@@ -213,6 +232,7 @@ class HybridSearch:
                 score *= boost
             hits.append(Hit(m, score, f.source, f.keyword, f.vector))
         dampen(conn, hits, query, self.mem_cfg.pipeline_v2.dampening)
+        boost_named_authors(hits, query, cfg.who_weight)
         if cfg.source_boost > 0:
             boost_by_source(hits, cfg.source_boost)
         hits = [h for h in hits if h.score >= threshold]
