@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from loopback import LoopbackServer
+from loopback import JsonHandler, LoopbackServer
 
 ZERO_TEXT = "<zero-vector>"
 
@@ -72,25 +72,12 @@ class FakeEmbeddingServer(LoopbackServer):
         return [raw_vector(t, dim).tolist() for t in texts]
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JsonHandler):
     fake: FakeEmbeddingServer
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *_: object) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        self._handle("GET")
-
-    def do_POST(self) -> None:
-        self._handle("POST")
 
     def _handle(self, method: str) -> None:
         fake = self.fake
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        body = json.loads(raw) if raw else None
-        headers = {k.lower(): v for k, v in self.headers.items()}
+        body, headers = self.read_json()
         fake.record(Recorded(method, self.path, headers, body))
         if fake.delay_s:
             time.sleep(fake.delay_s)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 
-from loopback import LoopbackServer
+from loopback import JsonHandler, LoopbackServer
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
@@ -117,25 +117,12 @@ class FakeLlmServer(LoopbackServer):
         return Reply(text=reply) if isinstance(reply, str) else reply
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JsonHandler):
     fake: FakeLlmServer
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *_: object) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        self._handle("GET")
-
-    def do_POST(self) -> None:
-        self._handle("POST")
 
     def _handle(self, method: str) -> None:
         fake = self.fake
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        body = json.loads(raw) if raw else None
-        headers = {k.lower(): v for k, v in self.headers.items()}
+        body, headers = self.read_json()
         path = self.path
         if method == "GET":
             fake.record(Call("health", path, headers, None))
