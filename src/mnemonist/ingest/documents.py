@@ -85,6 +85,7 @@ class DocumentWorker:
             self.db, JOB_TYPE, self.handle,
             poll_s=self.cfg.worker_interval_ms / 1000.0,
             lease_timeout_ms=pipeline.worker.lease_timeout_ms,
+            on_failure=self._after_error,
         )
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -119,18 +120,16 @@ class DocumentWorker:
         except (PermanentFailure, FetchError) as exc:
             message = getattr(exc, "message", None) or str(exc)
             if isinstance(exc, FetchError) and not exc.permanent:
-                self._after_error(job, doc.id, message)
-                raise
+                raise  # the worker records the attempt; _after_error updates the row with it
             self._set(doc.id, "failed", error=message)
             log.info("document %s failed: %s", doc.id, message)
             return {"status": "failed", "error": message}
-        except Exception as exc:
-            self._after_error(job, doc.id, f"{type(exc).__name__}: {exc}")
-            raise
 
-    def _after_error(self, job: Job, doc_id: str, error: str) -> None:
+    def _after_error(self, job: Job, outcome: str, error: str) -> None:
+        """Inside the transaction that records the failed attempt (see JobWorker)."""
+        doc_id = job.document_id or ""
         try:
-            if job.attempts >= job.max_attempts:
+            if outcome == "dead":
                 self._set(doc_id, "failed", error=error)
             else:
                 self._set(doc_id, "pending", error=f"attempt {job.attempts} of"

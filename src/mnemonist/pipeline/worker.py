@@ -68,14 +68,18 @@ class JobWorker:
         poll_s: float = 2.0,
         lease_timeout_ms: int = 300_000,
         available: Callable[[], str | None] | None = None,
+        on_failure: Callable[[Job, str, str], None] | None = None,
     ) -> None:
-        """`available()` returns None when the provider is up, else why it is not."""
+        """`available()` returns None when the provider is up, else why it is not.
+        `on_failure(job, outcome, error)` runs inside the transaction that records a failed
+        attempt (outcome "pending" or "dead"), so state kept elsewhere changes with the job."""
         self.db = db
         self.job_type = job_type
         self.handler = handler
         self.poll_s = poll_s
         self.lease_timeout_ms = lease_timeout_ms
         self.available = available
+        self.on_failure = on_failure
         self.stats = WorkerStats(job_type)
         self._stop = threading.Event()
         self._wake = threading.Event()
@@ -153,6 +157,8 @@ class JobWorker:
             self.stats.last_error = f"{type(exc).__name__}: {exc}"
             with self.db.write_tx() as conn:
                 outcome = jobs.fail(conn, job.id, self.stats.last_error, delay)
+                if self.on_failure is not None:
+                    self.on_failure(job, outcome, str(exc))
             if outcome == "dead":
                 self.stats.dead += 1
             return delay
