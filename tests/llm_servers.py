@@ -53,7 +53,9 @@ class Call:
 
     @property
     def kind(self) -> str:
-        """extraction | decision | contradiction | other, from the prompt's markers."""
+        """extraction | decision | contradiction | hints | other, from the prompt's markers."""
+        if "<<<NOTE>>>" in self.prompt:
+            return "hints"
         if "<<<MEMORY>>>" in self.prompt:
             return "extraction"
         if "<<<FACT>>>" in self.prompt:
@@ -72,6 +74,11 @@ class Call:
 
     def memory_text(self) -> str:
         m = re.search(r"<<<MEMORY>>>\n(.*)\n<<<END MEMORY>>>", self.prompt, re.S)
+        return m.group(1) if m else ""
+
+    def note_text(self) -> str:
+        """The note of a hints prompt (its "[said by: ...]" line included)."""
+        m = re.search(r"<<<NOTE>>>\n(.*)\n<<<END NOTE>>>", self.prompt, re.S)
         return m.group(1) if m else ""
 
 

@@ -16,6 +16,7 @@ class M:
     content: str
     type: str = "fact"
     id: str = "m"
+    seq: int = 0
 
 
 @dataclass
@@ -33,6 +34,12 @@ def test_gravity_halves_semantic_hits_that_share_no_query_term():
             H(M("Bananas again"), 0.2)]
     gravity(hits, "when did we deploy payments?", 0.5)
     assert [h.score for h in hits] == [0.8, 0.3, 0.6, 0.2]
+
+
+def test_gravity_spares_memories_whose_hints_matched_the_query():
+    hits = [H(M("We adopted a beagle", seq=1), 0.8), H(M("Bananas are yellow", seq=2), 0.8)]
+    gravity(hits, "does maria have a dog?", 0.5, exempt={1})
+    assert [h.score for h in hits] == [0.8, 0.4]
 
 
 def test_resolution_boosts_decisions_and_dated_memories():

@@ -15,6 +15,7 @@ from typing import Any
 from mnemonist.ingest.documents import DocumentWorker
 from mnemonist.model.config import Config
 from mnemonist.pipeline.extract_worker import ExtractionRuntime
+from mnemonist.pipeline.hints_worker import HintsRuntime
 from mnemonist.pipeline.maintenance import MaintenanceWorker
 from mnemonist.pipeline.retention import RetentionWorker
 from mnemonist.providers.embedding import create_embedding_provider
@@ -39,6 +40,8 @@ class Daemon:
         self.service = MemoryService(self.db, config, self.provider)
         self.extraction = ExtractionRuntime(self.service)
         self.service.attach_pipeline(self.extraction)
+        self.hints = HintsRuntime(self.db, config, self.extraction.llm)  # shares its budget
+        self.service.attach_hints(self.hints)
         self.retention = RetentionWorker(self.db, config.memory.retention)
         self.documents = DocumentWorker(self.service, config)
         self.service.set_document_waker(self.documents.wake)
@@ -53,6 +56,7 @@ class Daemon:
             if self.workers:
                 self.retention.start()
                 self.extraction.start()
+                self.hints.start()
                 self.documents.start()
                 self.maintenance.start()
             self._started = True
@@ -66,6 +70,7 @@ class Daemon:
         self.maintenance.stop()
         self.documents.stop()
         self.retention.stop()
+        self.hints.stop()
         self.extraction.stop()
         self.service.stop()
         if self.provider is not None:

@@ -152,10 +152,16 @@ class EmbeddingTrackerConfig(CamelModel):
 
 
 class HintsConfig(CamelModel):
-    enabled: bool = False
-    max: int = Range(5, 1, 20)
-    timeout: Ms = Range(45000, 5000, 300000)
-    poll: Ms = Range(5000, 1000, 60000)
+    """Prospective indexing: questions each memory answers, searched by the keyword leg."""
+
+    enabled: bool = Field(default=False, description="generate hints and search them")
+    max: int = Range(5, 1, 20, "hints per memory at most")
+    timeout: Ms = Range(45000, 5000, 300000, "LLM call timeout of one hint generation, ms")
+    poll: Ms = Range(5000, 1000, 60000, "hints worker polling interval, ms")
+    # ours, not document 000's: "local" needs no LLM (key phrases of the memory and its `who`)
+    generator: Literal["llm", "local"] = Field(
+        default="llm", description="llm: the extraction LLM writes questions; local: key phrases"
+    )
 
 
 class DampeningConfig(CamelModel):

@@ -23,8 +23,9 @@ from mnemonist.search.vector_index import VectorIndex
 from mnemonist.store import documents, embeddings, jobs
 from mnemonist.store.db import Database
 
-#: (FTS5 index, the table it indexes): the second one exists once the context index does
-FTS_INDEXES = (("memories_fts", "memories"), ("memories_ctx_fts", "memory_context"))
+#: (FTS5 index, the table it indexes): the later ones exist once their migration ran
+FTS_INDEXES = (("memories_fts", "memories"), ("memories_ctx_fts", "memory_context"),
+               ("memory_hints_fts", "memory_hints"))
 
 #: weights of the composite score
 WEIGHTS = {"queue": 0.35, "index": 0.45, "storage": 0.2}

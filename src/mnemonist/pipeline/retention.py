@@ -1,9 +1,9 @@
 """The retention worker: the ordered purge of documents 000 and 001.
 
-Order matters, later steps depend on earlier ones: graph links, embeddings and then the
-tombstones themselves (past the tombstone window), then old history, completed jobs and dead
-jobs. Each step is its own short write transaction capped at `batchLimit` rows; what is left
-over waits for the next sweep.
+Order matters, later steps depend on earlier ones: graph links, embeddings, then the
+tombstones themselves with their hints (past the tombstone window), then old history, completed
+jobs and dead jobs. Each step is its own short write transaction capped at `batchLimit` rows;
+what is left over waits for the next sweep.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 from mnemonist.model.config import RetentionConfig
 from mnemonist.model.memory import format_ts, utcnow
-from mnemonist.store import history
+from mnemonist.store import hints, history
 from mnemonist.store.db import Database
 
 log = logging.getLogger(__name__)
@@ -38,6 +38,7 @@ class SweepReport:
     embeddings: int = 0
     orphan_vectors: int = 0
     tombstones: int = 0
+    hints: int = 0
     history: int = 0
     completed_jobs: int = 0
     dead_jobs: int = 0
@@ -117,9 +118,10 @@ class RetentionWorker:
                 (cfg.batch_limit,),
             ).rowcount
 
-        # 3. the tombstones (the delete trigger cleans FTS)
+        # 3. the tombstones and their hints (the delete triggers clean both FTS indexes)
         with self.db.write_tx() as conn:
             expired = self._expired_tombstones(conn, tomb_cut)
+            report.hints = hints.delete_for(conn, [t[1] for t in expired])
             for seq, memory_id, _hash in expired:
                 conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
                 history.append(

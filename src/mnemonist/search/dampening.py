@@ -2,7 +2,8 @@
 
 1. Gravity: a result that arrived through a semantic path (vector or hybrid) with a score
    above 0.3 but shares no query term with its own text is a "semantic hallucination":
-   its score × gravityPenalty.
+   its score × gravityPenalty. A memory whose hints matched the query is exempt: its
+   questions share the query's terms, which is the point of prospective indexing.
 2. Hub: a result whose linked entities are all high-degree hubs (mention count above the
    hubPercentile of all entities) × hubPenalty — popular entities must not crowd out the
    specific ones. No-op until the pipeline has linked entities.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Collection
 
 from mnemonist.model.config import DampeningConfig
 from mnemonist.text.tokens import content_tokens
@@ -33,12 +35,15 @@ def _stems(text: str) -> set[str]:
     return {t[:5] for t in content_tokens(text)}
 
 
-def gravity(hits: list, query: str, penalty: float) -> None:
+def gravity(hits: list, query: str, penalty: float, exempt: Collection[int] = ()) -> None:
+    """`exempt`: seqs of memories that share the query's terms elsewhere (their hints)."""
     terms = _stems(query)
     if not terms:
         return
     for h in hits:
-        if h.source != "keyword" and h.score > 0.3 and not (terms & _stems(h.memory.content)):
+        if (h.source != "keyword" and h.score > 0.3
+                and not (exempt and h.memory.seq in exempt)
+                and not (terms & _stems(h.memory.content))):
             h.score *= penalty
 
 
@@ -75,10 +80,13 @@ def hub(conn: sqlite3.Connection, hits: list, percentile: float, penalty: float)
             h.score *= penalty
 
 
-def dampen(conn: sqlite3.Connection, hits: list, query: str, cfg: DampeningConfig) -> None:
+def dampen(
+    conn: sqlite3.Connection, hits: list, query: str, cfg: DampeningConfig,
+    *, hint_matched: Collection[int] = (),
+) -> None:
     """Apply the enabled stages in order; the caller re-sorts."""
     if cfg.gravity_enabled:
-        gravity(hits, query, cfg.gravity_penalty)
+        gravity(hits, query, cfg.gravity_penalty, hint_matched)
     if cfg.hub_enabled:
         hub(conn, hits, cfg.hub_percentile, cfg.hub_penalty)
     if cfg.resolution_enabled:

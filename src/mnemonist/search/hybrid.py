@@ -145,16 +145,24 @@ class HybridSearch:
         return outcome
 
     def _keyword(
-        self, conn: sqlite3.Connection, query: str, filters: RecallFilters | None
+        self, conn: sqlite3.Connection, query: str, filters: RecallFilters | None,
+        hint_matched: set[int] | None = None,
     ) -> dict[int, float]:
         """Normalised keyword scores from the content index, the context index, or the better
-        of the two per memory (each index normalised on its own)."""
+        of the two per memory (each index normalised on its own); with hints on, the hints
+        index joins them the same way (max, never a sum: a memory matched by its text and by
+        a hint is not counted twice). The memories the hints index matched are added to
+        `hint_matched` when given."""
         cfg = self.cfg
         fields = cfg.keyword_fields if cfg.context_window > 0 else "content"
         names = ("content", "context") if fields == "both" else (fields,)
+        if self.mem_cfg.pipeline_v2.hints.enabled:
+            names = (*names, "hints")
         scores: dict[int, float] = {}
         for name in names:
             raw = dict(keyword_search(conn, query, filters, cfg.top_k, index=name))
+            if name == "hints" and hint_matched is not None:
+                hint_matched.update(raw)
             for seq, value in normalize_bm25(raw, cfg.keyword_norm).items():
                 scores[seq] = max(value, scores.get(seq, 0.0))
         return scores
@@ -171,7 +179,8 @@ class HybridSearch:
     ) -> SearchOutcome:
         cfg = self.cfg
         degraded: list[str] = []
-        keyword = self._keyword(conn, query, filters)
+        hint_matched: set[int] = set()
+        keyword = self._keyword(conn, query, filters, hint_matched)
 
         qvec = None
         if self.index is None:
@@ -231,7 +240,7 @@ class HybridSearch:
             if boost != 1.0 and lo <= m.occurred_at < hi:
                 score *= boost
             hits.append(Hit(m, score, f.source, f.keyword, f.vector))
-        dampen(conn, hits, query, self.mem_cfg.pipeline_v2.dampening)
+        dampen(conn, hits, query, self.mem_cfg.pipeline_v2.dampening, hint_matched=hint_matched)
         boost_named_authors(hits, query, cfg.who_weight)
         if cfg.source_boost > 0:
             boost_by_source(hits, cfg.source_boost)

@@ -1,14 +1,17 @@
-"""The keyword leg: FTS5 BM25 over `memories_fts`, user text always treated as data."""
+"""The keyword leg: FTS5 BM25 over `memories_fts` (or the context or hints index), user text
+always treated as data."""
 
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 from mnemonist.model.requests import RecallFilters
 from mnemonist.search.filters import where_clause
 from mnemonist.text.tokens import fts_match_query
 
-INDEXES = {"content": "memories_fts", "context": "memories_ctx_fts"}
+MAX_HINTS_PER_MEMORY = 20  # the upper bound of memory.pipelineV2.hints.max
+INDEXES = {"content": "memories_fts", "context": "memories_ctx_fts", "hints": "memory_hints_fts"}
 
 
 def keyword_search(
@@ -22,13 +25,15 @@ def keyword_search(
 ) -> list[tuple[int, float]]:
     """Top-k (seq, raw bm25) for live memories; raw BM25 is negative, lower is better.
 
-    `index` is "content" (the memory's own text) or "context" (the memory with its neighbours
-    in its source, see store.context)."""
+    `index` is "content" (the memory's own text), "context" (the memory with its neighbours
+    in its source, see store.context) or "hints" (the questions it answers, store.hints)."""
     match = fts_match_query(query, operator=operator)
     if match is None:
         return []
     table = INDEXES[index]
     where, args = where_clause(filters)
+    if index == "hints":
+        return _hint_search(conn, match, where, args, k)
     rows = conn.execute(
         f"SELECT m.seq, bm25({table}) AS score FROM {table}"
         f" JOIN memories m ON m.seq = {table}.rowid"
@@ -36,3 +41,24 @@ def keyword_search(
         [match, *args, k],
     ).fetchall()
     return [(row[0], row[1]) for row in rows]
+
+
+def _hint_search(
+    conn: sqlite3.Connection, match: str, where: str, args: list[Any], k: int
+) -> list[tuple[int, float]]:
+    """A memory's hint score is its best hint's BM25 (several hints never add up). Grouped
+    here, not in SQL: FTS5 refuses bm25() under an aggregate. The best k × MAX_HINTS_PER_MEMORY
+    rows hold at least k memories (the worker writes at most `hints.max` ≤ 20 per memory)."""
+    best: dict[int, float] = {}
+    for seq, score in conn.execute(
+        "SELECT m.seq, bm25(memory_hints_fts) AS score FROM memory_hints_fts"
+        " JOIN memory_hints h ON h.id = memory_hints_fts.rowid"
+        f" JOIN memories m ON m.id = h.memory_id WHERE memory_hints_fts MATCH ? AND {where}"
+        " ORDER BY score LIMIT ?",
+        [match, *args, k * MAX_HINTS_PER_MEMORY],
+    ):
+        if seq not in best:
+            best[seq] = score
+            if len(best) >= k:
+                break
+    return list(best.items())

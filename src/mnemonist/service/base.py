@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 
 import numpy as np
 
@@ -15,13 +17,16 @@ from mnemonist.pipeline.embedder import BackgroundEmbedder
 from mnemonist.providers.embedding.base import EmbeddingError, EmbeddingProvider
 from mnemonist.search.hybrid import HybridSearch
 from mnemonist.search.vector_index import VectorIndex
-from mnemonist.store import embeddings
+from mnemonist.store import embeddings, hints
+from mnemonist.store.context import is_line
 from mnemonist.store.db import Database
 
 log = logging.getLogger(__name__)
 
 
 class ServiceBase:
+    _hints_wake: Callable[[], None] | None = None
+
     def __init__(
         self,
         db: Database,
@@ -54,6 +59,24 @@ class ServiceBase:
             self.index, self.embed_query, config.search, config.memory
         )
         self.searcher.context_index = self.context_index
+
+    # -- hints jobs ----------------------------------------------------------------------
+    def set_hints_waker(self, wake: Callable[[], None] | None) -> None:
+        """Called after a commit that enqueued hints jobs, so the worker polls at once."""
+        self._hints_wake = wake
+
+    def enqueue_hints(self, conn: sqlite3.Connection, memory_id: str, why: str | None, *,
+                      fresh: bool = False) -> str | None:
+        """A prospective_index job for a memory people may ask about (not one the pipeline
+        derived), in the caller's transaction; nothing when hints are off."""
+        pipeline = self.config.memory.pipeline_v2
+        if not pipeline.hints.enabled or not is_line(why):
+            return None
+        job = hints.enqueue(conn, memory_id, max_attempts=pipeline.worker.max_retries,
+                            fresh=fresh)
+        if job is not None and self._hints_wake is not None:
+            self.db.on_commit(self._hints_wake)
+        return job
 
     # -- vectors -------------------------------------------------------------------------
     def get_index(self, dimensions: int) -> VectorIndex:

@@ -11,7 +11,7 @@ from mnemonist.model.memory import Memory, parse_ts, utcnow
 from mnemonist.model.requests import DeleteRequest, MemoryPatch, ModifyRequest, RecoverRequest
 from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import BadRequest, Conflict, NotFound, Unavailable
-from mnemonist.store import embeddings, history, memories
+from mnemonist.store import embeddings, hints, history, memories
 from mnemonist.text.normalize import NormalizedContent, normalize_and_hash
 from mnemonist.text.scrub import scrub_credentials
 
@@ -147,6 +147,9 @@ class MutationOps(ServiceBase):
                 fields["embedding_model"] = None
         now = utcnow()
         memories.update_fields(conn, m.id, fields, at=now, by=changed_by)
+        if text_changed:  # hints described the old text: drop them, generate anew
+            hints.delete_for(conn, [m.id])
+            self.enqueue_hints(conn, m.id, m.why)
         history.append(
             conn, m.id, "modified",
             old_content=m.content, new_content=fields.get("content", m.content),

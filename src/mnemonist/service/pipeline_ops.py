@@ -1,19 +1,22 @@
 """Pipeline v2 through the service: its status, and undoing a supersession.
 
-The daemon attaches the running `ExtractionRuntime` with `attach_pipeline()`; without one (a
-service built alone) the status still answers from the configuration and the queue.
+The daemon attaches the running `ExtractionRuntime` with `attach_pipeline()` and the hints
+runtime with `attach_hints()`; without them (a service built alone) the status still answers
+from the configuration and the queue.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from mnemonist.model.memory import utcnow
 from mnemonist.model.requests import RecoverRequest
 from mnemonist.pipeline.extract_worker import ExtractionRuntime, pipeline_mode
+from mnemonist.pipeline.hints_worker import HintsRuntime, not_running_reason
 from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import Conflict, NotFound, Unavailable
-from mnemonist.store import archive, embeddings, graph, history, jobs, memories
+from mnemonist.store import archive, embeddings, graph, hints, history, jobs, memories
 
 LAST_ERRORS = 10
 
@@ -21,8 +24,53 @@ LAST_ERRORS = 10
 class PipelineOps(ServiceBase):
     pipeline_runtime: ExtractionRuntime | None = None
 
+    hints_runtime: HintsRuntime | None = None
+
     def attach_pipeline(self, runtime: ExtractionRuntime | None) -> None:
         self.pipeline_runtime = runtime
+
+    def attach_hints(self, runtime: HintsRuntime | None) -> None:
+        self.hints_runtime = runtime
+        self.set_hints_waker(runtime.wake if runtime is not None else None)
+
+    def flush(self, timeout: float = 120.0) -> bool:
+        """Also wait for the hints worker to finish its queue (when it runs and can)."""
+        started = time.monotonic()
+        ok = super().flush(timeout)
+        runtime = self.hints_runtime
+        if runtime is not None and self.config.memory.pipeline_v2.hints.enabled:
+            ok = runtime.wait_idle(max(0.0, timeout - (time.monotonic() - started))) and ok
+        return ok
+
+    def hints_status(self, *, brief: bool = False) -> dict[str, Any]:
+        """Hints: configuration, counts (memories with hints, jobs by state) and the worker."""
+        cfg = self.config.memory.pipeline_v2.hints
+        out: dict[str, Any] = {"enabled": cfg.enabled, "generator": cfg.generator}
+        if not cfg.enabled and brief:
+            return out
+        out.update(hints.counts(self.db.reader()))
+        runtime = self.hints_runtime
+        if brief:
+            running = runtime is not None and runtime.worker.stats.running
+            out["worker"] = "running" if running else "not running"
+            out["waiting_reason"] = (
+                runtime.worker.stats.waiting_reason if runtime is not None and running
+                else not_running_reason(self.config) or "worker not started")
+        elif runtime is None:
+            out["worker"] = {"running": False, "waiting_reason": not_running_reason(
+                self.config) or "no hints runtime attached"}
+        else:
+            out.update({k: v for k, v in runtime.status().items() if k not in out})
+        return out
+
+    def hints_llm_unavailable_reason(self) -> str | None:
+        """Why the hints worker cannot reach its LLM now (None when it can, or needs none)."""
+        cfg = self.config.memory.pipeline_v2
+        runtime = self.hints_runtime
+        if (runtime is None or runtime.llm is None or not cfg.hints.enabled
+                or cfg.hints.generator != "llm" or cfg.extraction.provider == "none"):
+            return None
+        return runtime.llm.unavailable_reason()
 
     def pipeline_flags(self) -> dict[str, Any]:
         cfg = self.config.memory.pipeline_v2
@@ -49,6 +97,7 @@ class PipelineOps(ServiceBase):
         runtime = self.pipeline_runtime
         out: dict[str, Any] = {"mode": pipeline_mode(cfg), **self.pipeline_flags(),
                                "provider": cfg.extraction.provider}
+        out["hints"] = self.hints_status(brief=True)
         if runtime is None:
             out["extraction_worker"] = "not running (jobs wait in the queue)"
             return out
@@ -84,11 +133,15 @@ class PipelineOps(ServiceBase):
             )
         ]
         provider = detail["provider"]
+        hint_state = self.hints_status()
+        workers = {"extract": detail["worker"]}
+        if isinstance(hint_state.get("worker"), dict):
+            workers[hints.JOB_TYPE] = hint_state["worker"]
         return {
             "mode": pipeline_mode(cfg),
             "flags": self.pipeline_flags(),
             "waiting_reason": detail["worker"].get("waiting_reason"),
-            "workers": {"extract": detail["worker"]},
+            "workers": workers,
             "queue": {"by_state": by_state, "by_type": by_type},
             "provider": provider,
             "counters": {k: provider.get(k, 0) for k in (
@@ -97,6 +150,7 @@ class PipelineOps(ServiceBase):
             "last_errors": {"llm": provider.get("last_error"), "jobs": errors},
             "graph": graph.counts(conn),
             "superseded": archive.superseded_count(conn),
+            "hints": {k: v for k, v in hint_state.items() if k != "worker"},
             "config": {"minConfidence": cfg.extraction.min_confidence,
                        "timeoutMs": cfg.extraction.timeout, "pollMs": cfg.worker.poll_ms,
                        "maxRetries": cfg.worker.max_retries,

@@ -1,5 +1,5 @@
-"""remember: the raw-first write. The row, its history event and its extraction job commit in
-one transaction before the call returns; embedding follows in the background."""
+"""remember: the raw-first write. The row, its history event and its extraction and hints jobs
+commit in one transaction before the call returns; embedding follows in the background."""
 
 from __future__ import annotations
 
@@ -101,6 +101,7 @@ class RememberOps(ServiceBase):
         if pipeline.enabled:  # a new memory has no job yet: skip the dedup lookup
             jobs.enqueue(conn, "extract", memory_id=new.id,
                          max_attempts=pipeline.worker.max_retries, check_existing=False)
+        self.enqueue_hints(conn, new.id, new.why, fresh=True)
         if self.embedder is not None:
             embedder = self.embedder
             self.db.on_commit(lambda: embedder.notify(seq))

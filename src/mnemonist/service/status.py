@@ -22,9 +22,14 @@ class StatusOps(PipelineOps):
         dead = sum(c.get("dead", 0) for c in jobs.counts(self.db.reader()).values())
         if dead:
             out.append("dead_jobs")
-        extraction = self.config.memory.pipeline_v2.extraction
-        if extraction.provider != "none" and self.pipeline_unavailable_reason() is not None:
+        pipeline = self.config.memory.pipeline_v2
+        extraction = pipeline.extraction
+        if extraction.provider != "none" and (
+                self.pipeline_unavailable_reason() or self.hints_llm_unavailable_reason()):
             out.append("llm_unavailable")  # configured but down; "none" is a choice, not a fault
+        if pipeline.hints.enabled and pipeline.hints.generator == "llm" and (
+                extraction.provider == "none"):
+            out.append("hints_without_llm")  # hints asked for, nothing can write them
         return out
 
     def health(self) -> dict[str, Any]:

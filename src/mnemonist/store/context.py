@@ -23,7 +23,13 @@ _WINDOWS: dict[int, int] = {}
 #: Facts the pipeline derives share their source memory's source and time, but they are not
 #: lines of that source: they never appear in another memory's context (their own context is
 #: the lines around them).
-LINE = "COALESCE(why, '') != 'extracted-fact'"
+DERIVED_WHY = "extracted-fact"
+LINE = f"COALESCE(why, '') != '{DERIVED_WHY}'"
+
+
+def is_line(why: str | None) -> bool:
+    """`LINE` for a row in hand: False for what the pipeline derived from another memory."""
+    return (why or "") != DERIVED_WHY
 
 
 def configure(conn: sqlite3.Connection, window: int) -> None:

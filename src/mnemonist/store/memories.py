@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemonist.model.memory import Memory
-from mnemonist.store import context
+from mnemonist.store import context, hints
 
 COLUMNS = (
     "id", "content", "normalized_content", "content_hash", "type", "importance", "tags",
@@ -167,6 +167,7 @@ def restore(conn: sqlite3.Connection, memory_id: str, *, at: str, by: str | None
 
 def hard_delete(conn: sqlite3.Connection, memory_id: str) -> None:
     before = _position(conn, memory_id)
+    hints.delete_for(conn, [memory_id])
     conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
     _refresh(conn, before, memory_id)
 

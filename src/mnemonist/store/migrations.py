@@ -216,6 +216,39 @@ def _context(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration(6, "hints: questions each memory answers (prospective indexing), and their index")
+def _hints(conn: sqlite3.Connection) -> None:
+    # The cascade is a backstop: every store path that removes a memory row also deletes its
+    # hints itself (store.hints.delete_for), so the retention sweep can count them.
+    _script(
+        conn,
+        """
+        CREATE TABLE memory_hints (
+            id INTEGER PRIMARY KEY,
+            memory_id TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            hint TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            UNIQUE (memory_id, hint)
+        );
+        CREATE VIRTUAL TABLE memory_hints_fts USING fts5(
+            hint, content='memory_hints', content_rowid='id', tokenize='porter unicode61'
+        );
+        CREATE TRIGGER memory_hints_ai AFTER INSERT ON memory_hints BEGIN
+            INSERT INTO memory_hints_fts(rowid, hint) VALUES (new.id, new.hint);
+        END;
+        CREATE TRIGGER memory_hints_ad AFTER DELETE ON memory_hints BEGIN
+            INSERT INTO memory_hints_fts(memory_hints_fts, rowid, hint)
+                VALUES ('delete', old.id, old.hint);
+        END;
+        CREATE TRIGGER memory_hints_au AFTER UPDATE OF hint ON memory_hints BEGIN
+            INSERT INTO memory_hints_fts(memory_hints_fts, rowid, hint)
+                VALUES ('delete', old.id, old.hint);
+            INSERT INTO memory_hints_fts(rowid, hint) VALUES (new.id, new.hint);
+        END;
+        """,
+    )
+
+
 @migration(3, "documents: ingested texts and URLs, and the chunk memories of each")
 def _documents(conn: sqlite3.Connection) -> None:
     _script(
