@@ -20,7 +20,7 @@ def write(home, data) -> Paths:
 def test_defaults_follow_the_documents(tmp_path):
     cfg = load_config(Paths(tmp_path))
     assert cfg.memory.decay_rate == 0.95
-    assert cfg.search.alpha == 0.6 and cfg.search.min_score == 0.1  # measured (benchmarks.md)
+    assert cfg.search.alpha == 0.7 and cfg.search.min_score == 0.1  # measured (benchmarks.md)
     p = cfg.memory.pipeline_v2
     assert p.enabled and not p.shadow_mode and p.extraction.timeout == 45000
     assert p.extraction.provider == "none"  # nothing leaves the machine unless configured
@@ -103,3 +103,18 @@ def test_serve_refuses_a_public_bind_without_a_token(tmp_path, monkeypatch):
     monkeypatch.delenv("MNEMONIST_TOKEN", raising=False)
     with pytest.raises(SystemExit, match="token"):
         serve(str(tmp_path), host="0.0.0.0", port=1)
+
+
+def test_the_documented_reference_is_the_schema():
+    """docs/configuration.md carries the table `mnemonist config reference` prints."""
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from mnemonist.cli.main import cli
+
+    printed = CliRunner().invoke(cli, ["config", "reference"]).output.strip()
+    assert printed.startswith("| key | default | allowed | meaning |")
+    assert "| `search.alpha` | `0.7` | 0.0–1.0 |" in printed
+    docs = (Path(__file__).parent.parent / "docs" / "configuration.md").read_text()
+    assert printed in docs, "docs/configuration.md is stale: paste `mnemonist config reference`"

@@ -10,6 +10,8 @@ from mnemonist.text.tokens import (
     STOP_WORDS,
     content_tokens,
     fts_match_query,
+    fts_phrase_query,
+    remove_words,
     tokenize,
 )
 
@@ -177,3 +179,41 @@ def test_query_terms_are_quoted_tokens(text: str) -> None:
         assert all(t.startswith('"') and t.endswith('"') and '"' not in t[1:-1] for t in terms)
         expected = content_tokens(text) or list(dict.fromkeys(tokenize(text)))
         assert [t[1:-1] for t in terms] == expected[:MAX_QUERY_TERMS]
+
+
+def test_remove_words_drops_names_and_possessives_keeps_the_rest():
+    assert remove_words("What has Melanie painted?", {"melanie"}) == "What has painted?"
+    assert remove_words("Are Melanie's kids and Mel’s dog fine?", {"melanie", "mel"}) == (
+        "Are kids and dog fine?"
+    )
+    assert remove_words("Melanie?", {"melanie"}) == ""  # nothing left to embed
+    assert remove_words("Did Melanie-Rose call", {"melanie"}) == "Did Melanie-Rose call"
+    assert remove_words("no names here", set()) == "no names here"
+
+
+@given(st.text(max_size=200), st.sets(st.text(min_size=1, max_size=8), max_size=4))
+@settings(max_examples=200)
+def test_remove_words_never_raises_and_never_adds_words(text, words):
+    out = remove_words(text, {w.lower() for w in words})
+    assert set(tokenize(out)) <= set(tokenize(text))
+
+
+def test_phrase_query_pairs_adjacent_content_words_quoted():
+    assert fts_phrase_query("When did we join the LGBTQ support group?") == (
+        '"lgbtq support" OR "support group"'
+    )
+    assert fts_phrase_query("what is it") is None
+    assert fts_phrase_query('say "hi" NEAR(x y)') == '"say hi" OR "hi near"'
+
+
+def test_phrase_query_is_safe_fts(tmp_path):
+    conn = sqlite3.connect(tmp_path / "f.db")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='porter unicode61')")
+    conn.execute("INSERT INTO t VALUES ('the support group met')")
+    for q in ['support" group', "support) (group", "NOT support group*", "^support group"]:
+        match = fts_phrase_query(q)
+        assert match is not None
+        conn.execute("SELECT count(*) FROM t WHERE t MATCH ?", (match,)).fetchone()
+    hit = conn.execute("SELECT count(*) FROM t WHERE t MATCH ?",
+                       (fts_phrase_query("a support group"),)).fetchone()[0]
+    assert hit == 1

@@ -216,6 +216,14 @@ def config_show(home: str | None) -> None:
     click.echo(config_as_yaml(cfg), nl=False)
 
 
+@config.command("reference")
+def config_reference() -> None:
+    """Print every key with its default, allowed values and meaning (markdown)."""
+    from mnemonist.model.config_reference import reference_table
+
+    click.echo(reference_table())
+
+
 def main() -> None:  # pragma: no cover
     cli()
 

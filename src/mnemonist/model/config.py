@@ -235,7 +235,7 @@ class MemoryConfig(SnakeModel):
 
 
 class SearchConfig(SnakeModel):
-    alpha: float = Range(0.6, 0.0, 1.0, "vector weight; 1 - alpha goes to the keyword leg")
+    alpha: float = Range(0.7, 0.0, 1.0, "vector weight; 1 - alpha goes to the keyword leg")
     min_score: float = Range(0.1, 0.0, 1.0, "results below this fused score are dropped")
     top_k: int = Range(100, 1, 2000, "candidates each leg contributes before fusion")
     keyword_norm: Literal["minmax", "max"] = Field(
@@ -253,6 +253,17 @@ class SearchConfig(SnakeModel):
     )
     who_weight: float = Range(
         0.4, 0.0, 5.0, "lift (×(1+w)) for memories by a person the query names (0: off)"
+    )
+    who_strip: bool = Field(
+        default=True,
+        description="the vector leg embeds the query without the names of the authors it names",
+    )
+    phrase_weight: float = Range(
+        0.2, 0.0, 1.0, "keyword bonus for holding two adjacent query words as a phrase (0: off)"
+    )
+    time_candidates: float = Range(
+        0.5, 0.0, 1.0,
+        "memories from a time the query names join the candidates at this share of their score",
     )
     source_boost: float = Range(
         0.0, 0.0, 5.0, "lift for memories whose source holds other strong matches (0: off)"

@@ -12,10 +12,11 @@ import numpy as np
 from mnemonist.model.config import MemoryConfig, RerankerConfig, SearchConfig
 from mnemonist.model.memory import Memory, format_ts, parse_ts
 from mnemonist.model.requests import RecallFilters
+from mnemonist.search.authors import KnownAuthors
 from mnemonist.search.dampening import dampen
 from mnemonist.search.filters import only_project, where_clause
-from mnemonist.search.fusion import fuse, normalize_bm25
-from mnemonist.search.keyword import keyword_search
+from mnemonist.search.fusion import Fused, fuse, normalize_bm25
+from mnemonist.search.keyword import keyword_search, phrase_search
 from mnemonist.search.rerank import EmbeddingReranker, HttpReranker, Reranker, rerank_head
 from mnemonist.search.vector_index import VectorIndex
 from mnemonist.store import memories
@@ -120,6 +121,7 @@ class HybridSearch:
         self.embed_query = embed_query
         self.cfg = search_config
         self.mem_cfg = memory_config
+        self.authors = KnownAuthors()
 
     def search(
         self,
@@ -152,7 +154,8 @@ class HybridSearch:
         of the two per memory (each index normalised on its own); with hints on, the hints
         index joins them the same way (max, never a sum: a memory matched by its text and by
         a hint is not counted twice). The memories the hints index matched are added to
-        `hint_matched` when given."""
+        `hint_matched` when given. A memory holding one of the query's two-word phrases gets
+        `phrase_weight` × its phrase match (normalised to the best) on top, capped at 1."""
         cfg = self.cfg
         fields = cfg.keyword_fields if cfg.context_window > 0 else "content"
         names = ("content", "context") if fields == "both" else (fields,)
@@ -165,7 +168,62 @@ class HybridSearch:
                 hint_matched.update(raw)
             for seq, value in normalize_bm25(raw, cfg.keyword_norm).items():
                 scores[seq] = max(value, scores.get(seq, 0.0))
+        if cfg.phrase_weight > 0:
+            index = "content" if fields == "content" else "context"
+            phrases = dict(phrase_search(conn, query, filters, cfg.top_k, index=index))
+            for seq, value in normalize_bm25(phrases, "max").items():
+                scores[seq] = min(1.0, scores.get(seq, 0.0) + cfg.phrase_weight * value)
         return scores
+
+    def _vector(
+        self, conn: sqlite3.Connection, qvec: np.ndarray, filters: RecallFilters | None,
+        keyword: dict[int, float],
+    ) -> tuple[set[int], dict[int, float]]:
+        """The vector leg's own candidates, and the cosine of every candidate of both legs."""
+        cfg, index = self.cfg, self.index
+        assert index is not None
+        allowed = None
+        if not only_project(filters):
+            where, args = where_clause(filters)
+            sql = f"SELECT m.seq FROM memories m WHERE {where}"
+            allowed = {r[0] for r in conn.execute(sql, args)}
+        project = filters.project if filters else None
+        top = index.search(
+            qvec, cfg.top_k, project=project, filter_project=project is not None,
+            allowed=allowed,
+        )
+        vector_hits = {seq for seq, _ in top}
+        cosines = dict(top)
+        cosines.update(index.scores(qvec, [s for s in keyword if s not in cosines]))
+        ctx, weight = self.context_index, cfg.context_vector_weight
+        if ctx is not None and weight > 0 and cfg.context_window > 0:
+            ctx_top = ctx.search(qvec, cfg.top_k, project=project,
+                                 filter_project=project is not None, allowed=allowed)
+            vector_hits |= {seq for seq, _ in ctx_top}
+            candidates = vector_hits | set(keyword)
+            cosines.update(index.scores(qvec, [s for s in candidates if s not in cosines]))
+            around = ctx.scores(qvec, candidates)
+            for seq in candidates:  # a memory's vector score: its text, and its context
+                if seq in cosines and seq in around:
+                    cosines[seq] = (1 - weight) * cosines[seq] + weight * around[seq]
+        return vector_hits, cosines
+
+    def _fused(
+        self, conn: sqlite3.Connection, query: str, qvec: np.ndarray | None,
+        filters: RecallFilters | None, hint_matched: set[int],
+    ) -> list[Fused]:
+        keyword = self._keyword(conn, query, filters, hint_matched)
+        vector_hits: set[int] = set()
+        cosines: dict[int, float] = {}
+        if qvec is not None and self.index is not None:
+            vector_hits, cosines = self._vector(conn, qvec, filters, keyword)
+        return fuse(keyword, vector_hits, cosines, self.cfg.alpha)
+
+    def _dense_query(self, conn: sqlite3.Connection, query: str) -> str:
+        cfg = self.cfg
+        if cfg.who_strip and cfg.who_weight > 0:
+            return self.authors.strip(conn, query)
+        return query
 
     def _search(
         self,
@@ -179,47 +237,24 @@ class HybridSearch:
     ) -> SearchOutcome:
         cfg = self.cfg
         degraded: list[str] = []
-        hint_matched: set[int] = set()
-        keyword = self._keyword(conn, query, filters, hint_matched)
-
         qvec = None
         if self.index is None:
             degraded.append("vector_index_unavailable")
         else:
-            qvec = self.embed_query(query)
+            qvec = self.embed_query(self._dense_query(conn, query))
             if qvec is None:
                 degraded.append("query_embedding_failed")
 
-        vector_hits: set[int] = set()
-        cosines: dict[int, float] = {}
-        if qvec is not None and self.index is not None:
-            allowed = None
-            if not only_project(filters):
-                where, args = where_clause(filters)
-                sql = f"SELECT m.seq FROM memories m WHERE {where}"
-                allowed = {r[0] for r in conn.execute(sql, args)}
-            project = filters.project if filters else None
-            top = self.index.search(
-                qvec, cfg.top_k, project=project, filter_project=project is not None,
-                allowed=allowed,
-            )
-            vector_hits = {seq for seq, _ in top}
-            cosines = dict(top)
-            cosines.update(self.index.scores(qvec, [s for s in keyword if s not in cosines]))
-            ctx, weight = self.context_index, cfg.context_vector_weight
-            if ctx is not None and weight > 0 and cfg.context_window > 0:
-                ctx_top = ctx.search(qvec, cfg.top_k, project=project,
-                                     filter_project=project is not None, allowed=allowed)
-                vector_hits |= {seq for seq, _ in ctx_top}
-                candidates = vector_hits | set(keyword)
-                turn = self.index.scores(qvec, [s for s in candidates if s not in cosines])
-                cosines.update(turn)
-                around = ctx.scores(qvec, candidates)
-                for seq in candidates:  # a memory's vector score: its text, and its context
-                    if seq in cosines and seq in around:
-                        cosines[seq] = (1 - weight) * cosines[seq] + weight * around[seq]
-
-        fused = fuse(keyword, vector_hits, cosines, cfg.alpha)
+        hint_matched: set[int] = set()
+        fused = self._fused(conn, query, qvec, filters, hint_matched)
+        if window is not None and not time_filter and cfg.time_candidates > 0:
+            # the time named may be all the query says about what it wants ("what did we
+            # discuss on 11 December?"): that time's best memories join the candidates
+            seen = {f.seq for f in fused}
+            for f in self._fused(conn, query, qvec, narrow(filters, window), hint_matched):
+                if f.seq not in seen:
+                    f.score *= cfg.time_candidates
+                    fused.append(f)
         # every candidate passes the filters here, whichever index proposed it (an in-memory
         # index may lag a commit by a moment; the table never does)
         where, args = where_clause(filters)

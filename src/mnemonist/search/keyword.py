@@ -8,7 +8,7 @@ from typing import Any
 
 from mnemonist.model.requests import RecallFilters
 from mnemonist.search.filters import where_clause
-from mnemonist.text.tokens import fts_match_query
+from mnemonist.text.tokens import fts_match_query, fts_phrase_query
 
 MAX_HINTS_PER_MEMORY = 20  # the upper bound of memory.pipelineV2.hints.max
 INDEXES = {"content": "memories_fts", "context": "memories_ctx_fts", "hints": "memory_hints_fts"}
@@ -30,6 +30,21 @@ def keyword_search(
     match = fts_match_query(query, operator=operator)
     if match is None:
         return []
+    return _search(conn, match, filters, k, index)
+
+
+def phrase_search(
+    conn: sqlite3.Connection, query: str, filters: RecallFilters | None, k: int,
+    *, index: str = "content",
+) -> list[tuple[int, float]]:
+    """Top-k (seq, raw bm25) of memories holding one of the query's two-word phrases."""
+    match = fts_phrase_query(query)
+    return [] if match is None else _search(conn, match, filters, k, index)
+
+
+def _search(
+    conn: sqlite3.Connection, match: str, filters: RecallFilters | None, k: int, index: str
+) -> list[tuple[int, float]]:
     table = INDEXES[index]
     where, args = where_clause(filters)
     if index == "hints":

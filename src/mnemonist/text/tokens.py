@@ -7,6 +7,9 @@ token ``^``, column filters (``col:``), ``-`` and parentheses lose their meaning
 
 from __future__ import annotations
 
+import itertools
+import re
+import string
 import unicodedata
 
 # Common English function words (articles, pronouns, auxiliaries, prepositions,
@@ -38,6 +41,8 @@ _STOP_WORDS_TEXT = """
 STOP_WORDS: frozenset[str] = frozenset(_STOP_WORDS_TEXT.split())
 
 MAX_QUERY_TERMS = 64
+_PUNCTUATION = string.punctuation + "“”‘’…"
+_POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 _OPERATORS = frozenset({"OR", "AND"})
 
 
@@ -80,6 +85,33 @@ def content_tokens(text: str) -> list[str]:
 def quote_fts_term(term: str) -> str:
     """Quote one term as an FTS5 string (embedded double quotes are doubled)."""
     return '"' + term.replace('"', '""') + '"'
+
+
+def remove_words(text: str, words: set[str]) -> str:
+    """The text without the given (lowercase) words, a possessive "'s" included; the rest is
+    kept as written, a dropped word's trailing punctuation too. Empty when no word is left."""
+    kept: list[str] = []
+    for piece in text.split():
+        core = _POSSESSIVE.sub("", piece.strip(_PUNCTUATION)).lower()
+        if core in words:
+            tail = piece[len(piece.rstrip(_PUNCTUATION)):]
+            if tail and kept:
+                kept[-1] += tail
+            continue
+        kept.append(piece)
+    out = " ".join(kept)
+    return out if tokenize(out) else ""
+
+
+def fts_phrase_query(query: str, *, limit: int = 16) -> str | None:
+    """FTS5 OR of the query's two-word phrases: adjacent tokens that are both content words
+    ("support group", "charity tournament"). None when the query has no such pair."""
+    toks = tokenize(query)
+    pairs = _dedupe([f"{a} {b}" for a, b in itertools.pairwise(toks)
+                     if a not in STOP_WORDS and b not in STOP_WORDS])
+    if not pairs:
+        return None
+    return " OR ".join(quote_fts_term(p) for p in pairs[:limit])
 
 
 def fts_match_query(query: str, *, operator: str = "OR") -> str | None:

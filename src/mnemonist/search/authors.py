@@ -1,0 +1,63 @@
+"""People the store knows as authors (`who`), and their names taken out of a query.
+
+A query that names an author ("what has Melanie painted?") lifts that author's memories
+(`search.who_weight`). The name then has done its work; left in the text the vector leg
+embeds, it pulls the query towards every memory that mentions the person, whatever it says
+(a small embedding model weighs names heavily). With `search.who_strip` the vector leg embeds
+"what has painted?" instead, while the keyword leg keeps the name (measured on LoCoMo:
+docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+
+from mnemonist.text.tokens import remove_words, tokenize
+
+
+class KnownAuthors:
+    """The distinct `who` values, read incrementally by `seq` (new rows only), so a recall
+    after a write costs one indexed range query. A `who` changed by modify on an old row is
+    seen after a restart; a name no longer used stays known — harmless: the lift finds no
+    memory of it, and the vector leg embeds the query without a word that names no author."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._names: dict[str, frozenset[str]] = {}  # who -> its words
+        self._last_seq = 0
+
+    def refresh(self, conn: sqlite3.Connection) -> None:
+        with self._lock:
+            last = self._last_seq
+        rows = conn.execute(
+            "SELECT who, MAX(seq) FROM memories WHERE seq > ? AND who IS NOT NULL GROUP BY who",
+            (last,),
+        ).fetchall()
+        if not rows:
+            return
+        with self._lock:
+            for who, seq in rows:
+                words = frozenset(tokenize(who))
+                if words:
+                    self._names[who] = words
+                self._last_seq = max(self._last_seq, seq)
+
+    def named_in(self, query: str) -> set[str]:
+        """The words of every author all of whose words appear in the query."""
+        words = set(tokenize(query))
+        with self._lock:
+            names = list(self._names.values())
+        out: set[str] = set()
+        for parts in names:
+            if parts <= words:
+                out |= parts
+        return out
+
+    def strip(self, conn: sqlite3.Connection, query: str) -> str:
+        """The query without the names of the authors it names (itself if nothing is left)."""
+        self.refresh(conn)
+        named = self.named_in(query)
+        if not named:
+            return query
+        return remove_words(query, named) or query
