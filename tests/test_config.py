@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 import yaml
 from click.testing import CliRunner
+from pydantic import BaseModel
 
 from mnemonist.cli.main import cli
 from mnemonist.daemon import serve
+from mnemonist.model.config import Config
 from mnemonist.settings import ConfigError, Paths, load_config
 
 
@@ -103,3 +108,19 @@ def test_serve_refuses_a_public_bind_without_a_token(tmp_path, monkeypatch):
     monkeypatch.delenv("MNEMONIST_TOKEN", raising=False)
     with pytest.raises(SystemExit, match="token"):
         serve(str(tmp_path), host="0.0.0.0", port=1)
+
+
+def _leaf_keys(model: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, object]]:
+    for name, field in model.model_fields.items():
+        key = f"{prefix}{field.alias or name}"
+        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+            yield from _leaf_keys(field.annotation, f"{key}.")
+        else:
+            yield key, field.default
+
+
+def test_the_configuration_reference_lists_every_key_with_its_default():
+    doc = (Path(__file__).parent.parent / "docs" / "configuration.md").read_text()
+    missing = [key for key, default in _leaf_keys(Config)
+               if f"| `{key}` | `{default!r}` |" not in doc]
+    assert missing == []
