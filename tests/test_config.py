@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
 from click.testing import CliRunner
@@ -107,12 +109,6 @@ def test_serve_refuses_a_public_bind_without_a_token(tmp_path, monkeypatch):
 
 def test_the_documented_reference_is_the_schema():
     """docs/configuration.md carries the table `mnemonist config reference` prints."""
-    from pathlib import Path
-
-    from click.testing import CliRunner
-
-    from mnemonist.cli.main import cli
-
     printed = CliRunner().invoke(cli, ["config", "reference"]).output.strip()
     assert printed.startswith("| key | default | allowed | meaning |")
     assert "| `search.alpha` | `0.7` | 0.0–1.0 |" in printed

@@ -51,6 +51,19 @@ def test_resolution_boosts_decisions_and_dated_memories():
     assert [round(h.score, 3) for h in hits] == [0.6, 0.55, 0.5, 0.5]
 
 
+def test_resolution_treats_decision_language_as_a_decision_unless_turned_off():
+    def hits():
+        return [H(M("In the end we went with SQLite for the daemon store"), 0.5),
+                H(M("The daemon store is SQLite, a single file on disk"), 0.5)]
+
+    on = hits()
+    resolution(on, 1.2)
+    assert [round(h.score, 3) for h in on] == [0.6, 0.5]
+    off = hits()
+    resolution(off, 1.2, decision_language=False)
+    assert [h.score for h in off] == [0.5, 0.5]
+
+
 @pytest.fixture
 def db(tmp_path):
     database = Database(tmp_path / "g.db")

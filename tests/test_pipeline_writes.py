@@ -277,7 +277,9 @@ def test_graph_persistence_is_idempotent_averaged_and_cleaned_by_retention(tmp_p
     brain.extractions["Arch"] = facts_json(entities=[(*triple, 0.9)])
     brain.extractions["Again"] = facts_json(entities=[("Billing  Service", "USES",
                                                        "postgresql", 0.5)])
-    with manual_daemon(tmp_path, pipeline_config(llm.url)) as d:
+    # the pipeline's graph writes alone: the inline linker would add its own rows
+    config = pipeline_config(llm.url, graph={"inlineLinker": False})
+    with manual_daemon(tmp_path, config) as d:
         first = remember(d, "Arch: the billing service uses PostgreSQL")
         run_jobs(d)
         job = job_of(d, first)

@@ -36,6 +36,8 @@ class Daemon:
         self.db = Database(paths.database, durability=config.memory.durability)
         migrate(self.db)
         self.db.use_context_window(config.search.context_window)
+        graph = config.memory.pipeline_v2.graph
+        self.db.use_entity_linker(graph.enabled and graph.inline_linker)
         self.provider = create_embedding_provider(config.embedding)
         self.service = MemoryService(self.db, config, self.provider)
         self.extraction = ExtractionRuntime(self.service)

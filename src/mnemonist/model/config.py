@@ -61,9 +61,19 @@ class WorkerConfig(CamelModel):
 
 
 class GraphConfig(CamelModel):
-    enabled: bool = True
-    boost_weight: float = Range(0.15, 0.0, 1.0)
-    boost_timeout_ms: Ms = Range(500, 50, 5000)
+    enabled: bool = Field(
+        default=True, description="knowledge graph: inline linking, pipeline graph writes, boost"
+    )
+    inline_linker: bool = Field(
+        default=True, description="link the entities a memory names when it is written (no LLM)"
+    )
+    boost_weight: float = Range(
+        0.15, 0.0, 1.0, "added to the score of memories linked to entities the query names (0: off)"
+    )
+    boost_timeout_ms: Ms = Range(500, 50, 5000, "deadline of the graph boost lookup")
+    hop_weight: float = Range(
+        0.5, 0.0, 1.0, "share of boostWeight for memories reached one relation away (0: no hop)"
+    )
 
 
 class RerankerConfig(CamelModel):
@@ -173,6 +183,9 @@ class DampeningConfig(CamelModel):
     hub_penalty: float = Range(0.7, 0.0, 1.0)
     gravity_penalty: float = Range(0.5, 0.0, 1.0)
     resolution_boost: float = Range(1.2, 1.0, 5.0)
+    decision_language: bool = Field(
+        default=True, description="resolution also boosts memories that state a decision"
+    )
 
 
 class PipelineV2Config(CamelModel):

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 from mnemonist.model.config import RetentionConfig
 from mnemonist.model.memory import format_ts, utcnow
-from mnemonist.store import hints, history
+from mnemonist.store import entity_links, hints, history
 from mnemonist.store.db import Database
 
 log = logging.getLogger(__name__)
@@ -72,20 +72,8 @@ class RetentionWorker:
         # 1. graph links of expired tombstones; entities left with no mention go too
         with self.db.write_tx() as conn:
             if _has_table(conn, "memory_entity_mentions"):
-                ids = [t[1] for t in self._expired_tombstones(conn, tomb_cut)]
-                for memory_id in ids:
-                    ents = [r[0] for r in conn.execute(
-                        "SELECT entity_id FROM memory_entity_mentions WHERE memory_id = ?",
-                        (memory_id,),
-                    )]
-                    report.graph_links += conn.execute(
-                        "DELETE FROM memory_entity_mentions WHERE memory_id = ?", (memory_id,)
-                    ).rowcount
-                    for ent in ents:
-                        conn.execute(
-                            "UPDATE entities SET mentions = MAX(0, mentions - 1) WHERE id = ?",
-                            (ent,),
-                        )
+                for _seq, memory_id, _hash in self._expired_tombstones(conn, tomb_cut):
+                    report.graph_links += entity_links.unlink_all(conn, memory_id)
                 orphans = [r[0] for r in conn.execute(
                     "SELECT id FROM entities WHERE mentions <= 0 LIMIT ?", (cfg.batch_limit,)
                 )]
@@ -123,6 +111,8 @@ class RetentionWorker:
             expired = self._expired_tombstones(conn, tomb_cut)
             report.hints = hints.delete_for(conn, [t[1] for t in expired])
             for seq, memory_id, _hash in expired:
+                # none left after step 1, normally; a link written since goes with the memory
+                report.graph_links += entity_links.unlink_all(conn, memory_id)
                 conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
                 history.append(
                     conn, memory_id, "purged", changed_by="retention",

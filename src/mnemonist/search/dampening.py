@@ -6,9 +6,12 @@
    questions share the query's terms, which is the point of prospective indexing.
 2. Hub: a result whose linked entities are all high-degree hubs (mention count above the
    hubPercentile of all entities) × hubPenalty — popular entities must not crowd out the
-   specific ones. No-op until the pipeline has linked entities.
-3. Resolution: decisions and constraints × resolutionBoost; other memories with a temporal
-   anchor (an ISO date or a month name), at least 50 characters long, × half that boost.
+   specific ones. Acts on the inline linker's links and the pipeline's alike.
+3. Resolution: decisions and constraints × resolutionBoost — and, with decisionLanguage, any
+   memory whose text is decision language (document 000's 14-pattern battery, "Decision
+   Auto-Protection": "we went with SQLite", whatever type the memory was given); other
+   memories with a temporal anchor (an ISO date or a month name), at least 50 characters long,
+   × half that boost.
 
 Terms are compared by their first five letters: a cheap stem, so that "deploy" and
 "deployed" overlap the way FTS5's porter tokenizer sees them.
@@ -21,6 +24,7 @@ import sqlite3
 from collections.abc import Collection
 
 from mnemonist.model.config import DampeningConfig
+from mnemonist.text.entities import is_decision_content
 from mnemonist.text.tokens import content_tokens
 
 MONTH = re.compile(
@@ -47,24 +51,36 @@ def gravity(hits: list, query: str, penalty: float, exempt: Collection[int] = ()
             h.score *= penalty
 
 
-def resolution(hits: list, boost: float) -> None:
+def resolution(hits: list, boost: float, decision_language: bool = True) -> None:
     for h in hits:
         m = h.memory
-        if m.type in RESOLVED_TYPES:
+        if m.type in RESOLVED_TYPES or (decision_language and is_decision_content(m.content)):
             h.score *= boost
         elif len(m.content) >= 50 and MONTH.search(m.content):
             h.score *= 1.0 + (boost - 1.0) * 0.5
 
 
-def hub(conn: sqlite3.Connection, hits: list, percentile: float, penalty: float) -> None:
+def _hub_threshold(conn: sqlite3.Connection, percentile: float) -> int | None:
+    """The P-th percentile (lower) of entity mention counts, read off the mentions index."""
     try:
-        counts = [r[0] for r in conn.execute("SELECT mentions FROM entities")]
+        n = conn.execute("SELECT COUNT(*) FROM entities").fetchone()[0]
+        if not n:
+            return None
+        row = conn.execute(
+            "SELECT mentions FROM entities ORDER BY mentions LIMIT 1 OFFSET ?",
+            (int(percentile * (n - 1)),),
+        ).fetchone()
     except sqlite3.OperationalError:
-        return  # no graph tables
-    if not counts or not hits:
+        return None  # no graph tables
+    return None if row is None else int(row[0])
+
+
+def hub(conn: sqlite3.Connection, hits: list, percentile: float, penalty: float) -> None:
+    if not hits:
         return
-    counts.sort()
-    threshold = counts[int(percentile * (len(counts) - 1))]  # the P-th percentile (lower)
+    threshold = _hub_threshold(conn, percentile)
+    if threshold is None:
+        return
     ids = [h.memory.id for h in hits]
     marks = ",".join("?" * len(ids))
     linked: dict[str, list[int]] = {}
@@ -90,4 +106,4 @@ def dampen(
     if cfg.hub_enabled:
         hub(conn, hits, cfg.hub_percentile, cfg.hub_penalty)
     if cfg.resolution_enabled:
-        resolution(hits, cfg.resolution_boost)
+        resolution(hits, cfg.resolution_boost, cfg.decision_language)

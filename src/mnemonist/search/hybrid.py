@@ -1,4 +1,5 @@
-"""Hybrid recall: keyword and vector legs, fusion, importance decay, threshold, ordering."""
+"""Hybrid recall: keyword and vector legs, fusion, importance decay, graph boost, threshold,
+ordering."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from mnemonist.search.authors import KnownAuthors
 from mnemonist.search.dampening import dampen
 from mnemonist.search.filters import only_project, where_clause
 from mnemonist.search.fusion import Fused, fuse, normalize_bm25
+from mnemonist.search.graph_boost import graph_boost
 from mnemonist.search.keyword import keyword_search, phrase_search
 from mnemonist.search.rerank import EmbeddingReranker, HttpReranker, Reranker, rerank_head
 from mnemonist.search.vector_index import VectorIndex
@@ -225,6 +227,24 @@ class HybridSearch:
             return self.authors.strip(conn, query)
         return query
 
+    def _boost_by_graph(
+        self, conn: sqlite3.Connection, hits: list[Hit], query: str,
+        filters: RecallFilters | None,
+    ) -> bool:
+        """score += boostWeight × share for hits linked to an entity the query names (share 1)
+        or to its neighbour (share hopWeight); part of fusion, so before dampening and the
+        threshold. True when the lookup ran out of time (the boost is then partial)."""
+        gcfg = self.mem_cfg.pipeline_v2.graph
+        if not (gcfg.enabled and gcfg.boost_weight > 0 and hits):
+            return False
+        boost = graph_boost(conn, query, filters, timeout_ms=gcfg.boost_timeout_ms,
+                            hop_weight=gcfg.hop_weight, candidates=[h.memory.id for h in hits])
+        for h in hits:
+            share = boost.weights.get(h.memory.id)
+            if share:
+                h.score += gcfg.boost_weight * share
+        return boost.timed_out
+
     def _search(
         self,
         conn: sqlite3.Connection,
@@ -275,6 +295,8 @@ class HybridSearch:
             if boost != 1.0 and lo <= m.occurred_at < hi:
                 score *= boost
             hits.append(Hit(m, score, f.source, f.keyword, f.vector))
+        if self._boost_by_graph(conn, hits, query, filters):
+            degraded.append("graph_timeout")
         dampen(conn, hits, query, self.mem_cfg.pipeline_v2.dampening, hint_matched=hint_matched)
         boost_named_authors(hits, query, cfg.who_weight)
         if cfg.source_boost > 0:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from mnemonist.store import context, txguard
+from mnemonist.store import context, entity_links, txguard
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +99,11 @@ class Database:
         """Maintain the context index with ±`window` neighbours (0: off); rebuild if changed."""
         with self.write_tx() as conn:
             return context.ensure(conn, window)
+
+    def use_entity_linker(self, enabled: bool) -> None:
+        """Link the entities a memory names inside the write transaction (see entity_links)."""
+        with self._lock:
+            entity_links.configure(self._writer, enabled)
 
     def checkpoint(self) -> None:
         with self._lock:

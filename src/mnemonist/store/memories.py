@@ -1,4 +1,8 @@
-"""The memories table: inserts, lookups, field updates, soft and hard deletes, listing."""
+"""The memories table: inserts, lookups, field updates, soft and hard deletes, listing.
+
+Every change also keeps the context index (`context`) and the inline entity links
+(`entity_links`) in step, in the caller's write transaction. Soft delete and restore keep a
+memory's links (recall never returns a deleted memory); a hard delete removes them."""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemonist.model.memory import Memory
-from mnemonist.store import context, hints
+from mnemonist.store import context, entity_links, hints
 
 COLUMNS = (
     "id", "content", "normalized_content", "content_hash", "type", "importance", "tags",
@@ -53,6 +57,7 @@ def insert(conn: sqlite3.Connection, m: NewMemory) -> int:
     )
     seq = int(cur.lastrowid or 0)
     context.refresh_at(conn, seq, m.project, m.source_id, m.occurred_at)
+    entity_links.link(conn, m.id, m.content)
     return seq
 
 
@@ -136,11 +141,17 @@ def update_fields(
         values["pinned"] = int(values["pinned"])
     sets = ", ".join(f"{k} = ?" for k in values)
     before = _position(conn, memory_id)
+    old_content = None
+    if "content" in values and entity_links.enabled(conn):
+        row = conn.execute("SELECT content FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        old_content = row[0] if row else None
     conn.execute(
         f"UPDATE memories SET {sets}{', ' if sets else ''}version = version + 1,"
         " updated_at = ?, updated_by = ? WHERE id = ?",
         [*values.values(), at, by, memory_id],
     )
+    if old_content is not None and old_content != values["content"]:
+        entity_links.relink(conn, memory_id, old_content, values["content"])
     if {"content", "project", "source_id", "occurred_at"} & values.keys():
         _refresh(conn, before, memory_id)
 
@@ -168,6 +179,7 @@ def restore(conn: sqlite3.Connection, memory_id: str, *, at: str, by: str | None
 def hard_delete(conn: sqlite3.Connection, memory_id: str) -> None:
     before = _position(conn, memory_id)
     hints.delete_for(conn, [memory_id])
+    entity_links.unlink_all(conn, memory_id)
     conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
     _refresh(conn, before, memory_id)
 
