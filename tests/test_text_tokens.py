@@ -13,6 +13,7 @@ from mnemonist.text.tokens import (
     fts_phrase_query,
     remove_words,
     tokenize,
+    tokenize_any,
 )
 
 ROWS = [
@@ -217,3 +218,9 @@ def test_phrase_query_is_safe_fts(tmp_path):
     hit = conn.execute("SELECT count(*) FROM t WHERE t MATCH ?",
                        (fts_phrase_query("a support group"),)).fetchone()[0]
     assert hit == 1
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=120))
+@settings(max_examples=300)
+def test_the_ascii_fast_path_tokenizes_like_the_general_loop(text):
+    assert tokenize(text) == tokenize_any(text)

@@ -70,8 +70,10 @@ def _read_verified(path: Path, sha256: str, what: str) -> bytes:
 
 
 #: Texts per ONNX run. Measured on the 2-core machine with ~50-token memories: batches of 8
-#: ran at 79 texts/s with a 335 MiB peak, batches of 32 at 38–45 texts/s with 520 MiB.
-INFER_BATCH = 8
+#: ran at 79 texts/s with a 335 MiB peak, batches of 32 at 38–45 texts/s with 520 MiB. Later,
+#: embedding 3,000 synthetic memories after the model load: batches of 4 added nothing to the
+#: load's peak at 119 texts/s, batches of 8 added 11–24 MiB at 111–113 texts/s.
+INFER_BATCH = 4
 
 
 def release_freed_memory() -> None:
