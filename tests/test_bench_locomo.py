@@ -18,6 +18,7 @@ from mnemonist.bench.locomo import (
     question_metrics,
     recall_at,
     reciprocal_rank,
+    render_markdown,
     session_recall_at,
 )
 from mnemonist.bench.locomo_data import (
@@ -27,6 +28,7 @@ from mnemonist.bench.locomo_data import (
     turn_content,
 )
 from mnemonist.cli.bench_locomo import locomo
+from mnemonist.model.requests import RememberRequest
 
 SYSTEMS = ("mnemonist", "bm25", "dense")
 
@@ -413,3 +415,70 @@ def test_question_metrics_maps_turns_to_sessions():
     assert m["ndcg@10"] == pytest.approx(1 / math.log2(5))
     assert (m["session_any@3"], m["session_all@3"]) == (0.0, 0.0)
     assert (m["session_any@5"], m["session_all@5"]) == (1.0, 1.0)
+
+
+def test_ablations_score_variants_on_the_same_memories_and_undo_them(tmp_path):
+    data = write_data(tmp_path)
+    result = CliRunner().invoke(
+        locomo, ["--data", str(data), "--out", str(tmp_path / "r"), "--json", "--quiet",
+                 "--variant", "same: search.alpha=0.7",
+                 "--variant", "keyword-only: search.alpha=0, search.context_window=0",
+                 "--variant", "no-hub: memory.pipelineV2.dampening.hubEnabled=false"],
+        catch_exceptions=False,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    res = json.loads(result.stdout)
+    rows = {a["name"]: a for a in res["ablations"]}
+    assert list(rows) == ["same", "keyword-only", "no-hub"]
+    assert rows["keyword-only"]["settings"] == {"search.alpha": 0, "search.context_window": 0}
+    default = res["systems"]["mnemonist"]["overall"]
+    # the default's own settings score exactly what the main run scored
+    assert rows["same"]["overall"]["recall@10"] == pytest.approx(default["recall@10"])
+    assert rows["same"]["overall"]["mrr"] == pytest.approx(default["mrr"])
+    assert 0.0 <= rows["keyword-only"]["overall"]["recall@5"] <= 1.0
+    assert "| keyword-only | `search.alpha=0`, `search.context_window=0` |" in render_markdown(res)
+
+
+def test_a_variant_applies_to_the_live_service_and_is_undone(tmp_path):
+    from mnemonist.bench.ablation import applied, parse_variant
+    from mnemonist.daemon import open_memory
+
+    daemon = open_memory(tmp_path, {"embedding": {"provider": "none"}})
+    try:
+        svc = daemon.service
+        svc.remember(RememberRequest(content="Ana: which bike", source_id="s", project="p"))
+        svc.remember(RememberRequest(content="Ben: the blue one", source_id="s", project="p"))
+
+        def context_rows() -> int:
+            return daemon.db.reader().execute("SELECT count(*) FROM memory_context").fetchone()[0]
+
+        assert context_rows() == 2
+        variant = parse_variant("v: search.alpha=0.2, search.context_window=0,"
+                                " memory.pipelineV2.dampening.hubEnabled=false")
+        with applied(svc, variant):
+            assert svc.config.search.alpha == 0.2
+            assert svc.config.memory.pipeline_v2.dampening.hub_enabled is False
+            assert context_rows() == 0  # the index follows the window
+        assert svc.config.search.alpha == 0.7
+        assert svc.config.memory.pipeline_v2.dampening.hub_enabled is True
+        assert context_rows() == 2
+        with pytest.raises(ValueError, match=r"search\.top_k"), applied(
+            svc, parse_variant("w: search.alpha=0.5, search.top_k=0")
+        ):
+            pass
+        assert svc.config.search.alpha == 0.7  # a bad value leaves nothing changed
+    finally:
+        daemon.stop()
+
+
+def test_a_variant_that_cannot_change_at_query_time_is_refused(tmp_path):
+    data = write_data(tmp_path)
+    runner = CliRunner()
+    out = runner.invoke(locomo, ["--data", str(data), "--variant", "x: graph.inlineLinker=true"])
+    assert out.exit_code == 2 and "cannot change between runs" in out.output
+    out = runner.invoke(locomo, ["--data", str(data), "--variant", "no equals sign"])
+    assert out.exit_code == 2 and "expected 'name: key=value" in out.output
+    out = runner.invoke(locomo, ["--data", str(data), "--out", str(tmp_path / "r"), "--quiet",
+                                 "--limit", "1", "--questions", "1",
+                                 "--variant", "bad: search.alpha=7"])
+    assert out.exit_code == 1 and "search.alpha = 7" in out.output

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import mnemonist
+from mnemonist.bench.ablation import Variant, applied
 from mnemonist.bench.locomo_data import CATEGORY_NAMES, Conversation, QAItem, load_locomo
 from mnemonist.bench.metrics import (  # noqa: F401  (re-exported for the tests)
     first_rank,
@@ -199,6 +200,37 @@ def _score_conversation(
         progress.show(f"{label} questions {done}/{len(items)}")
 
 
+def _score_variants(
+    service: Any, ingested: list[_Ingested], limit_questions: int | None, depth: int,
+    ks: Sequence[int], variants: Sequence[Variant], show: _Progress,
+) -> list[dict[str, Any]]:
+    """mnemonist's metrics under each variant, on the memories already ingested."""
+    out: list[dict[str, Any]] = []
+    for n, variant in enumerate(variants, start=1):
+        rows: list[tuple[int, dict[str, float]]] = []
+        with applied(service, variant):
+            for state in ingested:
+                conv, sid = state.conv, state.conv.sample_id
+                items, _ = _evaluable(conv)
+                if limit_questions is not None:
+                    items = items[:limit_questions]
+                turn_session = conv.session_of()
+                for _, qa in items:
+                    relevant = {state.dia_to_id[d] for d in qa.evidence}
+                    sessions = {turn_session[d] for d in qa.evidence}
+                    got = service.recall(
+                        RecallRequest(query=qa.question, limit=depth, project=sid, min_score=0.0)
+                    )
+                    ranked = [r["id"] for r in got["results"]]
+                    rows.append((qa.category, question_metrics(
+                        ranked, relevant, state.sessions_of, sessions, ks)))
+                show.show(f"[locomo] ablation {n}/{len(variants)} {variant.name}")
+        out.append({"name": variant.name, "settings": dict(variant.settings),
+                    **_summarize(rows)})
+    show.end(f"[locomo] {len(variants)} ablations scored")
+    return out
+
+
 def _summarize(rows: list[tuple[int, dict[str, float]]]) -> dict[str, Any]:
     overall = [m for cat, m in rows if cat in OVERALL_CATEGORIES]
     categories: dict[str, Any] = {}
@@ -255,6 +287,7 @@ def run_locomo(
     overrides: dict[str, Any] | None = None,
     progress: bool = True,
     out_dir: str | os.PathLike[str] | None = "bench-results",
+    variants: Sequence[Variant] = (),
 ) -> dict[str, Any]:
     """Run the benchmark; write `<out_dir>/locomo-<timestamp>.{json,md}` (unless out_dir is
     None) and return the JSON-able result (`render_markdown` turns it into the report).
@@ -286,6 +319,12 @@ def run_locomo(
         startup_s = time.perf_counter() - opened
         try:
             result = _run(daemon, conversations, limit_questions, ks, eval_ks, depth, show)
+            if variants:
+                result["ablations"] = _score_variants(
+                    daemon.service, result.pop("_ingested"), limit_questions, depth, eval_ks,
+                    variants, show,
+                )
+            result.pop("_ingested", None)
         finally:
             daemon.stop()
     finally:
@@ -436,6 +475,7 @@ def _run(
         },
         "query_phase_s": round(query_s, 2),
         "questions": scores.questions,
+        "_ingested": ingested,
     }
 
 
@@ -521,4 +561,26 @@ def render_markdown(result: dict[str, Any]) -> str:
         + ".",
         "",
     ]
+    if result.get("ablations"):
+        lines += _ablation_lines(result["ablations"], systems["mnemonist"], ks, s_k)
     return "\n".join(lines)
+
+
+def _ablation_lines(
+    ablations: list[dict[str, Any]], default: dict[str, Any], ks: Sequence[int], s_k: int
+) -> list[str]:
+    """One row per variant, the default first; each changes only the settings it names."""
+    columns = [*(f"recall@{k}" for k in ks), "mrr", f"session_any@{s_k}"]
+    cats = [c for c, info in default["by_category"].items() if info["in_overall"]]
+    lines = ["## Ablations (categories 1–4, each row the default but for its settings)", "",
+             "| variant | settings | " + " | ".join(
+                 [*(f"R@{k}" for k in ks), "MRR", f"any@{s_k}"]
+                 + [f"R@10 cat {c}" for c in cats]) + " |",
+             "|---|---|" + "---|" * (len(columns) + len(cats))]
+    rows = [{"name": "**default**", "settings": {}, **default}, *ablations]
+    for row in rows:
+        settings = ", ".join(f"`{k}={v}`" for k, v in row["settings"].items()) or "—"
+        cells = [_cell(row["overall"].get(c)) for c in columns]
+        cells += [_cell(row["by_category"].get(c, {}).get("recall@10")) for c in cats]
+        lines.append(f"| {row['name']} | {settings} | " + " | ".join(cells) + " |")
+    return [*lines, ""]

@@ -97,18 +97,32 @@ def parse_ks(ctx: click.Context, param: click.Parameter, value: str) -> tuple[in
     default=None,
     help="an empty mnemonist home to keep (default: a temporary one, removed after)",
 )
+@click.option("--ablate", is_flag=True,
+              help="also score the standard ablations (each recall signal off in turn)")
+@click.option("--variant", "variants", multiple=True, metavar="'NAME: KEY=VALUE[, ...]'",
+              help="also score a variant, e.g. 'a6: search.alpha=0.6' (repeatable)")
 @click.option("--json", "as_json", is_flag=True, help="print the JSON result, not the report")
 @click.option("-q", "--quiet", is_flag=True, help="no progress on stderr")
 def locomo(data: Path | None, limit: int | None, questions: int | None, ks: tuple[int, ...],
-           out: Path, home: Path | None, as_json: bool, quiet: bool) -> None:  # fmt: skip
-    """Recall on LoCoMo: mnemonist vs BM25 only vs dense only, over the same memories."""
+           out: Path, home: Path | None, ablate: bool, variants: tuple[str, ...],
+           as_json: bool, quiet: bool) -> None:  # fmt: skip
+    """Recall on LoCoMo: mnemonist vs BM25 only vs dense only, over the same memories.
+
+    With --ablate or --variant, each variant is scored on the same memories after the main run,
+    its settings applied to the running service and undone after."""
+    from mnemonist.bench.ablation import STANDARD, parse_variant
     from mnemonist.bench.locomo import render_markdown, run_locomo
     from mnemonist.settings import ConfigError
 
+    try:
+        parsed = [parse_variant(v) for v in (*(STANDARD if ablate else ()), *variants)]
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--variant") from None
     path = resolve_data(data)
     try:
         result = run_locomo(path, limit_conversations=limit, limit_questions=questions, ks=ks,
-                            home=home, progress=not quiet, out_dir=out)  # fmt: skip
+                            home=home, progress=not quiet, out_dir=out,
+                            variants=parsed)  # fmt: skip
     except ConfigError as exc:
         click.echo(f"mnemonist: configuration error: {exc}", err=True)
         sys.exit(2)

@@ -1,0 +1,121 @@
+"""Ablations for `mnemonist bench locomo --ablate`: each variant changes settings on the running
+service, is scored on the memories already ingested (mnemonist only, same metrics), and is undone
+before the next — so a row differs from the default in exactly the settings it names.
+
+Only settings that recall reads at query time can vary this way: `search.*`,
+`memory.pipelineV2.dampening.*`, `graph.boostWeight` / `graph.hopWeight` / `graph.enabled` and
+`reranker.*`. Settings that change what is written (`graph.inlineLinker`, `hints.*`, the
+embedding model) need their own run with a configuration file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+#: prefixes of the keys a variant may set (dotted, as in agent.yaml)
+RUNTIME_PREFIXES = (
+    "search.",
+    "memory.pipelineV2.dampening.",
+    "memory.pipelineV2.graph.boostWeight",
+    "memory.pipelineV2.graph.hopWeight",
+    "memory.pipelineV2.graph.enabled",
+    "memory.pipelineV2.reranker.",
+)
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    settings: tuple[tuple[str, Any], ...]
+
+
+#: `--ablate` with no list: every recall signal of docs/benchmarks.md off in turn, and the
+#: nearby values of the tuned weights.
+STANDARD = (
+    "no-who-strip: search.who_strip=false",
+    "no-phrase: search.phrase_weight=0",
+    "no-time-candidates: search.time_candidates=0",
+    "no-who-lift: search.who_weight=0",
+    "no-graph-boost: memory.pipelineV2.graph.boostWeight=0",
+    "no-hub: memory.pipelineV2.dampening.hubEnabled=false",
+    "no-gravity: memory.pipelineV2.dampening.gravityEnabled=false",
+    "resolution: memory.pipelineV2.dampening.resolutionEnabled=true",
+    "no-context-index: search.context_window=0",
+    "alpha-0.6: search.alpha=0.6",
+    "alpha-0.8: search.alpha=0.8",
+    "who-0.2: search.who_weight=0.2",
+    "who-0.6: search.who_weight=0.6",
+    "embedding-reranker: memory.pipelineV2.reranker.enabled=true",
+)
+
+
+def parse_variant(text: str) -> Variant:
+    """"name: key=value, key=value" (values read as YAML: true, 0.6, minmax)."""
+    name, sep, rest = text.partition(":")
+    if not sep or not name.strip() or not rest.strip():
+        raise ValueError(f"variant {text!r}: expected 'name: key=value[, key=value]'")
+    settings: list[tuple[str, Any]] = []
+    for part in rest.split(","):
+        key, eq, raw = part.strip().partition("=")
+        if not eq or not key:
+            raise ValueError(f"variant {name.strip()!r}: {part.strip()!r} is not key=value")
+        if not key.startswith(RUNTIME_PREFIXES):
+            raise ValueError(
+                f"variant {name.strip()!r}: {key} cannot change between runs on the same "
+                "memories; use a configuration file for it"
+            )
+        settings.append((key, yaml.safe_load(raw)))
+    return Variant(name.strip(), tuple(settings))
+
+
+def _field_name(model: BaseModel, key: str) -> str:
+    for name, info in type(model).model_fields.items():
+        if key in (name, info.alias):
+            return name
+    camel = {n.replace("_", ""): n for n in type(model).model_fields}
+    found = camel.get(key.lower().replace("_", ""))
+    if found is None:
+        raise ValueError(f"unknown setting {key!r}")
+    return found
+
+
+def _locate(config: BaseModel, dotted: str) -> tuple[BaseModel, str]:
+    *path, last = dotted.split(".")
+    node = config
+    for part in path:
+        node = getattr(node, _field_name(node, part))
+    return node, _field_name(node, last)
+
+
+@contextmanager
+def applied(service: Any, variant: Variant) -> Iterator[None]:
+    """The variant's settings on the service's live configuration, restored on exit. A bad
+    value raises ValueError naming the key, with whatever was set already restored."""
+    config = service.config
+    targets = [(_locate(config, key), key, value) for key, value in variant.settings]
+    previous: list[tuple[BaseModel, str, Any]] = []
+    window = config.search.context_window
+    rebuilt = False
+    try:
+        for (node, name), key, value in targets:
+            old = getattr(node, name)
+            try:
+                setattr(node, name, value)
+            except ValidationError as exc:
+                raise ValueError(f"{key} = {value!r}: {exc.errors()[0]['msg']}") from None
+            previous.append((node, name, old))
+        if config.search.context_window != window:  # the index follows the window
+            rebuilt = True
+            service.db.use_context_window(config.search.context_window)
+        yield
+    finally:
+        for node, name, old in reversed(previous):
+            setattr(node, name, old)
+        if rebuilt:
+            service.db.use_context_window(window)
