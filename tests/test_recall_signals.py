@@ -110,3 +110,14 @@ def test_a_named_time_brings_its_memories_into_the_candidates(tmp_path):
         live.service.config.search.time_candidates = 0.0
         out = live.recall("What did we discuss on 8 May 2025?", project="t", min_score=0.0)
         assert target not in [r["id"] for r in out["results"]]
+
+
+def test_an_author_named_by_modify_is_known_to_the_next_query(live, embedded):
+    made = live.remember("Quarterly numbers look fine", project="mod")["id"]
+    live.flush()
+    live.recall("What did Ingrid say about the numbers?", project="mod")
+    assert embedded[-1] == "What did Ingrid say about the numbers?"  # nobody is Ingrid yet
+    resp = live.http.patch(f"/api/memory/{made}", json={"who": "Ingrid", "reason": "attribution"})
+    assert resp.status_code == 200, resp.text
+    live.recall("What did Ingrid say about the numbers?", project="mod")
+    assert embedded[-1] == "What did say about the numbers?"

@@ -18,8 +18,8 @@ from mnemonist.text.tokens import remove_words, tokenize
 
 class KnownAuthors:
     """The distinct `who` values, read incrementally by `seq` (new rows only), so a recall
-    after a write costs one indexed range query. A `who` changed by modify on an old row is
-    seen after a restart; a name no longer used stays known — harmless: the lift finds no
+    after a write costs one indexed range query; a `who` that modify gives an old row is
+    `add`ed by the service. A name no longer used stays known — harmless: the lift finds no
     memory of it, and the vector leg embeds the query without a word that names no author."""
 
     def __init__(self) -> None:
@@ -42,6 +42,12 @@ class KnownAuthors:
                 if words:
                     self._names[who] = words
                 self._last_seq = max(self._last_seq, seq)
+
+    def add(self, who: str) -> None:
+        words = frozenset(tokenize(who))
+        if words:
+            with self._lock:
+                self._names[who] = words
 
     def named_in(self, query: str) -> set[str]:
         """The words of every author all of whose words appear in the query."""

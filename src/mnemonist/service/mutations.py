@@ -147,6 +147,8 @@ class MutationOps(ServiceBase):
                 fields["embedding_model"] = None
         now = utcnow()
         memories.update_fields(conn, m.id, fields, at=now, by=changed_by)
+        if fields.get("who"):  # a new name on an old row: the query side must know it
+            self.db.on_commit(lambda: self.searcher.authors.add(fields["who"]))
         if text_changed:  # hints described the old text: drop them, generate anew
             hints.delete_for(conn, [m.id])
             self.enqueue_hints(conn, m.id, m.why)
