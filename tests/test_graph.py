@@ -21,15 +21,20 @@ from mnemonist.model.requests import (
     RecallFilters,
     RecallRequest,
     RecoverRequest,
-    RememberRequest,
 )
 from mnemonist.pipeline.retention import RetentionWorker
 from mnemonist.search import graph_boost as gb
 from mnemonist.search.dampening import hub
 from mnemonist.search.hybrid import Hit
-from mnemonist.settings import Paths, load_config
 from mnemonist.store import entity_links, graph, memories
-from pipeline_helpers import Brain, facts_json, manual_daemon, pipeline_config, run_jobs
+from pipeline_helpers import (
+    Brain,
+    facts_json,
+    manual_daemon,
+    pipeline_config,
+    remember,
+    run_jobs,
+)
 
 KEYWORD_ONLY = {"embedding": {"provider": "none"}}
 
@@ -40,16 +45,8 @@ def daemon(home: Path, graph_cfg: dict[str, Any] | None = None,
     config: dict[str, Any] = {**KEYWORD_ONLY, **sections}
     memory = config.setdefault("memory", {})
     memory.setdefault("pipelineV2", {})["graph"] = graph_cfg or {}
-    paths = Paths(home)
-    d = Daemon(paths, load_config(paths, config), workers=False).start()
-    try:
+    with manual_daemon(home, config) as d:
         yield d
-    finally:
-        d.stop()
-
-
-def remember(d: Daemon, content: str, **fields: Any) -> str:
-    return d.service.remember(RememberRequest(content=content, **fields))["id"]
 
 
 def entities(d: Daemon) -> dict[str, tuple[str, int]]:

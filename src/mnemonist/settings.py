@@ -17,7 +17,7 @@ from typing import Any, get_args, get_origin
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from mnemonist.model.config import Config
+from mnemonist.model.config import Config, bounds
 
 log = logging.getLogger(__name__)
 
@@ -157,10 +157,7 @@ def _allowed(loc: list[str]) -> str:
         model = ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
     if field is None:
         return ""
-    lo = hi = None
-    for meta in field.metadata:
-        lo = getattr(meta, "ge", lo)
-        hi = getattr(meta, "le", hi)
+    lo, hi = bounds(field)
     if lo is not None or hi is not None:
         return f"{lo if lo is not None else '-inf'}–{hi if hi is not None else 'inf'}"
     if get_origin(field.annotation) is not None and str(get_origin(field.annotation)).endswith(

@@ -12,6 +12,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
+from pydantic.fields import FieldInfo
+
+
+def bounds(info: FieldInfo) -> tuple[float | int | None, float | int | None]:
+    """The inclusive (low, high) a field's `Range` allows; None where unbounded."""
+    lo = hi = None
+    for meta in info.metadata:
+        lo = getattr(meta, "ge", lo)
+        hi = getattr(meta, "le", hi)
+    return lo, hi
 
 
 def Range(default: float | int, lo: float | int, hi: float | int, doc: str = ""):

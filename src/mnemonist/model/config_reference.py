@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from mnemonist.model.config import CamelModel, Config
+from mnemonist.model.config import CamelModel, Config, bounds
 
 HEADER = "| key | default | allowed | meaning |\n|---|---|---|---|"
 
@@ -25,10 +25,7 @@ def _key(name: str, info: FieldInfo, model: type[BaseModel]) -> str:
 
 
 def _allowed(info: FieldInfo) -> str:
-    lo = hi = None
-    for m in info.metadata:
-        lo = getattr(m, "ge", lo)
-        hi = getattr(m, "le", hi)
+    lo, hi = bounds(info)
     if lo is not None and hi is not None:
         return f"{lo}–{hi}"
     ann = info.annotation
