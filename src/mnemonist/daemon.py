@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from mnemonist.ingest.documents import DocumentWorker
+from mnemonist.ingest.sessions import SessionWorker
 from mnemonist.model.config import Config
 from mnemonist.pipeline.extract_worker import ExtractionRuntime
 from mnemonist.pipeline.hints_worker import HintsRuntime
 from mnemonist.pipeline.maintenance import MaintenanceWorker
 from mnemonist.pipeline.retention import RetentionWorker
+from mnemonist.pipeline.summary_worker import SummaryWorker, settle_orphans, summary_unavailable
 from mnemonist.providers.embedding import create_embedding_provider
 from mnemonist.service import MemoryService
 from mnemonist.settings import Paths, home_dir, load_config
@@ -47,6 +49,10 @@ class Daemon:
         self.retention = RetentionWorker(self.db, config.memory.retention)
         self.documents = DocumentWorker(self.service, config)
         self.service.set_document_waker(self.documents.wake)
+        self.sessions = SessionWorker(self.service, config)
+        self.service.set_session_waker(self.sessions.wake)
+        self.summaries = SummaryWorker(self.service, self.extraction.llm)  # shares its budget
+        self.service.attach_summaries(self.summaries)
         self.maintenance = MaintenanceWorker(self.db, config, retention=self.retention,
                                              vectors=self.service)
         self.workers = workers
@@ -60,6 +66,12 @@ class Daemon:
                 self.extraction.start()
                 self.hints.start()
                 self.documents.start()
+                self.sessions.start()
+                pipeline = self.config.memory.pipeline_v2
+                if summary_unavailable(pipeline) is None:
+                    self.summaries.start()
+                else:
+                    settle_orphans(self.db, pipeline)
                 self.maintenance.start()
             self._started = True
         return self
@@ -70,6 +82,8 @@ class Daemon:
             return
         self._started = False
         self.maintenance.stop()
+        self.summaries.stop()
+        self.sessions.stop()
         self.documents.stop()
         self.retention.stop()
         self.hints.stop()

@@ -74,7 +74,11 @@ def status(ctx: click.Context, as_json: bool) -> None:
     if emb:
         click.echo(f"embeddings: {emb['embedded']}/{emb['live']} ({emb['coverage']:.0%})"
                    f"  model {data['embedding_provider'].get('model')}")
-    click.echo(f"queue: {data['queue_depth']} pending jobs")
+    queue = {t: c.get("pending", 0) + c.get("leased", 0) for t, c in data["jobs"].items()}
+    parts = ", ".join(f"{t} {n}" for t, n in sorted(queue.items()) if n)
+    click.echo(f"queue: {data['queue_depth']} pending jobs" + (f" ({parts})" if parts else ""))
+    for line in data.get("explanation", []):
+        click.echo(line)
     click.echo("degraded: " + (", ".join(data["degraded"]) or "nothing"))
 
 

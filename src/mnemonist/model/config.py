@@ -340,6 +340,33 @@ class HooksConfig(CamelModel):
     )
     session_start_max_memories: int = Range(25, 0, 200, "memories in the session-start block")
     memory_chars: int = Range(400, 50, 10000, "one injected memory is cut to this length")
+    transcript_roots: list[str] = Field(
+        default_factory=list,
+        description="more folders the daemon may read transcript files from (beside the"
+        " harnesses' own, e.g. ~/.claude/projects); absolute paths",
+    )
+
+
+class SessionsConfig(SnakeModel):
+    """Session transcripts indexed as turn memories (no LLM needed)."""
+
+    enabled: bool = Field(
+        default=True, description="index what the user and the assistant said in each session"
+    )
+    min_substantive_turns: int = Range(
+        2, 0, 1000,
+        "a session with fewer turns that say something (not greetings) is not indexed",
+    )
+    importance: float = Range(0.5, 0.0, 1.0, "importance of a session turn memory")
+    recall_weight: float = Range(
+        1.0, 0.0, 2.0, "score multiplier of session turns in recall beside curated memories"
+    )
+    delta_prompts: int = Range(
+        10, 1, 10000, "prompt submit reads the transcript's new lines every N prompts"
+    )
+    delta_bytes: int = Range(
+        65536, 1024, 104857600, "... or as soon as the transcript grew by this many bytes"
+    )
 
 
 class Config(SnakeModel):
@@ -348,4 +375,5 @@ class Config(SnakeModel):
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
     hooks: HooksConfig = Field(default_factory=HooksConfig)
+    sessions: SessionsConfig = Field(default_factory=SessionsConfig)
 

@@ -26,8 +26,9 @@ from mnemonist.model.hooks import (
     SessionStartRequest,
 )
 from mnemonist.model.memory import Memory, parse_ts, utcnow
+from mnemonist.pipeline.summary_worker import summary_unavailable
 from mnemonist.search.hybrid import Hit
-from mnemonist.service.checkpoints import CheckpointOps
+from mnemonist.service.session_turns import SessionTurnOps
 from mnemonist.sessions.context import (
     PROMPT_HEADER,
     Section,
@@ -38,14 +39,8 @@ from mnemonist.sessions.context import (
 )
 from mnemonist.sessions.digest import clip, minutes_since, union_capped
 from mnemonist.sessions.queue import scrub
-from mnemonist.sessions.transcript import (
-    Activity,
-    activity,
-    flatten,
-    looks_like_jsonl,
-    parse_jsonl,
-    read_transcript_file,
-)
+from mnemonist.sessions.reader import TAIL_BYTES, TranscriptRefused, read_tail, resolve
+from mnemonist.sessions.transcript import Activity, activity, looks_like_jsonl, parse_jsonl
 from mnemonist.store import jobs
 from mnemonist.store import sessions as store
 
@@ -55,31 +50,43 @@ RECOVER_SOURCES = ("compact", "resume")
 RESET_SOURCES = ("compact", "clear")
 DECISION_TYPES = ("decision", "constraint", "rule")
 MIN_PROMPT_CHARS = 3
+SCOPE_DEPTH = 200  # candidates drawn before the project scope is applied
 
 
-class HookOps(CheckpointOps):
+class HookOps(SessionTurnOps):
     # -- helpers -------------------------------------------------------------------------
     def _in_scope(self, m: Memory, names: list[str]) -> bool:
         return m.project is None or m.project.lower() in {n.lower() for n in names}
 
-    def _search(self, query: str, names: list[str], limit: int) -> list[Hit]:
-        """Hybrid recall kept to this project's memories and memories of no project."""
-        outcome = self.searcher.search(self.db.reader(), query, None, limit, 0.0)
-        return [h for h in outcome.hits if self._in_scope(h.memory, names)]
+    def _search(self, query: str, names: list[str], limit: int, *,
+                skip_session: str | None = None, no_turns: bool = False) -> list[Hit]:
+        """Hybrid recall kept to this project's memories and memories of no project; never
+        the turns of the session `skip_session` (it holds them already), nor any session
+        turn with `no_turns`. Candidates are drawn wide so that other projects' better
+        matches cannot push this project's out before the scope is applied."""
+        outcome = self.searcher.search(self.db.reader(), query, None, SCOPE_DEPTH, 0.0)
+        out = []
+        for h in outcome.hits:
+            m = h.memory
+            if not self._in_scope(m, names) or (m.source_type == "session" and (
+                    no_turns or m.source_id == skip_session)):
+                continue
+            out.append(h)
+            if len(out) >= limit:
+                break
+        return out
 
-    def _transcript_activity(self, path: str | None) -> tuple[str | None, Activity | None]:
-        """(flattened transcript, working state) of a transcript file, or (None, None)."""
+    def _transcript_activity(self, path: str | None) -> Activity | None:
+        """The working state at the end of a transcript file the daemon may read (its last
+        megabyte: the same cost whatever the file's size), or None."""
         if not path:
-            return None, None
+            return None
         try:
-            text = read_transcript_file(path)
-        except (OSError, ValueError) as exc:
+            text = read_tail(resolve(path, self.transcript_roots()))
+        except (OSError, TranscriptRefused) as exc:
             log.info("transcript not read: %s", exc)
-            return None, None
-        if not looks_like_jsonl(text):
-            return text, None
-        entries = parse_jsonl(text)
-        return flatten(entries), activity(entries)
+            return None
+        return activity(parse_jsonl(text)) if looks_like_jsonl(text) else None
 
     # -- session start -------------------------------------------------------------------
     def hook_session_start(self, req: SessionStartRequest) -> dict[str, Any]:
@@ -110,7 +117,7 @@ class HookOps(CheckpointOps):
                 m.id: m for m in store.context_memories(conn, names, only_project=True,
                                                         limit=10)
             }
-            for hit in self._search(project, names, 10):
+            for hit in self._search(project, names, 10, no_turns=True):
                 if hit.score >= hooks.prompt_min_score:
                     best.setdefault(hit.memory.id, hit.memory)
             sections.append(memory_section(f"Project {project}", list(best.values()), chars))
@@ -165,7 +172,8 @@ class HookOps(CheckpointOps):
         if wanted and len(prompt) >= MIN_PROMPT_CHARS:
             queries = union_capped(queries, [clip(prompt)], 20)
             held = store.injected_ids(self.db.reader(), key, state["context_reset_at"])
-            hits = self._search(prompt[:2000], names, max(20, 4 * hooks.prompt_max_memories))
+            hits = self._search(prompt[:2000], names, max(20, 4 * hooks.prompt_max_memories),
+                                skip_session=key)
             fresh = [h.memory for h in hits
                      if h.score >= hooks.prompt_min_score and h.memory.id not in held]
             block, ids = render(PROMPT_HEADER,
@@ -183,9 +191,14 @@ class HookOps(CheckpointOps):
                 store.record_injected(w, key, ids, now)
         self._touch(ids)
         checkpoint = self._periodic(key)
-        return {"session_key": key, "context": "\n\n".join(p.strip() for p in parts) + (
-            "\n" if parts else ""), "memories": ids, "prompt_count": count,
-            "recovered": recovered is not None, "checkpoint": checkpoint,
+        fresh_state = store.get_state(self.db.reader(), key) or state
+        ingest = None
+        if self.session_delta_due(fresh_state):
+            ingest = self.queue_session_ingest(fresh_state, path=fresh_state["transcript_path"],
+                                               trigger="prompt")
+        text = "\n\n".join(p.strip() for p in parts) + ("\n" if parts else "")
+        return {"session_key": key, "context": text, "memories": ids, "prompt_count": count,
+            "recovered": recovered is not None, "checkpoint": checkpoint, "ingest": ingest,
             "candidates": len(hits)}
 
     def _periodic(self, key: str) -> str | None:
@@ -210,7 +223,9 @@ class HookOps(CheckpointOps):
     # -- compaction ----------------------------------------------------------------------
     def hook_pre_compaction(self, req: PreCompactionRequest) -> dict[str, Any]:
         state = self.ensure_session(req)
-        _, act = self._transcript_activity(req.transcript_path or state["transcript_path"])
+        path = req.transcript_path or state["transcript_path"]
+        act = self._transcript_activity(path)
+        ingest = self.queue_session_ingest(state, path=path, trigger="pre_compaction")
         checkpoint_id = None
         if self.config.memory.pipeline_v2.continuity.enabled:
             draft = self.draft_for(state, "pre_compaction", act, note=req.custom_instructions)
@@ -219,7 +234,7 @@ class HookOps(CheckpointOps):
             store.update_state(w, state["session_key"], compactions=state["compactions"] + 1)
         return {
             "session_key": state["session_key"], "checkpoint_id": checkpoint_id,
-            "trigger": req.trigger,
+            "trigger": req.trigger, "ingest": ingest,
             "instructions": pre_compaction_instructions(checkpoint_id,
                                                         act.files if act else []),
         }
@@ -233,39 +248,46 @@ class HookOps(CheckpointOps):
 
     # -- session end ---------------------------------------------------------------------
     def hook_session_end(self, req: SessionEndRequest) -> dict[str, Any]:
+        """Answers at once: the transcript is read into turn memories (and kept losslessly)
+        in the background; the checkpoint takes the working state from its tail."""
         state = self.ensure_session(req)
         key = state["session_key"]
         path = req.transcript_path or state["transcript_path"]
         if req.transcript:
-            entries = parse_jsonl(req.transcript) if looks_like_jsonl(req.transcript) else []
-            flat, act = (flatten(entries), activity(entries)) if entries else (
-                req.transcript, None)
-            source = "body"
+            tail = req.transcript[-TAIL_BYTES:]
+            act = activity(parse_jsonl(tail)) if looks_like_jsonl(req.transcript) else None
+            ingest = self.queue_session_ingest(state, body=req.transcript,
+                                               trigger="session_end", final=True)
         else:
-            flat, act = self._transcript_activity(path)
-            source = "file" if flat is not None else None
-        stored = None
-        if flat and flat.strip():
-            text = scrub(flat)
-            with self.db.write_tx() as w:
-                stored = store.upsert_transcript(w, key, text, state.get("harness"),
-                                                 state.get("project"))
+            act = self._transcript_activity(path)
+            ingest = self.queue_session_ingest(state, path=path, trigger="session_end",
+                                               final=True)
         checkpoint_id = None
         if self.config.memory.pipeline_v2.continuity.enabled:
             draft = self.draft_for(state, "session_end", act)
             checkpoint_id = self.write_checkpoint(state, draft, immediate=True)
+        summary = self.queue_summary(state, req.reason, checkpoint_id)
+        with self.db.write_tx() as w:
+            store.update_state(w, key, ended_at=utcnow())
+        return {"session_key": key, "checkpoint_id": checkpoint_id,
+                "summary_job": summary.get("job_id"), "summary": summary,
+                "transcript": ingest}
+
+    def queue_summary(self, state: dict[str, Any], reason: str | None,
+                      checkpoint_id: str | None) -> dict[str, Any]:
+        """A summary job when an LLM can write it; otherwise none, and why (no job waits
+        forever for an LLM that is not configured)."""
+        cfg = self.config.memory.pipeline_v2
+        why_not = summary_unavailable(cfg)
+        if why_not:
+            return {"queued": False, "reason": why_not}
+        key = state["session_key"]
         payload = {"session_key": key, "harness": state.get("harness"),
-                   "project": state.get("project"), "reason": req.reason,
-                   "has_transcript": stored is not None, "checkpoint_id": checkpoint_id,
-                   "prompt_count": state["prompt_count"]}
+                   "project": state.get("project"), "reason": reason,
+                   "checkpoint_id": checkpoint_id, "prompt_count": state["prompt_count"]}
         with self.db.write_tx() as w:
             job_id = store.pending_summary_job(w, key) or jobs.enqueue(
                 w, "summary", payload=payload, check_existing=False,
-                max_attempts=self.config.memory.pipeline_v2.worker.max_retries,
-            )
-            store.update_state(w, key, ended_at=utcnow())
-        return {
-            "session_key": key, "checkpoint_id": checkpoint_id, "summary_job": job_id,
-            "transcript": {"stored": stored, "source": source,
-                           "chars": len(flat) if flat else 0},
-        }
+                max_attempts=cfg.worker.max_retries)
+        return {"queued": True, "job_id": job_id}
+

@@ -26,6 +26,11 @@ class PipelineOps(ServiceBase):
 
     hints_runtime: HintsRuntime | None = None
 
+    summary_runtime: Any = None  # the session summary worker, when the daemon runs one
+
+    def attach_summaries(self, runtime: Any) -> None:
+        self.summary_runtime = runtime
+
     def attach_pipeline(self, runtime: ExtractionRuntime | None) -> None:
         self.pipeline_runtime = runtime
 

@@ -72,8 +72,12 @@ class RememberOps(ServiceBase):
         return new, changed_by or req.who or req.harness or "api", list(scrubbed.kinds)
 
     def _insert_or_existing(
-        self, conn: sqlite3.Connection, new: NewMemory, actor: str, scrubbed: list[str]
+        self, conn: sqlite3.Connection, new: NewMemory, actor: str, scrubbed: list[str],
+        *, derive: bool = True,
     ) -> dict[str, Any]:
+        """Insert `new` unless its idempotency key or content (same project and source) is
+        already there. `derive` queues its extraction and hints jobs (not for memories that
+        are lines of a source the daemon indexes itself: session turns)."""
         if new.idempotency_key:
             first = memories.find_by_idempotency_key(conn, new.idempotency_key)
             if first is not None:
@@ -98,10 +102,11 @@ class RememberOps(ServiceBase):
             at=new.created_at,
         )
         pipeline = self.config.memory.pipeline_v2
-        if pipeline.enabled:  # a new memory has no job yet: skip the dedup lookup
+        if derive and pipeline.enabled:  # a new memory has no job yet: skip the dedup lookup
             jobs.enqueue(conn, "extract", memory_id=new.id,
                          max_attempts=pipeline.worker.max_retries, check_existing=False)
-        self.enqueue_hints(conn, new.id, new.why, fresh=True)
+        if derive:
+            self.enqueue_hints(conn, new.id, new.why, fresh=True)
         if self.embedder is not None:
             embedder = self.embedder
             self.db.on_commit(lambda: embedder.notify(seq))

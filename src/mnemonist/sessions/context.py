@@ -20,17 +20,32 @@ class Section:
     text: str | None = None  # a ready block instead of items
 
 
-def memory_line(m: Memory, limit: int) -> str:
+def origin(m: Memory, where: str | None = None) -> str:
+    """Where an injected memory came from: a session turn (its session and time), a memory
+    file (`where` = path:lines), or a memory (its id)."""
+    if m.source_type == "session":
+        who = f", {m.who}" if m.who else ""
+        return f"session {(m.source_id or '')[:8]} {m.occurred_at[:16].replace('T', ' ')}{who}"
+    if m.source_type == "file":
+        return where or (m.source_id or "file").removeprefix("file:")
+    return f"id {m.id[:8]}"
+
+
+def memory_line(m: Memory, limit: int, where: str | None = None) -> str:
     tags = [m.type]
     if m.pinned:
         tags.append("pinned")
-    if m.occurred_at:
+    if m.source_type in ("session", "file"):
+        tags.append(origin(m, where))
+    elif m.occurred_at:
         tags.append(m.occurred_at[:10])
     return f"- [{', '.join(tags)}] {clip(m.content, limit)}"
 
 
-def memory_section(title: str, items: list[Memory], limit: int) -> Section:
-    return Section(title, [(m.id, memory_line(m, limit)) for m in items])
+def memory_section(title: str, items: list[Memory], limit: int,
+                   where: dict[str, str] | None = None) -> Section:
+    where = where or {}
+    return Section(title, [(m.id, memory_line(m, limit, where.get(m.id))) for m in items])
 
 
 def render(

@@ -440,3 +440,37 @@ def _sessions(conn: sqlite3.Connection) -> None:
         CREATE INDEX session_state_updated ON session_state(updated_at);
         """,
     )
+
+
+@migration(7, "session turns: what has been read of each session's transcript")
+def _session_ingest(conn: sqlite3.Connection) -> None:
+    # One row per session whose transcript is indexed as turn memories (source_type 'session',
+    # source_id = the session key). `offset` / `next_line` say where reading resumes; the turns
+    # themselves are memories keyed by their position (idempotency_key), so a re-read adds
+    # nothing twice. `status`: pending (below the significance gate so far), indexed, skipped.
+    _script(
+        conn,
+        """
+        CREATE TABLE session_ingest (
+            session_key TEXT PRIMARY KEY,
+            path TEXT,
+            byte_offset INTEGER NOT NULL DEFAULT 0,
+            next_line INTEGER NOT NULL DEFAULT 0,
+            turns INTEGER NOT NULL DEFAULT 0,
+            substantive INTEGER NOT NULL DEFAULT 0,
+            status TEXT NOT NULL DEFAULT 'pending'
+                CHECK (status IN ('pending', 'indexed', 'skipped')),
+            reason TEXT,
+            project TEXT,
+            harness TEXT,
+            first_at TEXT,
+            last_at TEXT,
+            prompts_at_ingest INTEGER NOT NULL DEFAULT 0,
+            ended INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX session_ingest_updated ON session_ingest(updated_at);
+        CREATE INDEX memories_source_type ON memories(source_type, source_id);
+        """,
+    )

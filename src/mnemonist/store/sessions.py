@@ -208,6 +208,10 @@ def session_memories(conn: sqlite3.Connection, session_key: str) -> list[dict[st
 
 # --- memories a session context draws on -------------------------------------------------
 
+#: session turns and memory-file chunks are lines the daemon indexes from transcripts and
+#: files: found by search, never taken wholesale as "the project's best memories"
+NOT_INDEXED_LINES = "COALESCE(m.source_type, '') NOT IN ('session', 'file')"
+
 
 def _project_clause(projects: list[str]) -> tuple[str, list[Any]]:
     """This project's memories or memories of no project (global preferences and rules)."""
@@ -235,7 +239,7 @@ def context_memories(
         args: list[Any] = [p.lower() for p in projects]
     else:
         cond, args = _project_clause(projects)
-    where = ["m.is_deleted = 0", cond]
+    where = ["m.is_deleted = 0", "m.superseded_at IS NULL", NOT_INDEXED_LINES, cond]
     if pinned is not None:
         where.append("m.pinned = ?")
         args.append(int(pinned))
@@ -257,7 +261,8 @@ def session_remembers(
     """What was remembered during the session: its own source id, or its project since start."""
     cond, args = _project_clause(projects)
     rows = conn.execute(
-        f"SELECT m.content FROM memories m WHERE m.is_deleted = 0 AND (m.source_id = ?"
+        f"SELECT m.content FROM memories m WHERE m.is_deleted = 0 AND {NOT_INDEXED_LINES}"
+        f" AND (m.source_id = ?"
         f" OR (m.created_at >= ? AND {cond} AND m.project IS NOT NULL))"
         f" ORDER BY m.created_at DESC LIMIT ?",
         [session_key, since, *args, limit],

@@ -1,0 +1,287 @@
+"""Session transcripts become turn memories, incrementally and without an LLM.
+
+Hooks only queue the work (`queue_session_ingest`): the hook answers at once whatever the
+transcript's size, and a background worker (`ingest.sessions`) calls `ingest_session`, which
+reads the lines added since the last read, turns what the user and the assistant said into
+memories (`source_type` 'session', `source_id` the session key, `occurred_at` each message's
+own time, the session's project, scrubbed like every write), appends the lines to the
+session's lossless transcript and moves the read position — all idempotent: every turn's
+`idempotency_key` comes from its position, so a re-read, a re-ended or resumed session adds
+nothing twice.
+
+The significance gate: a session is indexed once it holds `sessions.min_substantive_turns`
+turns that say something (greetings and acknowledgements do not count). Until then it is
+re-read from the start at each trigger (it is short by definition); a session that ends below
+the gate is `skipped` with the reason, and indexed after all if it is resumed and grows.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mnemonist.model.memory import utcnow
+from mnemonist.model.requests import parse_when
+from mnemonist.pipeline.summary_worker import summary_unavailable
+from mnemonist.service.checkpoints import CheckpointOps
+from mnemonist.service.remember import RememberOps
+from mnemonist.sessions.reader import (
+    TranscriptRefused,
+    allowed_roots,
+    read_new_lines,
+    resolve,
+    take_lines,
+)
+from mnemonist.sessions.transcript import MAX_TRANSCRIPT_BYTES, flatten, parse_jsonl
+from mnemonist.sessions.turns import SessionTurn, is_substantive, turns_of_lines
+from mnemonist.store import jobs
+from mnemonist.store import session_turns as store
+from mnemonist.store.memories import NewMemory
+from mnemonist.text.normalize import normalize_and_hash
+from mnemonist.text.scrub import scrub_credentials
+
+log = logging.getLogger(__name__)
+
+ACTOR = "session-ingest"
+TURN_TYPE = "episodic"
+BATCH = 200  # turns per write transaction: the writer lock is never held for long
+WHO = {"user": "user", "assistant": "assistant", "tool": "assistant"}
+
+
+class SessionTurnOps(CheckpointOps, RememberOps):
+    _session_wake: Callable[[], None] | None = None
+
+    def set_session_waker(self, wake: Callable[[], None] | None) -> None:
+        self._session_wake = wake
+
+    # -- queueing (hooks) ----------------------------------------------------------------
+    def transcript_roots(self) -> list[Path]:
+        return allowed_roots(self.config.hooks.transcript_roots)
+
+    def queue_session_ingest(self, state: dict[str, Any], *, path: str | None = None,
+                             body: str | None = None, trigger: str,
+                             final: bool = False) -> dict[str, Any]:
+        """Queue a read of the session's transcript (a file the daemon may read, or the text
+        the harness sent). Returns what was queued, or why nothing was."""
+        if not self.config.sessions.enabled:
+            return {"queued": False, "reason": "sessions.enabled is false"}
+        key = state["session_key"]
+        if body is None:
+            if not path:
+                return {"queued": False, "reason": "no transcript_path"}
+            try:
+                resolve(path, self.transcript_roots())
+            except TranscriptRefused as exc:
+                return {"queued": False, "reason": str(exc)}
+        payload: dict[str, Any] = {"session_key": key, "trigger": trigger, "final": final}
+        if body is not None:
+            payload["body"] = body
+        else:
+            payload["path"] = path
+        with self.db.write_tx() as conn:
+            waiting = store.queued_job(conn, key)
+            if waiting is not None:  # one pending read per session: fold this one in
+                before = json.loads(waiting["payload"] or "{}")
+                payload["final"] = final or bool(before.get("final"))
+                if body is None and "body" in before and "path" not in payload:
+                    payload["body"] = before["body"]
+                store.set_payload(conn, waiting["id"], payload)
+                job_id = waiting["id"]
+            else:
+                job_id = jobs.enqueue(conn, store.JOB_TYPE, payload=payload,
+                                      check_existing=False,
+                                      max_attempts=self.config.memory.pipeline_v2.worker
+                                      .max_retries)
+            store.upsert(conn, key, path=path, project=state.get("project"),
+                         harness=state.get("harness"),
+                         prompts_at_ingest=state.get("prompt_count", 0),
+                         **({"ended": 1} if final else {}))
+        if self._session_wake is not None:
+            self._session_wake()
+        return {"queued": True, "job_id": job_id, "trigger": trigger}
+
+    def session_delta_due(self, state: dict[str, Any]) -> bool:
+        """Prompt submit's periodic trigger: every `delta_prompts` prompts, or as soon as the
+        transcript file grew by `delta_bytes` since the last read."""
+        cfg = self.config.sessions
+        if not cfg.enabled or not state.get("transcript_path"):
+            return False
+        row = store.get(self.db.reader(), state["session_key"])
+        done = row["prompts_at_ingest"] if row else 0
+        if state["prompt_count"] - done >= cfg.delta_prompts:
+            return True
+        try:
+            real = resolve(state["transcript_path"], self.transcript_roots())
+            return real.stat().st_size - (row["byte_offset"] if row else 0) >= cfg.delta_bytes
+        except (TranscriptRefused, OSError):
+            return False
+
+    # -- reading (the worker) ------------------------------------------------------------
+    def ingest_session(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """Read what is new in a session's transcript into turn memories (see the module)."""
+        started = time.perf_counter()
+        key = str(payload["session_key"])
+        final = bool(payload.get("final"))
+        row = store.get(self.db.reader(), key) or {}
+        indexed = row.get("status") == "indexed"
+        offset, first_line = (row.get("byte_offset", 0), row.get("next_line", 0)) if indexed \
+            else (0, 0)
+        data = payload.get("body")
+        if data is not None:
+            raw = str(data).encode("utf-8")
+            if len(raw) < offset:
+                offset, first_line = 0, 0
+            chunk = take_lines(raw[offset:], offset, first_line, final=final)
+        else:
+            try:
+                real = resolve(str(payload.get("path") or ""), self.transcript_roots())
+            except TranscriptRefused as exc:
+                return {"skipped": str(exc)}
+            if real.stat().st_size < offset:  # rewritten shorter: read it again from the start
+                offset, first_line = 0, 0
+            chunk = read_new_lines(real, offset, first_line, final=final,
+                                   max_bytes=MAX_TRANSCRIPT_BYTES)
+        turns = turns_of_lines(key, chunk.lines)
+        substantive = (row.get("substantive", 0) if indexed else 0) + sum(
+            1 for t in turns if is_substantive(t))
+        state = self._session_row(key)
+        project, harness = state.get("project"), state.get("harness")
+        gate = self.config.sessions.min_substantive_turns
+        flat = flatten(parse_jsonl("\n".join(text for _, text in chunk.lines)))
+        transcript = scrub_credentials(flat).text if flat.strip() else ""
+        if not indexed and substantive < gate:
+            status = "skipped" if final else "pending"
+            reason = (f"{substantive} substantive turn(s), fewer than"
+                      f" sessions.min_substantive_turns ({gate})")
+            with self.db.write_tx() as conn:
+                self._keep_transcript(conn, key, transcript, harness, project, replace=True)
+                store.upsert(conn, key, status=status, reason=reason, substantive=substantive,
+                             project=project, harness=harness)
+            return {"session_key": key, "status": status, "reason": reason, "written": 0}
+        written = deduplicated = 0
+        when = row.get("last_at") or state.get("started_at") or utcnow()
+        for start in range(0, len(turns), BATCH):
+            with self.db.write_tx() as conn:
+                for turn in turns[start:start + BATCH]:
+                    new = self._turn_memory(key, turn, project, when)
+                    if new is None:
+                        continue
+                    when = new.occurred_at
+                    out = self._insert_or_existing(conn, new, ACTOR, [], derive=False)
+                    written += out["created"]
+                    deduplicated += not out["created"]
+        firsts = [t.timestamp for t in turns if t.timestamp]
+        with self.db.write_tx() as conn:
+            self._keep_transcript(conn, key, transcript, harness, project,
+                                  replace=offset == 0)
+            store.upsert(
+                conn, key, status="indexed", reason=None, byte_offset=chunk.end,
+                next_line=chunk.next_line, substantive=substantive,
+                turns=(row.get("turns", 0) if indexed else 0) + written,
+                first_at=row.get("first_at") if indexed and row.get("first_at") else (
+                    _ts(firsts[0]) if firsts else None),
+                last_at=when, project=project, harness=harness,
+            )
+        return {"session_key": key, "status": "indexed", "lines": len(chunk.lines),
+                "turns": len(turns), "written": written, "deduplicated": deduplicated,
+                "took_ms": round((time.perf_counter() - started) * 1000, 1)}
+
+    def _session_row(self, key: str) -> dict[str, Any]:
+        row = self.db.reader().execute(
+            "SELECT project, harness, started_at FROM session_state WHERE session_key = ?",
+            (key,)).fetchone()
+        return dict(row) if row else {}
+
+    def _keep_transcript(self, conn, key: str, text: str, harness: str | None,
+                         project: str | None, *, replace: bool) -> None:
+        """The lossless copy: replaced when the whole transcript was read, else appended."""
+        if not text:
+            return
+        if replace:
+            conn.execute("DELETE FROM session_transcripts WHERE session_key = ?", (key,))
+        store.append_transcript(conn, key, text, harness, project)
+
+    def _turn_memory(self, key: str, turn: SessionTurn, project: str | None,
+                     previous: str) -> NewMemory | None:
+        scrubbed = scrub_credentials(turn.text)
+        limit = self.config.memory.max_content_chars
+        text = scrubbed.text if len(scrubbed.text) <= limit else scrubbed.text[:limit - 1] + "…"
+        norm = normalize_and_hash(text)
+        if not norm.storage:
+            return None
+        at = _ts(turn.timestamp) or previous
+        return NewMemory(
+            id=str(uuid.uuid4()), content=norm.storage, normalized_content=norm.normalized,
+            content_hash=norm.content_hash, type=TURN_TYPE,
+            importance=self.config.sessions.importance, tags=[], pinned=False,
+            who=WHO.get(turn.role, turn.role), why=None, project=project,
+            source_type=store.SOURCE_TYPE, source_id=key,
+            idempotency_key=f"{key}/{turn.key}", occurred_at=at, created_at=utcnow(),
+        )
+
+    # -- status --------------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        """Sessions indexed as turns, and the pipeline's state in words."""
+        out = super().status()
+        conn = self.db.reader()
+        out.setdefault("sessions", {}).update(store.counts(conn))
+        out["sessions"]["reading"] = store.unfinished_jobs(conn)
+        out["explanation"] = self.explain(out)
+        return out
+
+    def explain(self, status: dict[str, Any]) -> list[str]:
+        """What the daemon is doing and why it is idle, as sentences for `mnemonist status`."""
+        cfg = self.config.memory.pipeline_v2
+        lines: list[str] = []
+        why = summary_unavailable(cfg)
+        pending = {t: c.get("pending", 0) + c.get("leased", 0)
+                   for t, c in status.get("jobs", {}).items()}
+        if why:
+            waiting = pending.get("extract", 0)
+            lines.append(f"LLM pipeline idle: {why}."
+                         + (f" {waiting} extract job(s) wait until one is configured."
+                            if waiting else ""))
+        else:
+            reason = status.get("pipeline", {}).get("waiting_reason")
+            lines.append(f"LLM pipeline: {cfg.extraction.provider}"
+                         + (f", waiting: {reason}" if reason else ", running"))
+        s = status.get("sessions", {})
+        if self.config.sessions.enabled:
+            lines.append(
+                f"sessions: {s.get('indexed', 0)} indexed as {s.get('turns', 0)} turns,"
+                f" {s.get('skipped', 0)} skipped by the significance gate, {s.get('pending', 0)}"
+                f" below it so far, {s.get('reading', 0)} being read")
+        else:
+            lines.append("sessions: not indexed (sessions.enabled: false)")
+        return lines
+
+    # -- waiting (tests, benchmarks) -----------------------------------------------------
+    def wait_sessions(self, timeout: float) -> bool:
+        """Wait until no session read is queued or running (False at the timeout)."""
+        deadline = time.monotonic() + timeout
+        while store.unfinished_jobs(self.db.reader()):
+            if time.monotonic() >= deadline:
+                return False
+            if self._session_wake is not None:
+                self._session_wake()
+            time.sleep(0.05)
+        return True
+
+    def flush(self, timeout: float = 120.0) -> bool:
+        started = time.monotonic()
+        ok = self.wait_sessions(timeout)
+        return super().flush(max(0.0, timeout - (time.monotonic() - started))) and ok
+
+
+def _ts(value: str | None) -> str | None:
+    if not value:
+        return None
+    try:
+        return parse_when(value)
+    except ValueError:
+        return None

@@ -1,0 +1,149 @@
+"""A transcript's lines as the turns that become memories: what the user and the assistant
+said, in order, each with its own time; tool calls as one short line at most; tool output,
+thinking, compaction summaries and harness metadata left out. Pure, no I/O.
+
+Tool noise is not memory: a file read or a search the assistant ran tells a later question
+nothing, and a tool's output (a file dump, a test log) would crowd out what was said. What a
+tool *did* can matter ("when did we change login.py?"), so an edit or a shell command becomes
+one line: "edited src/login.py", "ran `pytest -q`: failed".
+
+Each turn has a key from its position (the line's `uuid` when the harness writes one, else
+the session and line number), so reading a transcript again, or a resumed session's copy of
+earlier lines, adds nothing twice.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from mnemonist.sessions.digest import clip
+
+EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch", "str_replace_editor"}
+SHELL_TOOLS = {"Bash", "shell", "exec_command", "run_terminal_cmd", "local_shell"}
+PATH_KEYS = ("file_path", "notebook_path", "path")
+TOOL_LINE_CHARS = 200
+#: harness chatter typed into the user's channel: slash-command echoes, reminders, caveats
+_NOISE = re.compile(
+    r"^\s*<(command-|local-command-|system-reminder|user-prompt-submit-hook)|"
+    r"^\s*Caveat: The messages below were generated",
+)
+_COUNTS = re.compile(r"\b(\d+) (failed|passed|errors?)\b")
+
+
+@dataclass(frozen=True)
+class SessionTurn:
+    key: str  # stable across re-reads: the line's uuid, or session + line + block
+    line: int  # 0-based line number in the transcript
+    role: str  # user | assistant | tool
+    text: str
+    timestamp: str | None
+
+
+def _text_of(content: Any) -> list[str]:
+    """The text blocks of a message's content (a string or a list of blocks)."""
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    return [str(b.get("text", "")) for b in content
+            if isinstance(b, dict) and b.get("type") == "text"]
+
+
+def _tool_line(block: dict[str, Any], outcome: str | None) -> str | None:
+    """One short line for an edit or a shell command; None for reads, searches and the rest."""
+    name = str(block.get("name") or "")
+    args = block.get("input") if isinstance(block.get("input"), dict) else {}
+    if name in EDIT_TOOLS:
+        path = next((args[k] for k in PATH_KEYS if isinstance(args.get(k), str)), None)
+        line = f"edited {path}" if path else f"{name.lower()} (no path)"
+    elif name in SHELL_TOOLS and isinstance(args.get("command"), str | list):
+        command = args["command"]
+        if isinstance(command, list):
+            command = " ".join(str(c) for c in command)
+        line = f"ran `{' '.join(command.split())}`"
+    else:
+        return None
+    if outcome:
+        line += f": {outcome}"
+    return clip(line, TOOL_LINE_CHARS)
+
+
+def _outcome(block: dict[str, Any]) -> str:
+    """A tool result in a few words: "failed", "3 failed, 12 passed", or "ok"."""
+    text = "\n".join(_text_of(block.get("content"))) if not isinstance(
+        block.get("content"), str) else block["content"]
+    counts = ", ".join(dict.fromkeys(f"{n} {w}" for n, w in _COUNTS.findall(text or "")))
+    if counts:
+        return counts
+    return "failed" if block.get("is_error") else "ok"
+
+
+def parse_line(raw: str) -> dict[str, Any] | None:
+    try:
+        line = json.loads(raw)
+    except ValueError:
+        return None
+    return line if isinstance(line, dict) else None
+
+
+def turns_of_lines(session_key: str, lines: list[tuple[int, str]]) -> list[SessionTurn]:
+    """The turns of numbered transcript lines (Claude Code's JSONL and `{"role", "content"}`
+    lines). A tool call's outcome is read from its result when that is among `lines`."""
+    parsed = [(n, parse_line(raw)) for n, raw in lines]
+    outcomes: dict[str, str] = {}
+    for _, line in parsed:
+        message = line.get("message") if line else None
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                outcomes[str(block.get("tool_use_id"))] = _outcome(block)
+    out: list[SessionTurn] = []
+    for n, line in parsed:
+        if line is None or line.get("isMeta") or line.get("isSidechain"):
+            continue
+        message = line.get("message") if isinstance(line.get("message"), dict) else (
+            line if isinstance(line.get("role"), str) else None)
+        if message is None:
+            continue
+        role = str(message.get("role") or line.get("type") or "")
+        if role not in ("user", "assistant"):
+            continue
+        ts = line.get("timestamp") if isinstance(line.get("timestamp"), str) else None
+        base = str(line.get("uuid") or f"{session_key}:{n}")
+        text = "\n".join(t for t in _text_of(message.get("content")) if t.strip()).strip()
+        if text and not (role == "user" and _NOISE.match(text)):
+            out.append(SessionTurn(f"turn:{base}", n, role, text, ts))
+        if role != "assistant" or not isinstance(message.get("content"), list):
+            continue
+        for i, block in enumerate(message["content"]):
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                tool = _tool_line(block, outcomes.get(str(block.get("id"))))
+                if tool:
+                    out.append(SessionTurn(f"tool:{base}:{i}", n, "tool", tool, ts))
+    return out
+
+
+# -- significance -------------------------------------------------------------------------
+
+#: words of greetings, thanks and acknowledgements: a turn made only of these says nothing
+_PHATIC_WORDS = """
+hi hello hey hiya howdy yo greetings morning afternoon evening night good day thanks thank
+thx ty cheers welcome bye goodbye later see soon ok okay k kk sure yes yeah yep no nope
+great cool nice awesome perfect fine alright right got it understood done please help today
+how are you doing can i what may assist anything else glad happy to the a an is it all that
+me we us for so just let know sounds lol haha np noted will do again there
+"""
+_PHATIC = frozenset(_PHATIC_WORDS.split())
+_WORD = re.compile(r"[a-z0-9']+")
+
+
+def is_substantive(turn: SessionTurn) -> bool:
+    """A turn that says something: at least three words that are not greetings, thanks or
+    acknowledgements ("Hello! How can I help you today?" is not; a tool line always is)."""
+    if turn.role == "tool":
+        return True
+    words = [w for w in _WORD.findall(turn.text.lower()) if w.strip("'") not in _PHATIC]
+    return len(words) >= 3
