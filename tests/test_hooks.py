@@ -24,7 +24,8 @@ from hook_payloads import (
     write_transcript,
 )
 from mnemonist.model.requests import RememberRequest
-from mnemonist.sessions.transcript import flatten_transcript, read_transcript_file
+from mnemonist.sessions.reader import TranscriptRefused, read_tail, resolve
+from mnemonist.sessions.transcript import flatten_transcript
 from mnemonist.store import sessions as store
 
 HOOKS = {"hooks": {"sessionStartBudgetChars": 1500, "promptMaxMemories": 2,
@@ -38,7 +39,8 @@ def env(tmp_path_factory):
     repo = root / "acme-api"
     (repo / ".git").mkdir(parents=True)
     (repo / "src").mkdir()
-    with run_daemon(root / "daemon", HOOKS) as d:
+    roots = {"transcriptRoots": [str(tmp_path_factory.getbasetemp())]}
+    with run_daemon(root / "daemon", {"hooks": HOOKS["hooks"] | roots}) as d:
         d.remember("critical: never force-push to the main branch")
         d.remember("We decided to use PostgreSQL 16 for the acme-api database", type="decision",
                    project="acme-api")
@@ -172,7 +174,7 @@ def test_pre_compaction_writes_a_checkpoint_and_prints_instructions(env, tmp_pat
     assert FAKE_KEY not in digest and "[REDACTED:" in digest
 
 
-def test_session_end_stores_the_transcript_scrubbed_and_queues_a_summary(env, tmp_path):
+def test_session_end_stores_the_transcript_scrubbed_and_indexes_its_turns(env, tmp_path):
     live, repo, home = env
     key = "end-1"
     transcript = write_transcript(tmp_path / f"{key}.jsonl", key, repo)
@@ -181,6 +183,7 @@ def test_session_end_stores_the_transcript_scrubbed_and_queues_a_summary(env, tm
     body = payload("SessionEnd", key, repo, transcript, reason="prompt_input_exit")
     rc, out, _ = run_hook("session-end", body, url=live.url, home=home)
     assert rc == 0 and out == ""
+    assert live.service.wait_sessions(60)  # read in the background
     conn = live.daemon.db.reader()
     row = conn.execute("SELECT content, harness, project FROM session_transcripts"
                        " WHERE session_key = ?", (key,)).fetchone()
@@ -195,10 +198,21 @@ def test_session_end_stores_the_transcript_scrubbed_and_queues_a_summary(env, tm
     assert "file-history-snapshot" not in text
     assert (row["harness"], row["project"]) == ("claude-code", "acme-api")
 
-    job = conn.execute("SELECT payload, status FROM memory_jobs WHERE job_type = 'summary'"
-                       " AND json_extract(payload, '$.session_key') = ?", (key,)).fetchone()
-    assert job["status"] == "pending"
-    assert json.loads(job["payload"])["reason"] == "prompt_input_exit"
+    # no LLM is configured: no summary job is queued to wait forever
+    summaries = conn.execute("SELECT COUNT(*) FROM memory_jobs WHERE job_type = 'summary'"
+                             " AND json_extract(payload, '$.session_key') = ?", (key,))
+    assert summaries.fetchone()[0] == 0
+    turns = conn.execute("SELECT who, content FROM memories WHERE source_type = 'session'"
+                         " AND source_id = ? ORDER BY occurred_at, seq", (key,)).fetchall()
+    assert [tuple(t) for t in turns][:2] == [
+        ("user", "Add rate limiting to the login endpoint"),
+        ("assistant", "I'll read the login handler.")]
+    said = "\n".join(t["content"] for t in turns)
+    assert f"edited {repo / 'src' / 'login.py'}" in said  # a tool call is one short line
+    assert "ran `pytest -q tests/test_login.py`: failed" in said
+    assert "def login(request)" not in said  # tool output is not memory
+    assert "Look at the handler first" not in said  # nor is thinking
+    assert FAKE_KEY not in said and "[REDACTED:anthropic_key]" in said
     cp = live.http.get("/api/checkpoints/latest", params={"session_key": key}).json()
     assert cp["trigger"] == "session_end" and "## Session ended" in cp["digest"]
     assert "5 attempts per minute" in cp["digest"]  # remembered during the session
@@ -208,10 +222,12 @@ def test_session_end_stores_the_transcript_scrubbed_and_queues_a_summary(env, tm
     hit = live.recall("login limiter attempts per minute", expand=True)["results"][0]
     assert hit["source_id"] == key and "Add rate limiting" in hit["transcript"]
 
-    # ending again queues no second summary job
+    # ending again adds nothing
+    count = "SELECT COUNT(*) FROM memories WHERE source_id = ?"
+    before = conn.execute(count, (key,)).fetchone()[0]
     run_hook("session-end", body, url=live.url, home=home)
-    assert conn.execute("SELECT COUNT(*) FROM memory_jobs WHERE job_type = 'summary' AND"
-                        " json_extract(payload, '$.session_key') = ?", (key,)).fetchone()[0] == 1
+    assert live.service.wait_sessions(60)
+    assert conn.execute(count, (key,)).fetchone()[0] == before
 
 
 def test_scripted_session_recovers_after_compaction(env, tmp_path):
@@ -244,6 +260,7 @@ def test_scripted_session_recovers_after_compaction(env, tmp_path):
     assert "never force-push" in after
 
     assert step("session-end", "SessionEnd", reason="other") == ""
+    assert live.service.wait_sessions(60)
     stored = live.daemon.db.reader().execute(
         "SELECT content FROM session_transcripts WHERE session_key = ?", (key,)).fetchone()
     assert stored and "Add rate limiting to the login endpoint" in stored[0]
@@ -401,9 +418,18 @@ def test_transcript_flattening_and_the_files_the_daemon_reads(tmp_path):
     assert flat.splitlines() == ["[2025-01-01T00:00:00Z] user: hi", "{ a torn line",
                                  "assistant: [image]", "system: Conversation compacted"]
     assert flatten_transcript("user: plain text log\n") == "user: plain text log\n"
-    for bad in ("relative.jsonl", str(tmp_path / "secrets.pem"), str(tmp_path / "no.jsonl")):
-        with pytest.raises(ValueError):
-            read_transcript_file(bad)
-    big = tmp_path / "big.jsonl"
+    roots = [tmp_path / "allowed"]
+    roots[0].mkdir()
+    (tmp_path / "secrets.pem").write_text("key")
+    (tmp_path / "outside.jsonl").write_text("{}\n")
+    (roots[0] / "link.jsonl").symlink_to(tmp_path / "secrets.pem")
+    (roots[0] / "out.jsonl").symlink_to(tmp_path / "outside.jsonl")
+    for bad in ("relative.jsonl", "~/x.jsonl", str(tmp_path / "secrets.pem"),
+                str(tmp_path / "outside.jsonl"), str(roots[0] / "no.jsonl"),
+                str(roots[0] / "link.jsonl"), str(roots[0] / "out.jsonl")):
+        with pytest.raises(TranscriptRefused):
+            resolve(bad, roots)
+    big = roots[0] / "big.jsonl"
     big.write_text("x" * 50 + "\n" + "y" * 50 + "\n")
-    assert read_transcript_file(str(big), max_bytes=60).endswith("[transcript cut at 60 bytes]\n")
+    assert resolve(str(big), roots) == big.resolve()
+    assert read_tail(big, max_bytes=60) == "y" * 50 + "\n"  # whole lines only

@@ -23,6 +23,7 @@ from mnemonist.api import (
     routes_memory,
     routes_pipeline,
     routes_repair,
+    routes_sessions,
 )
 from mnemonist.mcp.backends import ServiceBackend
 from mnemonist.mcp.server import McpHttpEndpoint
@@ -109,6 +110,7 @@ def create_app(daemon: Any) -> FastAPI:
     app.include_router(routes_documents.router)
     app.include_router(routes_repair.router)
     app.include_router(routes_hooks.router)
+    app.include_router(routes_sessions.router)
     app.include_router(routes_pipeline.router)
     # stateless: no SSE stream to GET, no session to DELETE (405, as the MCP spec allows)
     app.router.add_route("/mcp", mcp_endpoint, methods=["POST"], include_in_schema=False)

@@ -26,6 +26,7 @@ RUNTIME_PREFIXES = (
     "memory.pipelineV2.graph.hopWeight",
     "memory.pipelineV2.graph.enabled",
     "memory.pipelineV2.reranker.",
+    "sessions.recall_weight",
 )
 
 

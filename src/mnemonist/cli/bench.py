@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from mnemonist.cli.bench_locomo import locomo
+from mnemonist.cli.bench_locomo import locomo, sessions
 
 
 def parse_sizes(value: str) -> list[int]:
@@ -124,6 +124,7 @@ def temporal(seed: int, as_json: bool) -> None:
 
 
 bench.add_command(locomo)
+bench.add_command(sessions)
 
 
 @bench.command("import")

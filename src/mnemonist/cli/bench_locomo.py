@@ -134,3 +134,60 @@ def locomo(data: Path | None, limit: int | None, questions: int | None, ks: tupl
     else:
         click.echo(render_markdown(result))
         click.echo(f"written: {result['files']['json']}, {result['files']['markdown']}", err=True)
+
+
+@click.command("sessions")
+@click.option("--data", "data", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help=f"LoCoMo-format JSON (default: ${DATA_ENV} or ../shared/bench/locomo-dev.json)")
+@click.option("--limit", type=click.IntRange(min=1), default=None,
+              help="only the first N conversations")
+@click.option("--questions", type=click.IntRange(min=1), default=None,
+              help="only the first N questions (with evidence) per conversation")
+@click.option("--k", "ks", default="5,10,20", show_default=True, callback=parse_ks,
+              help="cut-offs for Recall@k")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("bench-results"), show_default=True,
+              help="folder for sessions-<timestamp>.json and .md")
+@click.option("--no-direct", is_flag=True, help="skip the direct-ingest comparison")
+@click.option("--curated", is_flag=True,
+              help="also remember LoCoMo's observations as curated memories and score them")
+@click.option("--variant", "variants", multiple=True, metavar="'NAME: KEY=VALUE[, ...]'",
+              help="also score a variant on the session memories (repeatable)")
+@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
+              help="a setting for both daemons, e.g. sessions.min_substantive_turns=5")
+@click.option("--json", "as_json", is_flag=True, help="print the JSON result, not the report")
+@click.option("-q", "--quiet", is_flag=True, help="no progress on stderr")
+def sessions(data: Path | None, limit: int | None, questions: int | None,
+             ks: tuple[int, ...], out: Path, no_direct: bool, curated: bool,
+             variants: tuple[str, ...], settings: tuple[str, ...], as_json: bool,
+             quiet: bool) -> None:  # fmt: skip
+    """LoCoMo replayed as Claude Code sessions ended through the session-end hook, scored
+    beside the same turns remembered one by one."""
+    import yaml
+
+    from mnemonist.bench.ablation import parse_variant
+    from mnemonist.bench.sessions import render_markdown, run_sessions
+
+    try:
+        parsed = [parse_variant(v) for v in variants]
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--variant") from None
+    overrides: dict = {}
+    for item in settings:
+        key, eq, raw = item.partition("=")
+        if not eq:
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--set")
+        node = overrides
+        *path, last = key.strip().split(".")
+        for part in path:
+            node = node.setdefault(part, {})
+        node[last] = yaml.safe_load(raw)
+    result = run_sessions(resolve_data(data), limit_conversations=limit,
+                          limit_questions=questions, ks=ks, overrides=overrides,
+                          progress=not quiet, out_dir=out, direct=not no_direct,
+                          curated=curated, variants=parsed)
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+    else:
+        click.echo(render_markdown(result))
+        click.echo(f"written: {result['files']['json']}, {result['files']['markdown']}", err=True)

@@ -13,6 +13,7 @@ import click
 from mnemonist.cli.bench import bench
 from mnemonist.cli.hooks_cmd import COMMANDS as HOOK_COMMANDS
 from mnemonist.cli.mcp_cmd import mcp
+from mnemonist.cli.sessions_cmd import sessions
 from mnemonist.client import Client, DaemonError
 
 
@@ -236,6 +237,7 @@ cli.add_command(bench)
 for _command in HOOK_COMMANDS:  # hook, connect, disconnect
     cli.add_command(_command)
 cli.add_command(mcp)
+cli.add_command(sessions)
 
 if __name__ == "__main__":
     cli()

@@ -124,6 +124,7 @@ class HybridSearch:
         self.cfg = search_config
         self.mem_cfg = memory_config
         self.authors = KnownAuthors()
+        self.turn_weight: Callable[[], float] = lambda: 1.0  # session turns' multiplier
 
     def search(
         self,
@@ -282,6 +283,7 @@ class HybridSearch:
         now = datetime.now(UTC)
         threshold = cfg.min_score if min_score is None else min_score
         weight = cfg.importance_weight
+        turn_weight = self.turn_weight()
         boost = 1.0 + cfg.time_weight if window is not None and not time_filter else 1.0
         lo = format_ts(window.start) if window else ""
         hi = format_ts(window.end) if window else ""
@@ -294,6 +296,8 @@ class HybridSearch:
             score = f.score * ((1.0 - weight) + weight * imp)
             if boost != 1.0 and lo <= m.occurred_at < hi:
                 score *= boost
+            if m.source_type == "session":
+                score *= turn_weight
             hits.append(Hit(m, score, f.source, f.keyword, f.vector))
         if self._boost_by_graph(conn, hits, query, filters):
             degraded.append("graph_timeout")

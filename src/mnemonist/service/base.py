@@ -59,6 +59,7 @@ class ServiceBase:
             self.index, self.embed_query, config.search, config.memory
         )
         self.searcher.context_index = self.context_index
+        self.searcher.turn_weight = lambda: self.config.sessions.recall_weight
 
     # -- hints jobs ----------------------------------------------------------------------
     def set_hints_waker(self, wake: Callable[[], None] | None) -> None:

@@ -16,6 +16,10 @@ from mnemonist.service.errors import NotFound
 from mnemonist.service.sources import brief, neighbours_of
 from mnemonist.store import embeddings, history, memories
 
+#: `expand` gives a session turn this many turns on each side (its session's transcript can
+#: be megabytes; `GET /api/sessions/{id}` reads the rest)
+EXPAND_TURNS = 3
+
 
 def result_of(hit: Hit) -> dict[str, Any]:
     m = hit.memory
@@ -30,6 +34,7 @@ def result_of(hit: Hit) -> dict[str, Any]:
         "importance": m.importance,
         "who": m.who,
         "project": m.project,
+        "source_type": m.source_type,
         "source_id": m.source_id,
         "occurred_at": m.occurred_at,
         "created_at": m.created_at,
@@ -54,6 +59,11 @@ class ReadOps(ServiceBase):
                                      for side, items in around.items()}
         if req.expand:
             self._attach_transcripts(results)
+            for hit, result in zip(outcome.hits, results, strict=True):
+                if hit.memory.source_type == "session":  # the turns around it, not all of it
+                    around = neighbours_of(conn, hit.memory, EXPAND_TURNS)
+                    result["turns_around"] = {side: [brief(m) for m in items]
+                                              for side, items in around.items()}
         window = outcome.window
         return {
             "query": req.query,
@@ -69,7 +79,8 @@ class ReadOps(ServiceBase):
         }
 
     def _attach_transcripts(self, results: list[dict[str, Any]]) -> None:
-        keys = sorted({r["source_id"] for r in results if r["source_id"]})
+        keys = sorted({r["source_id"] for r in results
+                       if r["source_id"] and r.get("source_type") != "session"})
         if not keys:
             return
         rows = self.db.reader().execute(

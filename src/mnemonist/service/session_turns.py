@@ -29,6 +29,7 @@ from mnemonist.model.memory import utcnow
 from mnemonist.model.requests import parse_when
 from mnemonist.pipeline.summary_worker import summary_unavailable
 from mnemonist.service.checkpoints import CheckpointOps
+from mnemonist.service.errors import NotFound
 from mnemonist.service.remember import RememberOps
 from mnemonist.sessions.reader import (
     TranscriptRefused,
@@ -41,6 +42,7 @@ from mnemonist.sessions.transcript import MAX_TRANSCRIPT_BYTES, flatten, parse_j
 from mnemonist.sessions.turns import SessionTurn, is_substantive, turns_of_lines
 from mnemonist.store import jobs
 from mnemonist.store import session_turns as store
+from mnemonist.store import sessions as sessions_store
 from mnemonist.store.memories import NewMemory
 from mnemonist.text.normalize import normalize_and_hash
 from mnemonist.text.scrub import scrub_credentials
@@ -223,6 +225,38 @@ class SessionTurnOps(CheckpointOps, RememberOps):
             source_type=store.SOURCE_TYPE, source_id=key,
             idempotency_key=f"{key}/{turn.key}", occurred_at=at, created_at=utcnow(),
         )
+
+    # -- reading what was kept ----------------------------------------------------------
+    def list_sessions(self, *, project: str | None = None, limit: int = 50,
+                      offset: int = 0) -> dict[str, Any]:
+        items, total = store.list_sessions(self.db.reader(), project=project, limit=limit,
+                                           offset=offset)
+        return {"sessions": items, "total": total, "limit": limit, "offset": offset,
+                "has_more": offset + len(items) < total}
+
+    def get_session(self, session_key: str, *, turns: int = 200, offset: int = 0,
+                    transcript: bool = False) -> dict[str, Any]:
+        """A session: its state, what was read of it, its turns (in order), checkpoints,
+        what it was given, and with `transcript` the lossless transcript."""
+        conn = self.db.reader()
+        state = sessions_store.get_state(conn, session_key)
+        ingest = store.get(conn, session_key)
+        if state is None and ingest is None:
+            raise NotFound(f"no session {session_key}")
+        items, total = store.turns(conn, session_key, limit=turns, offset=offset)
+        checkpoints, _ = sessions_store.list_checkpoints(conn, session_key=session_key,
+                                                         limit=100)
+        out: dict[str, Any] = {
+            "session_key": session_key, "state": state, "ingest": ingest,
+            "turns": [m.to_public() for m in items], "turns_total": total,
+            "turns_offset": offset, "checkpoints": checkpoints,
+            "injected": sessions_store.session_memories(conn, session_key),
+        }
+        if transcript:
+            row = conn.execute("SELECT content FROM session_transcripts WHERE session_key = ?",
+                               (session_key,)).fetchone()
+            out["transcript"] = row[0] if row else None
+        return out
 
     # -- status --------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:

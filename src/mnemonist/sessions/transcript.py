@@ -44,23 +44,6 @@ class Activity:
     last_reply: str | None = None
 
 
-def read_transcript_file(path: str, max_bytes: int = MAX_TRANSCRIPT_BYTES) -> str:
-    """The file's text; raises ValueError when it is not a readable transcript file."""
-    p = Path(path).expanduser()
-    if not p.is_absolute():
-        raise ValueError(f"transcript_path must be absolute: {path}")
-    if p.suffix.lower() not in (".jsonl", ".json", ".txt", ".md", ".log"):
-        raise ValueError(f"transcript_path is not a transcript file (.jsonl): {path}")
-    if not p.is_file():
-        raise ValueError(f"no transcript file at {path}")
-    with p.open("rb") as fh:
-        data = fh.read(max_bytes + 1)
-    text = data[:max_bytes].decode("utf-8", errors="replace")
-    if len(data) > max_bytes:
-        text = text[: text.rfind("\n") + 1] + f"\n[transcript cut at {max_bytes} bytes]\n"
-    return text
-
-
 def _block_text(content: Any) -> str:
     """A tool result's or message's content as text (strings, text blocks, images)."""
     if content is None:
