@@ -21,7 +21,7 @@ from mnemonist.model.config import Config, bounds
 
 log = logging.getLogger(__name__)
 
-SECTIONS = ("memory", "search", "embedding", "server", "hooks")
+SECTIONS = tuple(Config.model_fields)  # every top-level section of agent.yaml
 
 #: flat key under memory.pipelineV2 -> nested path (document 000's legacy keys)
 LEGACY_PIPELINE_KEYS: dict[str, tuple[str, ...]] = {

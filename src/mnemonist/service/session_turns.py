@@ -52,7 +52,6 @@ log = logging.getLogger(__name__)
 ACTOR = "session-ingest"
 TURN_TYPE = "episodic"
 BATCH = 200  # turns per write transaction: the writer lock is never held for long
-WHO = {"user": "user", "assistant": "assistant", "tool": "assistant"}
 
 
 class SessionTurnOps(CheckpointOps, RememberOps):
@@ -221,7 +220,7 @@ class SessionTurnOps(CheckpointOps, RememberOps):
             id=str(uuid.uuid4()), content=norm.storage, normalized_content=norm.normalized,
             content_hash=norm.content_hash, type=TURN_TYPE,
             importance=self.config.sessions.importance, tags=[], pinned=False,
-            who=WHO.get(turn.role, turn.role), why=None, project=project,
+            who=turn.speaker, why=None, project=project,
             source_type=store.SOURCE_TYPE, source_id=key,
             idempotency_key=f"{key}/{turn.key}", occurred_at=at, created_at=utcnow(),
         )

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemonist.sessions.digest import clip
+from mnemonist.text.entity_words import COMMON, GENERIC_ALONE, TIME_WORDS
 
 EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch", "str_replace_editor"}
 SHELL_TOOLS = {"Bash", "shell", "exec_command", "run_terminal_cmd", "local_shell"}
@@ -40,6 +41,33 @@ class SessionTurn:
     role: str  # user | assistant | tool
     text: str
     timestamp: str | None
+
+    @property
+    def speaker(self) -> str:
+        """Who said it: the name a message opens with ("Maria: the launch moved"), as a
+        group-chat agent or a pasted conversation writes it, else the role."""
+        return speaker_label(self.text) or ("assistant" if self.role == "tool" else self.role)
+
+
+_LABEL = re.compile(r"^([A-Z][\w'’.-]{0,30}(?: [A-Z][\w'’.-]{0,30}){0,2}):[ \t]+\S")
+_LABEL_WORDS = """
+assistant human system ai bot claude codex gpt model q a re fw fwd cc edit edited pr output
+input stdout stderr traceback exception
+"""
+_NOT_NAMES = COMMON | GENERIC_ALONE | TIME_WORDS | frozenset(_LABEL_WORDS.split())
+
+
+def speaker_label(text: str) -> str | None:
+    """The speaker's name a message opens with, if it opens with one: one to three
+    capitalised words and a colon ("Maria:", "Jon Snow:"), none of them an ordinary word
+    ("Note:", "Error:", "Update:", "Monday:" are labels of another kind)."""
+    m = _LABEL.match(text)
+    if m is None:
+        return None
+    name = m.group(1)
+    if any(w.lower().strip("'’.-") in _NOT_NAMES for w in name.split()):
+        return None
+    return name
 
 
 def _text_of(content: Any) -> list[str]:
