@@ -290,3 +290,46 @@ def test_the_hook_returns_fast_even_while_a_session_is_being_read(env):
     assert time.monotonic() - started < 10  # queued, not read, in the request
     assert live.service.wait_sessions(60)
     assert len(turns_of(live, key)) == 4
+
+
+def test_with_an_llm_the_session_summary_becomes_facts_through_the_pipeline(tmp_path):
+    from llm_servers import FakeLlmServer
+    from pipeline_helpers import Brain, decision_json, facts_json, pipeline_config, wait_for
+
+    brain = Brain()
+    brain.decide = lambda call: decision_json("add", reason="new")
+    summary = ("The staging database runs in eu-west-2.\n"
+               "The deploy config must point at the eu-west-2 staging endpoint.")
+
+    def script(call):
+        if "<<<SESSION>>>" in call.prompt:
+            return summary
+        return brain(call)
+
+    brain.extractions["eu-west-2"] = facts_json(
+        ("The staging database runs in the eu-west-2 region", 0.95))
+    transcripts = tmp_path / "projects"
+    key = "sess-llm"
+    path = write(transcripts / f"{key}.jsonl",
+                 [line(k, key, i, t, tmp_path) for i, (k, t) in enumerate(CONVERSATION)])
+    with FakeLlmServer(script=script) as srv:
+        config = pipeline_config(srv.url)
+        config["hooks"] = {"transcriptRoots": [str(transcripts)]}
+        with run_daemon(tmp_path / "home", config) as d:
+            answer = d.http.post("/api/hooks/session-end",
+                                 json={"session_id": key, "transcript_path": str(path)}).json()
+            assert answer["summary"]["queued"] is True
+            conn = d.service.db.reader()
+            done = wait_for(lambda: conn.execute(
+                "SELECT status, result FROM memory_jobs WHERE job_type = 'summary'").fetchone()
+                ["status"] == "completed", 60)
+            assert done
+            prompt = next(c for c in srv.generations() if "<<<SESSION>>>" in c.prompt).prompt
+            assert FACT in prompt and "user: Can you check" in prompt  # the session's turns
+            row = conn.execute("SELECT id, content, type, source_id FROM memories"
+                               " WHERE type = 'summary'").fetchone()
+            assert " ".join(summary.split()) == row["content"] and row["source_id"] == key
+            fact = wait_for(lambda: conn.execute(
+                "SELECT content FROM memories WHERE content LIKE 'The staging database runs in"
+                " the eu-west-2 region%'").fetchone(), 60)
+            assert fact, "the pipeline did not extract the summary's facts"
