@@ -97,3 +97,21 @@ def test_reading_in_pieces_takes_every_whole_line_once(pieces, final):
     if not final and not data.decode().endswith("\n"):
         expected = [(i, x) for i, x in expected if i < data.decode().count("\n")]
     assert taken == expected
+
+
+def test_codex_rollout_lines_give_turns_too():
+    lines = numbered(
+        {"timestamp": "2025-10-01T10:00:00Z", "type": "session_meta", "payload": {"id": "x"}},
+        {"timestamp": "2025-10-01T10:00:01Z", "type": "response_item", "payload": {
+            "type": "message", "role": "user",
+            "content": [{"type": "input_text", "text": "Why is the build red?"}]}},
+        {"timestamp": "2025-10-01T10:00:02Z", "type": "response_item", "payload": {
+            "type": "function_call", "name": "shell", "call_id": "c1",
+            "arguments": json.dumps({"command": ["bash", "-lc", "make test"]})}},
+        {"timestamp": "2025-10-01T10:00:03Z", "type": "response_item", "payload": {
+            "type": "message", "role": "assistant",
+            "content": [{"type": "output_text", "text": "A missing fixture broke it."}]}},
+    )
+    assert [(t.role, t.text) for t in turns_of_lines("c", lines)] == [
+        ("user", "Why is the build red?"), ("tool", "ran `bash -lc make test`"),
+        ("assistant", "A missing fixture broke it.")]

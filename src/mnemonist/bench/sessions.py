@@ -121,9 +121,16 @@ def _end_sessions(service: Any, conversations: list[Conversation], folder: Path,
         rows = conn.execute(
             "SELECT id, idempotency_key FROM memories WHERE project = ? AND source_type = ?"
             " AND is_deleted = 0", (conv.sample_id, session_turns.SOURCE_TYPE))
+        order = {k: i for i, k in enumerate(keys[conv.sample_id])}
+        ordered = list(keys[conv.sample_id])
         for memory_id, key in rows:
-            dia = keys[conv.sample_id].get(key or "")
-            holds[memory_id] = [dia] if dia else []
+            base, _, count = (key or "").partition("+")  # a group of messages: "key+n"
+            if base not in order:
+                holds[memory_id] = []
+                continue
+            i = order[base]
+            n = int(count) if count.isdigit() else 1
+            holds[memory_id] = [keys[conv.sample_id][k] for k in ordered[i:i + n]]
         found = {d for ds in holds.values() for d in ds}
         for t in conv.turns():  # a turn deduplicated into an identical one of its session
             if t.dia_id not in found:
@@ -204,8 +211,11 @@ def _score(service: Any, arm: Arm, conversations: list[Conversation],
             metrics = question_metrics(expanded, relevant, session_of, sessions, ks)
             cover = {mid for mid, dia in curated.items() if dia in relevant}
             if curated:
+                alone = [m for m in ranked_ids if m in curated]  # as if nothing else were stored
                 for k in ks:
                     metrics[f"curated@{k}"] = float(bool(cover & set(ranked_ids[:k]))) \
+                        if cover else float("nan")
+                    metrics[f"curated_alone@{k}"] = float(bool(cover & set(alone[:k]))) \
                         if cover else float("nan")
             rows.append((qa.category, metrics))
         show.show(f"[{arm.name}] scored conversation {n}/{len(conversations)}")
@@ -214,8 +224,8 @@ def _score(service: Any, arm: Arm, conversations: list[Conversation],
     if any(k.startswith("curated") for _, m in rows for k in m):
         covered = [m for c, m in rows if c in OVERALL_CATEGORIES
                    and m.get(f"curated@{ks[0]}") == m.get(f"curated@{ks[0]}")]  # not NaN
-        means = {f"curated@{k}": round(sum(m[f"curated@{k}"] for m in covered)
-                                       / len(covered), 4) for k in ks} if covered else {}
+        means = {f"{name}@{k}": round(sum(m[f"{name}@{k}"] for m in covered) / len(covered), 4)
+                 for name in ("curated", "curated_alone") for k in ks} if covered else {}
         summary["curated"] = {"n": len(covered), **means}
     summary["recall_latency_ms"] = latency_summary(latency)
     return summary
@@ -312,7 +322,8 @@ def _row(name: str, s: dict[str, Any], ks: Sequence[int]) -> str:
     cells = [f"{o.get(f'recall@{k}', 0):.3f}" for k in ks]
     cells += [f"{o.get('mrr', 0):.3f}", f"{o.get('session_any@5', 0):.3f}"]
     cur = s.get("curated", {})
-    cells += [f"{cur[f'curated@{k}']:.3f}" if f"curated@{k}" in cur else "–" for k in (5, 10)]
+    cells += [f"{cur[f'curated@{k}']:.3f} (alone {cur[f'curated_alone@{k}']:.3f})"
+              if f"curated@{k}" in cur else "–" for k in (5, 10)]
     return f"| {name} | " + " | ".join(cells) + " |"
 
 

@@ -358,6 +358,9 @@ class SessionsConfig(SnakeModel):
         "a session with fewer turns that say something (not greetings) is not indexed",
     )
     importance: float = Range(0.5, 0.0, 1.0, "importance of a session turn memory")
+    messages_per_memory: int = Range(
+        1, 1, 50, "consecutive messages joined into one memory (1: one memory per message)"
+    )
     recall_weight: float = Range(
         1.0, 0.0, 2.0, "score multiplier of session turns in recall beside curated memories"
     )

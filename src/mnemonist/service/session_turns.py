@@ -166,9 +166,10 @@ class SessionTurnOps(CheckpointOps, RememberOps):
             return {"session_key": key, "status": status, "reason": reason, "written": 0}
         written = deduplicated = 0
         when = row.get("last_at") or state.get("started_at") or utcnow()
-        for start in range(0, len(turns), BATCH):
+        units = group_turns(turns, self.config.sessions.messages_per_memory)
+        for start in range(0, len(units), BATCH):
             with self.db.write_tx() as conn:
-                for turn in turns[start:start + BATCH]:
+                for turn in units[start:start + BATCH]:
                     new = self._turn_memory(key, turn, project, when)
                     if new is None:
                         continue
@@ -309,6 +310,39 @@ class SessionTurnOps(CheckpointOps, RememberOps):
         started = time.monotonic()
         ok = self.wait_sessions(timeout)
         return super().flush(max(0.0, timeout - (time.monotonic() - started))) and ok
+
+
+def group_turns(turns: list[SessionTurn], size: int) -> list[SessionTurn]:
+    """Consecutive messages joined `size` at a time into one memory (tool lines stay alone);
+    the group's key is its first message's key plus `+n`, its speaker the first one's when
+    all share it."""
+    if size <= 1:
+        return turns
+    out: list[SessionTurn] = []
+    group: list[SessionTurn] = []
+
+    def close() -> None:
+        if not group:
+            return
+        first = group[0]
+        text = "\n".join(t.text for t in group)
+        speakers = {t.speaker for t in group}
+        role = first.role if len(speakers) == 1 else "group"
+        out.append(SessionTurn(f"{first.key}+{len(group)}", first.line, role, text,
+                               first.timestamp, speaker_override=None if len(speakers) == 1
+                               else "conversation"))
+        group.clear()
+
+    for t in turns:
+        if t.role == "tool":
+            close()
+            out.append(t)
+            continue
+        group.append(t)
+        if len(group) >= size:
+            close()
+    close()
+    return out
 
 
 def _ts(value: str | None) -> str | None:

@@ -25,6 +25,7 @@ from mnemonist.text.entity_words import COMMON, GENERIC_ALONE, TIME_WORDS
 EDIT_TOOLS = {"Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch", "str_replace_editor"}
 SHELL_TOOLS = {"Bash", "shell", "exec_command", "run_terminal_cmd", "local_shell"}
 PATH_KEYS = ("file_path", "notebook_path", "path")
+TEXT_BLOCKS = ("text", "input_text", "output_text")  # Claude Code; Codex's rollout files
 TOOL_LINE_CHARS = 200
 #: harness chatter typed into the user's channel: slash-command echoes, reminders, caveats
 _NOISE = re.compile(
@@ -41,11 +42,14 @@ class SessionTurn:
     role: str  # user | assistant | tool
     text: str
     timestamp: str | None
+    speaker_override: str | None = None
 
     @property
     def speaker(self) -> str:
         """Who said it: the name a message opens with ("Maria: the launch moved"), as a
         group-chat agent or a pasted conversation writes it, else the role."""
+        if self.speaker_override:
+            return self.speaker_override
         return speaker_label(self.text) or ("assistant" if self.role == "tool" else self.role)
 
 
@@ -77,7 +81,7 @@ def _text_of(content: Any) -> list[str]:
     if not isinstance(content, list):
         return []
     return [str(b.get("text", "")) for b in content
-            if isinstance(b, dict) and b.get("type") == "text"]
+            if isinstance(b, dict) and b.get("type") in TEXT_BLOCKS]
 
 
 def _tool_line(block: dict[str, Any], outcome: str | None) -> str | None:
@@ -117,6 +121,28 @@ def parse_line(raw: str) -> dict[str, Any] | None:
     return line if isinstance(line, dict) else None
 
 
+def _message_of(line: dict[str, Any]) -> dict[str, Any] | None:
+    """The message a line carries: Claude Code's `message`, Codex's `response_item` payload
+    of type `message` (a `function_call` payload becomes a tool_use block), or the line itself
+    when it is a bare `{"role", "content"}`."""
+    if isinstance(line.get("message"), dict):
+        return line["message"]
+    payload = line.get("payload")
+    if line.get("type") == "response_item" and isinstance(payload, dict):
+        if payload.get("type") == "message":
+            return payload
+        if payload.get("type") == "function_call":
+            try:
+                args = json.loads(payload.get("arguments") or "{}")
+            except ValueError:
+                args = {}
+            return {"role": "assistant", "content": [
+                {"type": "tool_use", "id": payload.get("call_id"), "name": payload.get("name"),
+                 "input": args if isinstance(args, dict) else {}}]}
+        return None
+    return line if isinstance(line.get("role"), str) else None
+
+
 def turns_of_lines(session_key: str, lines: list[tuple[int, str]]) -> list[SessionTurn]:
     """The turns of numbered transcript lines (Claude Code's JSONL and `{"role", "content"}`
     lines). A tool call's outcome is read from its result when that is among `lines`."""
@@ -132,8 +158,7 @@ def turns_of_lines(session_key: str, lines: list[tuple[int, str]]) -> list[Sessi
     for n, line in parsed:
         if line is None or line.get("isMeta") or line.get("isSidechain"):
             continue
-        message = line.get("message") if isinstance(line.get("message"), dict) else (
-            line if isinstance(line.get("role"), str) else None)
+        message = _message_of(line)
         if message is None:
             continue
         role = str(message.get("role") or line.get("type") or "")
