@@ -22,12 +22,14 @@ import tempfile
 import time
 from array import array
 from collections.abc import Callable
+from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from mnemonist import __version__
 from mnemonist.bench.scale_report import markdown
+from mnemonist.bench.scale_sessions import SessionLoad
 from mnemonist.bench.stats import (
     Progress,
     machine,
@@ -99,8 +101,10 @@ def run_scale(
     warmup: int = 10,
     out_dir: Path | None = Path("bench-results"),
     overrides: dict[str, Any] | None = None,
+    sessions: bool = False,
 ) -> dict[str, Any]:
-    """Run the benchmark for each size; write `<out_dir>/scale-<timestamp>.json` and `.md`
+    """Run the benchmark for each size (with `sessions`, agent sessions end throughout:
+    see `scale_sessions`); write `<out_dir>/scale-<timestamp>.json` and `.md`
     (unless out_dir is None) and return the report (JSON-able)."""
     if not sizes or any(n <= 0 for n in sizes):
         raise ValueError("sizes must be positive integers")
@@ -121,6 +125,7 @@ def run_scale(
             "recall_limit": RECALL_LIMIT,
             "home": str(home) if home else None,
             "overrides": overrides or {},
+            "sessions": sessions,
         },
         "targets": {**TARGETS, "at_memories": 10_000},
         "notes": list(NOTES),
@@ -130,12 +135,14 @@ def run_scale(
         timeout = _default_embed_timeout(n) if embed_timeout_s is None else embed_timeout_s
         if home is None:
             with tempfile.TemporaryDirectory(prefix=f"mnemonist-bench-{n}-") as tmp:
-                run = _run_one(n, Path(tmp), queries, warmup, seed, progress, timeout, overrides)
+                run = _run_one(n, Path(tmp), queries, warmup, seed, progress, timeout, overrides,
+                               sessions)
         else:
             target = Path(home) / str(n)
             if (target / "memory" / "memories.db").exists():
                 raise FileExistsError(f"{target} already holds a database; pick a fresh --home")
-            run = _run_one(n, target, queries, warmup, seed, progress, timeout, overrides)
+            run = _run_one(n, target, queries, warmup, seed, progress, timeout, overrides,
+                           sessions)
         report["runs"].append(run)
     report["finished_at"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     if out_dir is not None:
@@ -169,8 +176,14 @@ def _run_one(
     progress: bool,
     embed_timeout_s: float,
     overrides: dict[str, Any] | None,
+    sessions: bool = False,
 ) -> dict[str, Any]:
     corpus = SyntheticCorpus(seed)
+    transcripts = Path(home) / "transcripts"
+    if sessions:
+        overrides = {**(overrides or {})}
+        overrides["hooks"] = {**overrides.get("hooks", {}),
+                              "transcriptRoots": [str(transcripts)]}
     load_start = _loadavg()
     peak_reset = reset_peak_rss()
     rss_start = rss_mib()
@@ -201,6 +214,8 @@ def _run_one(
         run["rss_start_mib"] = round(rss_start, 1)
         run["rss_after_open_mib"] = round(rss_mib(), 1)
 
+        load = SessionLoad(service, transcripts, seed) if sessions else nullcontext()
+        load.__enter__()
         created, t_first, t_writes_end, processed_writing = _remember_phase(
             service, corpus, n, run, progress
         )
@@ -217,6 +232,9 @@ def _run_one(
         )
         phases["after_embedding"] = round(rss_mib(), 1)
         _recall_phase(service, corpus, n, queries, warmup, run, progress)
+        load.__exit__(None, None, None)
+        if isinstance(load, SessionLoad):
+            run["sessions"] = load.report()
         phases["after_recall"] = round(rss_mib(), 1)
 
         run["memory"] = {

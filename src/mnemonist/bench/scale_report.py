@@ -99,6 +99,14 @@ def markdown(report: dict[str, Any]) -> str:
         ("load average (1 min) at start / end",
          lambda r: f"{_fmt(r['load_average_1m']['start'], 2)} / "
                    f"{_fmt(r['load_average_1m']['end'], 2)}"),
+        ("agent sessions ended meanwhile / turn memories",
+         lambda r: f"{_fmt(r['sessions']['sessions_ended'])} / "
+                   f"{_fmt(r['sessions']['turn_memories'])}" if "sessions" in r else "–"),
+        ("session-end hook p50 / p95 / max (ms)",
+         lambda r: f"{_fmt(r['sessions']['hook_ms'].get('p50'), 2)} / "
+                   f"{_fmt(r['sessions']['hook_ms'].get('p95'), 2)} / "
+                   f"{_fmt(r['sessions']['hook_ms'].get('max'), 2)}" if "sessions" in r
+         else "–"),
         ("target remember p95 ≤ 10 ms", lambda r: _mark(r["targets"]["remember_p95_ms"])),
         ("target recall p95 ≤ 40 ms", lambda r: _mark(r["targets"]["recall_p95_ms"])),
         ("target peak RSS ≤ 400 MB", lambda r: _mark(r["targets"]["peak_rss_mb"])),

@@ -77,6 +77,8 @@ def bench() -> None:
     show_default=True,
     help="where scale-<timestamp>.json and .md are written",
 )
+@click.option("--sessions", is_flag=True,
+              help="agent sessions end throughout (one 40-message transcript every 0.5 s)")
 @click.option("--json", "as_json", is_flag=True, help="print the JSON report, not the table")
 @click.option("--no-progress", is_flag=True, help="no progress lines on stderr")
 def scale(
@@ -86,6 +88,7 @@ def scale(
     home: Path | None,
     embed_timeout: float,
     out_dir: Path,
+    sessions: bool,
     as_json: bool,
     no_progress: bool,
 ) -> None:
@@ -101,6 +104,7 @@ def scale(
             progress=not no_progress,
             embed_timeout_s=embed_timeout,
             out_dir=out_dir,
+            sessions=sessions,
         )
     except FileExistsError as exc:
         raise click.UsageError(str(exc)) from exc
