@@ -10,7 +10,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mnemonist.sessions.reader import take_lines
-from mnemonist.sessions.turns import SessionTurn, is_substantive, speaker_label, turns_of_lines
+from mnemonist.sessions.turns import (
+    SessionTurn,
+    is_substantive,
+    speaker_label,
+    speakers,
+    turns_of_lines,
+)
 
 
 def numbered(*lines: dict | str) -> list[tuple[int, str]]:
@@ -52,7 +58,7 @@ def test_turns_keep_what_was_said_in_order_with_time_and_a_stable_key():
     assert [t.key for t in turns] == ["turn:u1", "turn:u2", "tool:u2:3", "tool:u2:4",
                                       "turn:s1:8"]
     assert turns[0].timestamp == "2025-10-01T10:00:00Z" and turns[4].timestamp is None
-    assert [t.speaker for t in turns[:3]] == ["user", "assistant", "assistant"]
+    assert [t.speaker() for t in turns[:3]] == ["user", "assistant", "assistant"]
 
 
 def test_a_tool_call_whose_result_is_not_read_yet_has_no_outcome():
@@ -68,8 +74,14 @@ def test_speaker_labels_are_names_not_ordinary_words():
                  "Update: shipped", "Monday: standup", "Assistant: hi", "https://x.io: ok",
                  "Maria said: hi", "caroline: lower case", "Gina:no space"):
         assert speaker_label(text) is None, text
-    turn = SessionTurn("k", 0, "user", "Melanie: I painted a lake", None)
-    assert turn.speaker == "Melanie"
+    said = [SessionTurn("k", i, role, text, None) for i, (role, text) in enumerate([
+        ("user", "Melanie: I painted a lake"), ("assistant", "Caroline: so pretty!"),
+        ("user", "Melanie: thanks, it took a week"),
+        ("assistant", "Rotated: the key is in the vault")])]
+    names = speakers(said)
+    assert names == {"Melanie"}  # one label alone is more likely a word than a speaker
+    assert [t.speaker(names) for t in said] == ["Melanie", "assistant", "Melanie", "assistant"]
+    assert said[1].speaker(speakers(said, known={"Caroline"})) == "Caroline"
 
 
 def test_greetings_and_acknowledgements_are_not_substantive():

@@ -39,7 +39,7 @@ from mnemonist.sessions.reader import (
     take_lines,
 )
 from mnemonist.sessions.transcript import MAX_TRANSCRIPT_BYTES, flatten, parse_jsonl
-from mnemonist.sessions.turns import SessionTurn, is_substantive, turns_of_lines
+from mnemonist.sessions.turns import SessionTurn, is_substantive, speakers, turns_of_lines
 from mnemonist.store import jobs
 from mnemonist.store import session_turns as store
 from mnemonist.store import sessions as sessions_store
@@ -167,10 +167,13 @@ class SessionTurnOps(CheckpointOps, RememberOps):
         written = deduplicated = 0
         when = row.get("last_at") or state.get("started_at") or utcnow()
         units = group_turns(turns, self.config.sessions.messages_per_memory)
+        names = speakers(turns, {r[0] for r in self.db.reader().execute(
+            "SELECT DISTINCT who FROM memories WHERE source_type = ? AND source_id = ?"
+            " AND who IS NOT NULL", (store.SOURCE_TYPE, key))})
         for start in range(0, len(units), BATCH):
             with self.db.write_tx() as conn:
                 for turn in units[start:start + BATCH]:
-                    new = self._turn_memory(key, turn, project, when)
+                    new = self._turn_memory(key, turn, project, when, names)
                     if new is None:
                         continue
                     when = new.occurred_at
@@ -209,7 +212,7 @@ class SessionTurnOps(CheckpointOps, RememberOps):
         store.append_transcript(conn, key, text, harness, project)
 
     def _turn_memory(self, key: str, turn: SessionTurn, project: str | None,
-                     previous: str) -> NewMemory | None:
+                     previous: str, names: set[str]) -> NewMemory | None:
         scrubbed = scrub_credentials(turn.text)
         limit = self.config.memory.max_content_chars
         text = scrubbed.text if len(scrubbed.text) <= limit else scrubbed.text[:limit - 1] + "…"
@@ -221,7 +224,7 @@ class SessionTurnOps(CheckpointOps, RememberOps):
             id=str(uuid.uuid4()), content=norm.storage, normalized_content=norm.normalized,
             content_hash=norm.content_hash, type=TURN_TYPE,
             importance=self.config.sessions.importance, tags=[], pinned=False,
-            who=turn.speaker, why=None, project=project,
+            who=turn.speaker(names), why=None, project=project,
             source_type=store.SOURCE_TYPE, source_id=key,
             idempotency_key=f"{key}/{turn.key}", occurred_at=at, created_at=utcnow(),
         )
@@ -326,10 +329,10 @@ def group_turns(turns: list[SessionTurn], size: int) -> list[SessionTurn]:
             return
         first = group[0]
         text = "\n".join(t.text for t in group)
-        speakers = {t.speaker for t in group}
-        role = first.role if len(speakers) == 1 else "group"
+        voices = {t.speaker() for t in group}
+        role = first.role if len(voices) == 1 else "group"
         out.append(SessionTurn(f"{first.key}+{len(group)}", first.line, role, text,
-                               first.timestamp, speaker_override=None if len(speakers) == 1
+                               first.timestamp, speaker_override=None if len(voices) == 1
                                else "conversation"))
         group.clear()
 

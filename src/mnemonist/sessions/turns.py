@@ -44,13 +44,29 @@ class SessionTurn:
     timestamp: str | None
     speaker_override: str | None = None
 
-    @property
-    def speaker(self) -> str:
-        """Who said it: the name a message opens with ("Maria: the launch moved"), as a
-        group-chat agent or a pasted conversation writes it, else the role."""
+    def speaker(self, names: set[str] | frozenset[str] = frozenset()) -> str:
+        """Who said it: the name the message opens with ("Maria: the launch moved") when
+        that name is one of the session's speakers (`names`), else the role."""
         if self.speaker_override:
             return self.speaker_override
-        return speaker_label(self.text) or ("assistant" if self.role == "tool" else self.role)
+        label = speaker_label(self.text)
+        if label and label in names:
+            return label
+        return "assistant" if self.role == "tool" else self.role
+
+
+def speakers(turns: list[SessionTurn], known: set[str] | frozenset[str] = frozenset()
+             ) -> set[str]:
+    """The names that open messages as a speaker's label: a name that opens at least two
+    messages (a group chat, a pasted conversation), or one already known as a speaker of
+    this session. A name opening one message alone ("Rotated: the key is in the vault") is
+    more likely a word than a speaker."""
+    counts: dict[str, int] = {}
+    for t in turns:
+        label = speaker_label(t.text)
+        if label:
+            counts[label] = counts.get(label, 0) + 1
+    return {name for name, n in counts.items() if n >= 2 or name in known}
 
 
 _LABEL = re.compile(r"^([A-Z][\w'’.-]{0,30}(?: [A-Z][\w'’.-]{0,30}){0,2}):[ \t]+\S")
