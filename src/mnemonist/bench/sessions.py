@@ -212,15 +212,21 @@ def _score(service: Any, arm: Arm, conversations: list[Conversation],
             cover = {mid for mid, dia in curated.items() if dia in relevant}
             if curated:
                 alone = [m for m in ranked_ids if m in curated]  # as if nothing else were stored
-                for k in ks:
+                useful = {m for m in ranked_ids if set(holds.get(m) or ()) & relevant} | cover
+                for k in ks:  # either kind of memory answers the question
+                    metrics[f"answer@{k}"] = float(bool(useful & set(ranked_ids[:k])))
                     metrics[f"curated@{k}"] = float(bool(cover & set(ranked_ids[:k]))) \
                         if cover else float("nan")
                     metrics[f"curated_alone@{k}"] = float(bool(cover & set(alone[:k]))) \
                         if cover else float("nan")
             rows.append((qa.category, metrics))
         show.show(f"[{arm.name}] scored conversation {n}/{len(conversations)}")
-    summary = _summarize([(c, {k: v for k, v in m.items() if not k.startswith("curated")})
-                          for c, m in rows])
+    summary = _summarize([(c, {k: v for k, v in m.items()
+                               if not k.startswith(("curated", "answer"))}) for c, m in rows])
+    if any(k.startswith("answer") for _, m in rows for k in m):
+        overall = [m for c, m in rows if c in OVERALL_CATEGORIES]
+        summary["answer"] = {f"answer@{k}": round(sum(m[f"answer@{k}"] for m in overall)
+                                                  / len(overall), 4) for k in ks}
     if any(k.startswith("curated") for _, m in rows for k in m):
         covered = [m for c, m in rows if c in OVERALL_CATEGORIES
                    and m.get(f"curated@{ks[0]}") == m.get(f"curated@{ks[0]}")]  # not NaN
@@ -324,6 +330,8 @@ def _row(name: str, s: dict[str, Any], ks: Sequence[int]) -> str:
     cur = s.get("curated", {})
     cells += [f"{cur[f'curated@{k}']:.3f} (alone {cur[f'curated_alone@{k}']:.3f})"
               if f"curated@{k}" in cur else "–" for k in (5, 10)]
+    ans = s.get("answer", {})
+    cells += [f"{ans[f'answer@{k}']:.3f}" if f"answer@{k}" in ans else "–" for k in (5, 10)]
     return f"| {name} | " + " | ".join(cells) + " |"
 
 
@@ -340,8 +348,8 @@ def render_markdown(result: dict[str, Any]) -> str:
         f"Turn-level, categories 1–4 ({result['arms']['sessions']['overall']['n']} questions)",
         "",
         "| ingest | " + " | ".join(f"R@{k}" for k in ks) + " | MRR | sess. any@5 |"
-        " curated@5 | curated@10 |",
-        "|---|" + "---|" * (len(ks) + 4),
+        " curated@5 | curated@10 | answered@5 | answered@10 |",
+        "|---|" + "---|" * (len(ks) + 6),
     ]
     for name, arm in result["arms"].items():
         lines.append(_row(name, arm, ks))

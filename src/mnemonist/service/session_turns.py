@@ -51,7 +51,7 @@ log = logging.getLogger(__name__)
 
 ACTOR = "session-ingest"
 TURN_TYPE = "episodic"
-BATCH = 200  # turns per write transaction: the writer lock is never held for long
+BATCH = 16  # turns per write transaction: the writer lock is never held for long
 
 
 class SessionTurnOps(CheckpointOps, RememberOps):
