@@ -1,9 +1,11 @@
 """`bench scale --sessions`: agent sessions ending throughout the run, so remember and recall
 are measured while the session worker reads transcripts into turn memories.
 
-A background thread writes a Claude Code transcript (`messages` messages of synthetic text)
-into a transcript folder the daemon may read, ends it through the session-end hook (the
-service call the HTTP route makes), and waits `interval_s` before the next. The hook's own
+A background thread writes a Claude Code transcript (`messages` messages of synthetic text,
+20 by default) into a transcript folder the daemon may read, ends it through the session-end
+hook (the service call the HTTP route makes), and waits `interval_s` (2 s) before the next:
+about 10 turns a second, several busy agents' worth, adding roughly a tenth to the store
+while 10,000 memories are remembered. The hook's own
 time is measured per call; the turns arrive through the session worker like in production.
 """
 
@@ -22,8 +24,8 @@ from mnemonist.model.hooks import SessionEndRequest
 
 
 class SessionLoad:
-    def __init__(self, service: Any, folder: Path, seed: int, *, messages: int = 40,
-                 interval_s: float = 0.5) -> None:
+    def __init__(self, service: Any, folder: Path, seed: int, *, messages: int = 20,
+                 interval_s: float = 2.0) -> None:
         self.service = service
         self.folder = folder
         self.corpus = SyntheticCorpus(seed + 1000)

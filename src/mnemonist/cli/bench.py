@@ -78,7 +78,7 @@ def bench() -> None:
     help="where scale-<timestamp>.json and .md are written",
 )
 @click.option("--sessions", is_flag=True,
-              help="agent sessions end throughout (one 40-message transcript every 0.5 s)")
+              help="agent sessions end throughout (one 20-message transcript every 2 s)")
 @click.option("--json", "as_json", is_flag=True, help="print the JSON report, not the table")
 @click.option("--no-progress", is_flag=True, help="no progress lines on stderr")
 def scale(
