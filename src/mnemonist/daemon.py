@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemonist.ingest.documents import DocumentWorker
+from mnemonist.ingest.file_watcher import FileWatcher
 from mnemonist.model.config import Config
 from mnemonist.pipeline.extract_worker import ExtractionRuntime
 from mnemonist.pipeline.hints_worker import HintsRuntime
@@ -49,6 +50,8 @@ class Daemon:
         self.service.set_document_waker(self.documents.wake)
         self.maintenance = MaintenanceWorker(self.db, config, retention=self.retention,
                                              vectors=self.service)
+        self.files = FileWatcher(self.service, config.files)
+        self.service.attach_file_watcher(self.files)
         self.workers = workers
         self._started = False
 
@@ -61,6 +64,7 @@ class Daemon:
                 self.hints.start()
                 self.documents.start()
                 self.maintenance.start()
+                self.files.start()
             self._started = True
         return self
 
@@ -69,6 +73,7 @@ class Daemon:
             self.db.close()
             return
         self._started = False
+        self.files.stop()
         self.maintenance.stop()
         self.documents.stop()
         self.retention.stop()

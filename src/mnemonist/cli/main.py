@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from mnemonist.cli.bench import bench
+from mnemonist.cli.files_cmd import files, sync
 from mnemonist.cli.hooks_cmd import COMMANDS as HOOK_COMMANDS
 from mnemonist.cli.mcp_cmd import mcp
 from mnemonist.client import Client, DaemonError
@@ -232,6 +233,8 @@ cli.add_command(bench)
 for _command in HOOK_COMMANDS:  # hook, connect, disconnect
     cli.add_command(_command)
 cli.add_command(mcp)
+cli.add_command(sync)
+cli.add_command(files)
 
 if __name__ == "__main__":
     cli()

@@ -1,5 +1,5 @@
-"""The configuration schema: the `memory:`, `search:`, `embedding:` and `server:` sections of
-`agent.yaml`, with the defaults and ranges of the source documents.
+"""The configuration schema: the `memory:`, `search:`, `embedding:`, `server:`, `hooks:` and
+`files:` sections of `agent.yaml`, with the defaults and ranges of the source documents.
 
 `memory.pipelineV2` and its sub-objects follow document 000 and use camelCase keys (snake_case
 is accepted too); `memory.decay_rate` and `search.*` follow document 001 (snake_case). Loading
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
 
@@ -342,10 +342,47 @@ class HooksConfig(CamelModel):
     memory_chars: int = Range(400, 50, 10000, "one injected memory is cut to this length")
 
 
+# --- files: workspace memory files (document 002) --------------------------------------------
+
+
+class FilesConfig(SnakeModel):
+    """MEMORY.md, memory.md and memory/**/*.md under each known project root, indexed as
+    line-ranged chunk memories and kept in step with the files (docs/files.md)."""
+
+    enabled: bool = Field(default=True, description="index memory files of known project roots")
+    roots: list[str] = Field(
+        default_factory=list,
+        description="extra project folders to index, besides the working folders hooks report",
+    )
+    chunk_tokens: int = Range(400, 50, 4000, "chunk size, in tokens of about 4 characters")
+    chunk_overlap: int = Range(80, 0, 3999, "tokens of whole lines a chunk repeats of the last")
+    watch: bool = Field(default=True, description="re-sync a file when it changes on disk")
+    watch_debounce_ms: Ms = Range(
+        1500, 50, 60000, "changes are grouped for at most this long before a sync"
+    )
+    interval_minutes: float = Range(5, 0, 1440, "full sync every N minutes (0: off)")
+    sync_on_search: bool = Field(
+        default=True, description="recall first syncs files known to have changed"
+    )
+    sync_on_session_start: bool = Field(
+        default=True, description="a session start syncs its project's files first"
+    )
+    max_file_bytes: int = Range(2097152, 1024, 104857600, "larger files are skipped")
+
+    @field_validator("chunk_overlap")
+    @classmethod
+    def _overlap_below_size(cls, value: int, info: ValidationInfo) -> int:
+        tokens = info.data.get("chunk_tokens")
+        if tokens is not None and value >= tokens:
+            raise ValueError(f"must be smaller than chunk_tokens ({tokens})")
+        return value
+
+
 class Config(SnakeModel):
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     search: SearchConfig = Field(default_factory=SearchConfig)
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
     hooks: HooksConfig = Field(default_factory=HooksConfig)
+    files: FilesConfig = Field(default_factory=FilesConfig)
 
