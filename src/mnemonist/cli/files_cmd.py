@@ -70,4 +70,4 @@ def files(ctx: click.Context, as_json: bool) -> None:
     for f in out["files"]:
         what = f"skipped: {f['error']}" if f["error"] else f"{f['chunk_count']} chunks"
         click.echo(f"  {what:<12} {f['path']}")
-    click.echo(f"{out['files']} files, {out['chunks']} chunks")
+    click.echo(f"{out['total']} files, {out['chunks']} chunks")

@@ -263,8 +263,9 @@ class FileOps(FileSyncOps, ReadOps):
     def list_files(self) -> dict[str, Any]:
         conn = self.db.reader()
         files = [row.__dict__ for row in store.all_files(conn).values()]
-        return {"files": files, "total": len(files), **store.totals(conn),
-                "roots": [r.__dict__ for r in self.file_roots()]}
+        totals = store.totals(conn)
+        return {"files": files, "total": len(files), "chunks": totals["chunks"],
+                "skipped": totals["skipped"], "roots": [r.__dict__ for r in self.file_roots()]}
 
     def files_status(self) -> dict[str, Any]:
         cfg = self.config.files

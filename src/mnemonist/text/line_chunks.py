@@ -22,7 +22,7 @@ their overlap, and rarely a few around them. Measured over every one-line edit (
 longer, shorter, or changed in place) of generated files, the share of edits that change at
 most two chunks: sectioned markdown 96–100 % (worst case 4 chunks; filling to the limit:
 83–96 %, worst 15), prose paragraphs 97 % (worst 4; filling 80–89 %, worst 9), one long list
-without blank lines 87–92 % (worst 5; filling 88–95 %, worst 21). The price: chunks hold
+without blank lines 86–92 % (worst 5; filling 88–95 %, worst 21). The price: chunks hold
 55–65 % of the limit on average, against nearly all of it when filled.
 """
 
@@ -74,14 +74,17 @@ def chunk_lines(
     part_limit = max(1, limit - overlap_chars - 1)
     lines = split_lines(text)
     out: list[LineChunk] = []
+    floor = 0  # a chunk starts after the start of the one before (never contains it whole)
     for lo, hi in _parts(lines, part_limit):
         if hi - lo == 1 and len(lines[lo]) > limit:  # a long line: pieces, no overlap
             line = lines[lo]
             for k in range(0, len(line), limit):
                 out.append(LineChunk(len(out), lo + 1, lo + 1, line[k : k + limit]))
+            floor = hi
             continue
-        start = _overlap_start(lines, lo, hi, overlap_chars, limit)
+        start = _overlap_start(lines, lo, hi, overlap_chars, limit, floor)
         out.append(LineChunk(len(out), start + 1, hi, "\n".join(lines[start:hi])))
+        floor = start + 1
     return out
 
 
@@ -108,14 +111,16 @@ def _parts(lines: list[str], part_limit: int) -> list[tuple[int, int]]:
     return out
 
 
-def _overlap_start(lines: list[str], lo: int, hi: int, overlap_chars: int, limit: int) -> int:
-    """The first line of the chunk whose own part is [lo, hi): whole lines before `lo`, at
-    most `overlap_chars` of them, and no more than keeps the chunk within `limit`."""
+def _overlap_start(lines: list[str], lo: int, hi: int, overlap_chars: int, limit: int,
+                   floor: int) -> int:
+    """The first line of the chunk whose own part is [lo, hi): whole lines before `lo` (not
+    before `floor`), at most `overlap_chars` of them, and no more than keeps the chunk within
+    `limit`."""
     own = sum(len(line) + 1 for line in lines[lo:hi]) - 1
-    budget = min(overlap_chars, limit - own - 1)
-    start, used = lo, -1
-    while start > 0:
-        cost = used + 1 + len(lines[start - 1])
+    budget = min(overlap_chars, limit - own)  # each line adds itself and a newline
+    start, used = lo, 0
+    while start > floor:
+        cost = used + len(lines[start - 1]) + 1
         if cost > budget or len(lines[start - 1]) > limit:
             break
         used = cost
