@@ -382,7 +382,7 @@ def test_files_can_be_turned_off(tmp_path):
 
 
 def test_chunk_settings_are_checked(tmp_path):
-    with pytest.raises(ConfigError, match="files.chunk_overlap = 400"):
+    with pytest.raises(ConfigError, match=r"files\.chunk_overlap = 400"):
         load_config(None, {"files": {"chunk_tokens": 400, "chunk_overlap": 400}})
-    with pytest.raises(ConfigError, match="files.chunk_tokens = 10 is out of range"):
+    with pytest.raises(ConfigError, match=r"files\.chunk_tokens = 10 is out of range"):
         load_config(None, {"files": {"chunk_tokens": 10}})

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from mnemonist.text.line_chunks import CHARS_PER_TOKEN, chunk_lines, split_lines
 
-LINE_CHARS = st.sampled_from(list("ab #-*\t\r.,:é漢") + ["word ", "## ", "- item "])
+LINE_CHARS = st.sampled_from([*"ab #-*\t\r.,:é漢", "word ", "## ", "- item "])
 LINE = st.lists(LINE_CHARS, max_size=40).map("".join)
 LONG_LINE = st.text(alphabet="xyz ", min_size=60, max_size=300)
 
@@ -92,7 +92,7 @@ def test_sizes_limits_and_degenerate_inputs():
     long = chunk_lines("a" * 25 + "\nb\n", tokens=5, overlap=1)  # limit 20 characters
     assert [(c.start_line, c.end_line, c.text) for c in long] == [
         (1, 1, "a" * 20), (1, 1, "a" * 5), (2, 2, "b")]
-    capped = chunk_lines("\n".join("line %d" % i for i in range(200)), 400, 80, max_chars=100)
+    capped = chunk_lines("\n".join(f"line {i}" for i in range(200)), 400, 80, max_chars=100)
     assert max(len(c.text) for c in capped) <= 100
     for bad in ((10, 10), (10, 11), (0, 0), (10, -1)):
         try:
@@ -105,8 +105,8 @@ def test_sizes_limits_and_degenerate_inputs():
 def _sectioned_notes(seed: int) -> list[str]:
     """Markdown as people keep notes: headings, blank lines, bullet lists of varied length."""
     rng = random.Random(seed)
-    words = ("deploy staging postgres redis cache the on we use port tuesday backup "
-             "release owner review token queue worker index").split()
+    words = ["deploy", "staging", "postgres", "redis", "cache", "the", "on", "we", "use",
+             "port", "tuesday", "backup", "release", "owner", "review", "token", "queue"]
     lines: list[str] = []
     for s in range(20):
         lines += [f"## Topic {s}", ""]

@@ -76,6 +76,12 @@ def status(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"embeddings: {emb['embedded']}/{emb['live']} ({emb['coverage']:.0%})"
                    f"  model {data['embedding_provider'].get('model')}")
     click.echo(f"queue: {data['queue_depth']} pending jobs")
+    files = data.get("files") or {}
+    if files.get("enabled"):
+        watcher = files["watcher"]
+        state = "watching" if watcher["running"] else f"not watching ({watcher['reason']})"
+        click.echo(f"memory files: {files['files']} files, {files['chunks']} chunks in"
+                   f" {len(files['roots'])} roots; {state}")
     click.echo("degraded: " + (", ".join(data["degraded"]) or "nothing"))
 
 
