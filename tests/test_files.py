@@ -386,3 +386,31 @@ def test_chunk_settings_are_checked(tmp_path):
         load_config(None, {"files": {"chunk_tokens": 400, "chunk_overlap": 400}})
     with pytest.raises(ConfigError, match=r"files\.chunk_tokens = 10 is out of range"):
         load_config(None, {"files": {"chunk_tokens": 10}})
+
+
+def test_a_restart_writes_nothing_and_new_chunk_settings_re_chunk(tmp_path):
+    repo = git_project(tmp_path, "ledger")
+    doc = repo / "MEMORY.md"
+    doc.write_text(notes(10, "ledger"))
+    home = tmp_path / "home"
+    base = {"roots": [str(repo)], "interval_minutes": 0}
+    with run_daemon(home, {"files": base, "embedding": {"provider": "none"}}) as d:
+        wait_for(lambda: indexed(d, doc))
+        first = {c["id"] for c in chunks_of(d, doc)}
+    with run_daemon(home, {"files": base, "embedding": {"provider": "none"}}) as d:
+        wait_for(lambda: d.http.get("/api/status").json()["files"]["last_sync"])
+        startup = d.http.get("/api/status").json()["files"]["last_sync"]
+        assert startup["reason"] == "startup" and startup["rows_written"] == 0
+        assert {c["id"] for c in chunks_of(d, doc)} == first
+    smaller = {**base, "chunk_tokens": 100, "chunk_overlap": 10}
+    with run_daemon(home, {"files": smaller, "embedding": {"provider": "none"}}) as d:
+        wait_for(lambda: d.http.get("/api/status").json()["files"]["last_sync"])
+        chunks = chunks_of(d, doc)
+        assert len(chunks) > len(first) and max(len(c["content"]) for c in chunks) <= 400
+        for c in chunks:
+            assert sed(c["path"], c["start_line"], c["end_line"]) == c["content"]
+        with db(d) as conn:
+            left = conn.execute(f"SELECT COUNT(*) FROM memories WHERE id IN"
+                                f" ({','.join('?' * len(first))})", list(first)).fetchone()[0]
+        # the old cut's chunks are gone, but for those the new cut cut the same
+        assert left == len(first & {c["id"] for c in chunks}) < len(first)

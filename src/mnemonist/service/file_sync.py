@@ -100,10 +100,13 @@ class FileSyncOps(ServiceBase):
             self._remove_file(path, counts, "file deleted")
             return
         row = store.get_file(self.db.reader(), path)
-        same_place = row is not None and row.root == root.path and row.project == root.project
-        if (row is not None and same_place and not (check or force)
-                and row.mtime_ns == st.st_mtime_ns and row.size == st.st_size
-                and (row.error is None or st.st_size > cfg.max_file_bytes)):
+        chunking = self._chunking()
+        same_place = row is not None and (row.root, row.project, row.chunking) == (
+            root.path, root.project, chunking)  # else: re-chunk, even the same bytes
+        retry = row is not None and row.error is not None and row.content_hash is None and (
+            st.st_size <= cfg.max_file_bytes)  # was too big or unreadable: the limit may allow
+        if (row is not None and same_place and not (check or force or retry)
+                and row.mtime_ns == st.st_mtime_ns and row.size == st.st_size):
             counts.files_unchanged += 1
             return
         if st.st_size > cfg.max_file_bytes:
@@ -125,8 +128,8 @@ class FileSyncOps(ServiceBase):
                             f"the file has {got.size} bytes; the limit is"
                             f" {cfg.max_file_bytes} (files.max_file_bytes)")
             return
-        if (row is not None and same_place and not force and row.error is None
-                and row.content_hash == got.content_hash):
+        if (row is not None and same_place and not force
+                and row.content_hash == got.content_hash):  # the same bytes as last time
             if (row.mtime_ns, row.size) != (got.mtime_ns, got.size):  # touched, not changed
                 with self.db.write_tx() as conn:
                     before = conn.total_changes
@@ -147,23 +150,37 @@ class FileSyncOps(ServiceBase):
             before = conn.total_changes
             self._reconcile(conn, path, root, prepared, occurred, now, counts)
             store.upsert_file(conn, path=path, root=root.path, project=root.project,
-                              content_hash=got.content_hash, mtime_ns=got.mtime_ns,
-                              size=got.size, chunk_count=len(prepared), error=None, at=now)
+                              content_hash=got.content_hash, chunking=chunking,
+                              mtime_ns=got.mtime_ns, size=got.size,
+                              chunk_count=len(prepared), error=None, at=now)
             counts.rows_written += conn.total_changes - before
         counts.files_changed += 1
+
+    def _chunking(self) -> str:
+        """The settings chunks are cut with: a file cut otherwise is re-chunked."""
+        cfg = self.config.files
+        return (f"tokens={cfg.chunk_tokens} overlap={cfg.chunk_overlap}"
+                f" max_chars={self.config.memory.max_content_chars}")
 
     def _skip_file(self, path: str, root: FileRoot, counts: SyncCounts, mtime_ns: int,
                    size: int, content_hash: str | None, error: str) -> None:
         """Record why a file is not indexed, and take its chunks (if any) out."""
         counts.files_skipped += 1
+        row = store.get_file(self.db.reader(), path)
+        if row is not None and (row.error, row.mtime_ns, row.size, row.content_hash, row.root,
+                                row.project, row.chunking) == (
+                error, mtime_ns, size, content_hash, root.path, root.project,
+                self._chunking()):
+            return  # recorded already, nothing changed
         with self.db.write_tx() as conn:
             before = conn.total_changes
             hashes = [self._drop_chunk(conn, c, path, "file not indexable: " + error, counts)
                       for c in store.chunks_of(conn, path)]
             embeddings.delete_unreferenced(conn, [h for h in hashes if h])
             store.upsert_file(conn, path=path, root=root.path, project=root.project,
-                              content_hash=content_hash, mtime_ns=mtime_ns, size=size,
-                              chunk_count=0, error=error, at=utcnow())
+                              content_hash=content_hash, chunking=self._chunking(),
+                              mtime_ns=mtime_ns, size=size, chunk_count=0, error=error,
+                              at=utcnow())
             counts.rows_written += conn.total_changes - before
         log.info("memory file %s skipped: %s", path, error)
 

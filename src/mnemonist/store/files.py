@@ -18,6 +18,7 @@ class FileRow:
     root: str
     project: str | None
     content_hash: str | None
+    chunking: str | None
     mtime_ns: int | None
     size: int | None
     chunk_count: int
@@ -61,17 +62,20 @@ def all_files(conn: sqlite3.Connection, root: str | None = None) -> dict[str, Fi
 
 def upsert_file(
     conn: sqlite3.Connection, *, path: str, root: str, project: str | None,
-    content_hash: str | None, mtime_ns: int | None, size: int | None, chunk_count: int,
-    error: str | None, at: str,
+    content_hash: str | None, chunking: str | None, mtime_ns: int | None, size: int | None,
+    chunk_count: int, error: str | None, at: str,
 ) -> None:
     conn.execute(
-        "INSERT INTO memory_files (path, root, project, content_hash, mtime_ns, size,"
-        " chunk_count, error, indexed_at, checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        "INSERT INTO memory_files (path, root, project, content_hash, chunking, mtime_ns,"
+        " size, chunk_count, error, indexed_at, checked_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         " ON CONFLICT(path) DO UPDATE SET root = excluded.root, project = excluded.project,"
-        " content_hash = excluded.content_hash, mtime_ns = excluded.mtime_ns,"
-        " size = excluded.size, chunk_count = excluded.chunk_count, error = excluded.error,"
+        " content_hash = excluded.content_hash, chunking = excluded.chunking,"
+        " mtime_ns = excluded.mtime_ns, size = excluded.size,"
+        " chunk_count = excluded.chunk_count, error = excluded.error,"
         " indexed_at = excluded.indexed_at, checked_at = excluded.checked_at",
-        (path, root, project, content_hash, mtime_ns, size, chunk_count, error, at, at),
+        (path, root, project, content_hash, chunking, mtime_ns, size, chunk_count, error, at,
+         at),
     )
 
 

@@ -194,6 +194,7 @@ def _memory_files(conn: sqlite3.Connection) -> None:
             root TEXT NOT NULL,             -- the project root it was found under
             project TEXT,
             content_hash TEXT,              -- sha256 of the file's bytes at the last sync
+            chunking TEXT,                  -- the chunk settings it was cut with
             mtime_ns INTEGER,
             size INTEGER,
             chunk_count INTEGER NOT NULL DEFAULT 0,
