@@ -143,7 +143,7 @@ def test_a_second_sync_with_no_change_writes_nothing(live, project):
     assert again["files_unchanged"] == again["files_scanned"] >= 3
     assert snapshot() == before
     forced = sync(live, force=True)  # re-reads every file; the chunks are all still there
-    assert forced["chunks_written"] == forced["chunks_deleted"] == 0
+    assert forced["chunks_written"] == forced["chunks_deleted"] == forced["files_changed"] == 0
     assert forced["chunks_kept"] >= 3
 
 

@@ -354,11 +354,13 @@ class FilesConfig(SnakeModel):
         default_factory=list,
         description="extra project folders to index, besides the working folders hooks report",
     )
-    chunk_tokens: int = Range(400, 50, 4000, "chunk size, in tokens of about 4 characters")
-    chunk_overlap: int = Range(80, 0, 3999, "tokens of whole lines a chunk repeats of the last")
+    chunk_tokens: int = Range(400, 50, 4000, "most tokens in a chunk (a token: 4 characters)")
+    chunk_overlap: int = Range(
+        80, 0, 3999, "tokens of whole lines a chunk repeats from the one before"
+    )
     watch: bool = Field(default=True, description="re-sync a file when it changes on disk")
     watch_debounce_ms: Ms = Range(
-        1500, 50, 60000, "changes are grouped for at most this long before a sync"
+        1500, 50, 60000, "a burst of changes is synced at most this long after it began"
     )
     interval_minutes: float = Range(5, 0, 1440, "full sync every N minutes (0: off)")
     sync_on_search: bool = Field(

@@ -146,6 +146,7 @@ class FileSyncOps(ServiceBase):
                                   self.config.memory.max_content_chars)
         occurred = format_ts(datetime.fromtimestamp(got.mtime_ns / 1e9, UTC))
         now = utcnow()
+        touched = counts.chunks_written + counts.chunks_deleted + counts.chunks_moved
         with self.db.write_tx() as conn:
             before = conn.total_changes
             self._reconcile(conn, path, root, prepared, occurred, now, counts)
@@ -154,7 +155,12 @@ class FileSyncOps(ServiceBase):
                               mtime_ns=got.mtime_ns, size=got.size,
                               chunk_count=len(prepared), error=None, at=now)
             counts.rows_written += conn.total_changes - before
-        counts.files_changed += 1
+        same = row is not None and same_place and row.content_hash == got.content_hash and (
+            touched == counts.chunks_written + counts.chunks_deleted + counts.chunks_moved)
+        if same:  # forced, and nothing was out of step
+            counts.files_unchanged += 1
+        else:
+            counts.files_changed += 1
 
     def _chunking(self) -> str:
         """The settings chunks are cut with: a file cut otherwise is re-chunked."""
