@@ -65,7 +65,9 @@ def chunks_of(live: LiveDaemon, path: Path) -> list[dict[str, Any]]:
     real = os.path.realpath(path)
     resp = live.http.get("/api/memories", params={"source_id": f"file:{real}", "limit": 1000})
     assert resp.status_code == 200, resp.text
-    return [live.http.get(f"/api/memory/{m['id']}").json() for m in resp.json()["memories"]]
+    listed = resp.json()["memories"]
+    assert all(m["path"] == real for m in listed)
+    return [live.http.get(f"/api/memory/{m['id']}").json() for m in listed]
 
 
 def sync(live: LiveDaemon, **body: Any) -> dict[str, Any]:

@@ -39,9 +39,9 @@ def result_of(hit: Hit) -> dict[str, Any]:
 
 
 def attach_file_lines(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> None:
-    """A chunk of a memory file carries `path`, `start_line` and `end_line` (1-based,
-    inclusive; its lines as `sed -n START,ENDp PATH` prints them). Other memories get no such
-    keys. One query for all of them."""
+    """A chunk of a memory file (in recall, get and list answers) carries `path`,
+    `start_line` and `end_line` (1-based, inclusive; its lines as `sed -n START,ENDp PATH`
+    prints them). Other memories get no such keys. One query for all of them."""
     ids = [r["id"] for r in items if str(r.get("source_id") or "").startswith("file:")]
     if not ids:
         return
@@ -131,6 +131,7 @@ class ReadOps(ServiceBase):
         ).fetchall()
         by_seq = memories.get_many_by_seq(conn, [r[0] for r in rows])
         items = [by_seq[r[0]].to_public() for r in rows if r[0] in by_seq]
+        attach_file_lines(conn, items)
         return {"memories": items, "total": total, "limit": req.limit, "offset": req.offset,
                 "has_more": req.offset + len(items) < total}
 
