@@ -9,7 +9,8 @@ Changes are grouped by `watchfiles`: a group is handed over once changes pause f
 at the latest `files.watch_debounce_ms` after its first change. A changed file marks its root
 changed and is synced at once (the root is re-listed, only files whose size, time or bytes
 changed are read); a folder appearing or disappearing also restarts the watch on the new set
-of folders, and so does a root the daemon learns at a session start (`refresh`).
+of folders (and once it is in place, the roots are listed again, for files made meanwhile),
+and so does a root the daemon learns at a session start (`refresh`).
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ class FileWatcher:
         self.last_event_at: str | None = None
         self.last_error: str | None = None
         self._next_interval = 0.0
+        self._settle = False
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> None:
@@ -77,6 +79,7 @@ class FileWatcher:
 
     def refresh(self) -> None:
         """The set of roots changed: watch anew."""
+        self._settle = True
         self._wake.set()
         self._watch_stop.set()
 
@@ -160,6 +163,7 @@ class FileWatcher:
         self._watch_stop = threading.Event()
         if self._wake.is_set() or self._stop.is_set():
             return
+        settle, self._settle = self._settle, False  # after a re-set: files made meanwhile
         try:
             for changes in watchfiles.watch(
                 *self.watching, watch_filter=None, debounce=self.cfg.watch_debounce_ms,
@@ -170,8 +174,13 @@ class FileWatcher:
                 self.last_error = None
                 if self._stop.is_set():
                     return
+                if settle:  # the first answer comes once the new watch is in place
+                    settle = False
+                    self.service.mark_files_dirty()
+                    self._sync("watch")
                 if changes and self._take(changes, targets):
                     self.restarts += 1
+                    self._settle = True
                     return
                 if self._interval_due() or self._wake.is_set():
                     return
