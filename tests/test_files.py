@@ -263,7 +263,8 @@ def test_files_listing_status_and_bad_input(live, project):
     assert files["enabled"] and files["files"] == listing["total"]
     assert files["chunks"] >= 1 and files["last_sync"]["reason"]
     for body, code in (({"root": "/no/such/project"}, 404), ({"force": "very"}, 400),
-                       ({"everything": True}, 400), ({"root": ""}, 400)):
+                       ({"everything": True}, 400), ({"root": ""}, 400),
+                       ({"root": "relative/path"}, 400), ({"root": "/tmp/a\x00b"}, 400)):
         resp = live.http.post("/api/files/sync", json=body)
         assert resp.status_code == code, resp.text
         assert resp.json()["error"] and resp.json()["message"]
@@ -388,6 +389,9 @@ def test_chunk_settings_are_checked(tmp_path):
         load_config(None, {"files": {"chunk_tokens": 400, "chunk_overlap": 400}})
     with pytest.raises(ConfigError, match=r"files\.chunk_tokens = 10 is out of range"):
         load_config(None, {"files": {"chunk_tokens": 10}})
+    with pytest.raises(ConfigError, match=r"files\.roots .*'notes' is not an absolute path"):
+        load_config(None, {"files": {"roots": ["notes"]}})
+    assert load_config(None, {"files": {"roots": ["~/notes"]}}).files.roots == ["~/notes"]
 
 
 def test_a_restart_writes_nothing_and_new_chunk_settings_re_chunk(tmp_path):

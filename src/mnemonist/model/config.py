@@ -8,6 +8,7 @@ the file, legacy flat keys and error formatting live in `mnemonist.settings`.
 
 from __future__ import annotations
 
+import os
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
@@ -370,6 +371,14 @@ class FilesConfig(SnakeModel):
         default=True, description="a session start syncs its project's files first"
     )
     max_file_bytes: int = Range(2097152, 1024, 104857600, "larger files are skipped")
+
+    @field_validator("roots")
+    @classmethod
+    def _absolute_roots(cls, value: list[str]) -> list[str]:
+        for root in value:
+            if "\x00" in root or not os.path.isabs(os.path.expanduser(root)):
+                raise ValueError(f"{root!r} is not an absolute path (~ is allowed)")
+        return value
 
     @field_validator("chunk_overlap")
     @classmethod

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from mnemonist.ingest.memory_files import FileRoot, discover, memory_folders, stat_of
 from mnemonist.model.memory import utcnow
 from mnemonist.model.requests import RecallRequest
-from mnemonist.service.errors import Conflict, NotFound
+from mnemonist.service.errors import BadRequest, Conflict, NotFound
 from mnemonist.service.file_sync import FileSyncOps, SyncCounts
 from mnemonist.service.reads import ReadOps
 from mnemonist.sessions.transcript import project_of
@@ -66,9 +66,12 @@ class FileOps(FileSyncOps, ReadOps):
         conn = self.db.reader()
         learnt = dict(store.learnt_roots(conn))
         for cwd in store.session_cwds(conn):
-            name, _, root = project_of(cwd)
-            if root is not None:
-                learnt.setdefault(os.path.realpath(root), name)
+            try:
+                name, _, root = project_of(cwd)
+                if root is not None:
+                    learnt.setdefault(os.path.realpath(root), name)
+            except (OSError, ValueError):  # a working folder no path can be made of
+                continue
         for path, name in learnt.items():
             if os.path.isdir(path):
                 roots.setdefault(path, FileRoot(path, name or os.path.basename(path), "session"))
@@ -153,7 +156,10 @@ class FileOps(FileSyncOps, ReadOps):
             raise Conflict("memory files are off (files.enabled: false)", code="files_disabled")
         roots = self.file_roots()
         if root is not None:
-            wanted = os.path.realpath(os.path.expanduser(root))
+            expanded = os.path.expanduser(root)
+            if "\x00" in expanded or not os.path.isabs(expanded):
+                raise BadRequest("root must be an absolute folder path", field="root")
+            wanted = os.path.realpath(expanded)
             roots = [r for r in roots if r.path == wanted]
             if not roots:
                 known = ", ".join(r.path for r in self.file_roots()) or "none yet"
