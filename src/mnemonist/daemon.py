@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemonist.ingest.documents import DocumentWorker
+from mnemonist.ingest.file_watcher import FileWatcher
 from mnemonist.ingest.sessions import SessionWorker
 from mnemonist.model.config import Config
 from mnemonist.pipeline.extract_worker import ExtractionRuntime
@@ -55,6 +56,8 @@ class Daemon:
         self.service.attach_summaries(self.summaries)
         self.maintenance = MaintenanceWorker(self.db, config, retention=self.retention,
                                              vectors=self.service)
+        self.files = FileWatcher(self.service, config.files)
+        self.service.attach_file_watcher(self.files)
         self.workers = workers
         self._started = False
 
@@ -73,6 +76,7 @@ class Daemon:
                 else:
                     settle_orphans(self.db, pipeline)
                 self.maintenance.start()
+                self.files.start()
             self._started = True
         return self
 
@@ -81,6 +85,7 @@ class Daemon:
             self.db.close()
             return
         self._started = False
+        self.files.stop()
         self.maintenance.stop()
         self.summaries.stop()
         self.sessions.stop()

@@ -2,8 +2,9 @@
 
 The home folder is `~/.agents` unless `MNEMONIST_HOME` is set; the database is
 `<home>/memory/memories.db`. `agent.yaml` may hold sections of other tools: only `memory`,
-`search`, `embedding`, `server` and `hooks` are read. Legacy flat keys under `memory.pipelineV2`
-(e.g. `workerPollMs`) are accepted; when the nested key is also present, the nested key wins.
+`search`, `embedding`, `server`, `hooks` and `files` are read. Legacy flat keys under
+`memory.pipelineV2` (e.g. `workerPollMs`) are accepted; when the nested key is also present,
+the nested key wins.
 """
 
 from __future__ import annotations

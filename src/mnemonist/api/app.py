@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from mnemonist import __version__
 from mnemonist.api import (
     routes_documents,
+    routes_files,
     routes_health,
     routes_hooks,
     routes_import,
@@ -108,6 +109,7 @@ def create_app(daemon: Any) -> FastAPI:
     app.include_router(routes_import.router)
     app.include_router(routes_memory.router)
     app.include_router(routes_documents.router)
+    app.include_router(routes_files.router)
     app.include_router(routes_repair.router)
     app.include_router(routes_hooks.router)
     app.include_router(routes_sessions.router)

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from mnemonist.cli.bench import bench
+from mnemonist.cli.files_cmd import files, sync
 from mnemonist.cli.hooks_cmd import COMMANDS as HOOK_COMMANDS
 from mnemonist.cli.mcp_cmd import mcp
 from mnemonist.cli.sessions_cmd import sessions
@@ -80,6 +81,12 @@ def status(ctx: click.Context, as_json: bool) -> None:
     click.echo(f"queue: {data['queue_depth']} pending jobs" + (f" ({parts})" if parts else ""))
     for line in data.get("explanation", []):
         click.echo(line)
+    files = data.get("files") or {}
+    if files.get("enabled"):
+        watcher = files["watcher"]
+        state = "watching" if watcher["running"] else f"not watching ({watcher['reason']})"
+        click.echo(f"memory files: {files['files']} files, {files['chunks']} chunks in"
+                   f" {len(files['roots'])} roots; {state}")
     click.echo("degraded: " + (", ".join(data["degraded"]) or "nothing"))
 
 
@@ -238,6 +245,8 @@ for _command in HOOK_COMMANDS:  # hook, connect, disconnect
     cli.add_command(_command)
 cli.add_command(mcp)
 cli.add_command(sessions)
+cli.add_command(sync)
+cli.add_command(files)
 
 if __name__ == "__main__":
     cli()

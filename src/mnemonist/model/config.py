@@ -1,5 +1,5 @@
-"""The configuration schema: the `memory:`, `search:`, `embedding:` and `server:` sections of
-`agent.yaml`, with the defaults and ranges of the source documents.
+"""The configuration schema: the `memory:`, `search:`, `embedding:`, `server:`, `hooks:` and
+`files:` sections of `agent.yaml`, with the defaults and ranges of the source documents.
 
 `memory.pipelineV2` and its sub-objects follow document 000 and use camelCase keys (snake_case
 is accepted too); `memory.decay_rate` and `search.*` follow document 001 (snake_case). Loading
@@ -8,9 +8,10 @@ the file, legacy flat keys and error formatting live in `mnemonist.settings`.
 
 from __future__ import annotations
 
+import os
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
 
@@ -372,6 +373,52 @@ class SessionsConfig(SnakeModel):
     )
 
 
+# --- files: workspace memory files (document 002) --------------------------------------------
+
+
+class FilesConfig(SnakeModel):
+    """MEMORY.md, memory.md and memory/**/*.md under each known project root, indexed as
+    line-ranged chunk memories and kept in step with the files (docs/files.md)."""
+
+    enabled: bool = Field(default=True, description="index memory files of known project roots")
+    roots: list[str] = Field(
+        default_factory=list,
+        description="extra project folders to index, besides the working folders hooks report",
+    )
+    chunk_tokens: int = Range(400, 50, 4000, "most tokens in a chunk (a token: 4 characters)")
+    chunk_overlap: int = Range(
+        80, 0, 3999, "tokens of whole lines a chunk repeats from the one before"
+    )
+    watch: bool = Field(default=True, description="re-sync a file when it changes on disk")
+    watch_debounce_ms: Ms = Range(
+        1500, 50, 60000, "a burst of changes is synced at most this long after it began"
+    )
+    interval_minutes: float = Range(5, 0, 1440, "full sync every N minutes (0: off)")
+    sync_on_search: bool = Field(
+        default=True, description="recall first syncs files known to have changed"
+    )
+    sync_on_session_start: bool = Field(
+        default=True, description="a session start syncs its project's files first"
+    )
+    max_file_bytes: int = Range(2097152, 1024, 104857600, "larger files are skipped")
+
+    @field_validator("roots")
+    @classmethod
+    def _absolute_roots(cls, value: list[str]) -> list[str]:
+        for root in value:
+            if "\x00" in root or not os.path.isabs(os.path.expanduser(root)):
+                raise ValueError(f"{root!r} is not an absolute path (~ is allowed)")
+        return value
+
+    @field_validator("chunk_overlap")
+    @classmethod
+    def _overlap_below_size(cls, value: int, info: ValidationInfo) -> int:
+        tokens = info.data.get("chunk_tokens")
+        if tokens is not None and value >= tokens:
+            raise ValueError(f"must be smaller than chunk_tokens ({tokens})")
+        return value
+
+
 class Config(SnakeModel):
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     search: SearchConfig = Field(default_factory=SearchConfig)
@@ -379,4 +426,5 @@ class Config(SnakeModel):
     server: ServerConfig = Field(default_factory=ServerConfig)
     hooks: HooksConfig = Field(default_factory=HooksConfig)
     sessions: SessionsConfig = Field(default_factory=SessionsConfig)
+    files: FilesConfig = Field(default_factory=FilesConfig)
 

@@ -269,6 +269,8 @@ class Applier:
             return "target_unavailable"
         if target.pinned:
             return "target_pinned"
+        if target.source_type == "file":
+            return "target_file_managed"
         return target
 
     def _update(self, p: Proposal) -> None:

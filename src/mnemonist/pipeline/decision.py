@@ -69,8 +69,8 @@ def find_candidates(
     out: list[Candidate] = []
     for hit in outcome.hits:
         m = hit.memory
-        if m.id == exclude_id or m.project != project:
-            continue
+        if m.id == exclude_id or m.project != project or m.source_type == "file":
+            continue  # a memory file's chunk changes only with its file
         if hit.keyword_score is None and hit.score < searcher.cfg.min_score:
             continue
         out.append(Candidate(m.id, m.seq, m.content, m.type, m.pinned))

@@ -3,6 +3,7 @@
 
 from mnemonist.service.documents import DocumentOps
 from mnemonist.service.errors import BadRequest, Conflict, NotFound, ServiceError, Unavailable
+from mnemonist.service.files import FileOps
 from mnemonist.service.forget import ForgetOps
 from mnemonist.service.hooks import HookOps
 from mnemonist.service.importer import ImportOps
@@ -13,7 +14,8 @@ from mnemonist.service.status import StatusOps
 
 
 class MemoryService(
-    HookOps, ImportOps, ForgetOps, ReadOps, SourceOps, StatusOps, DocumentOps, PipelineOps
+    FileOps, HookOps, ImportOps, ForgetOps, ReadOps, SourceOps, StatusOps, DocumentOps,
+    PipelineOps,
 ):
     """remember / recall / modify / forget / recover and the reads around them."""
 

@@ -13,8 +13,8 @@ from mnemonist.model.memory import Memory
 from mnemonist.model.requests import ForgetRequest
 from mnemonist.search.filters import where_clause
 from mnemonist.service.errors import BadRequest, Conflict
-from mnemonist.service.mutations import MutationOps
-from mnemonist.store import memories
+from mnemonist.service.mutations import MutationOps, file_managed_error
+from mnemonist.store import files, memories
 
 TOKEN_TTL_S = 600
 _SECRET = secrets.token_bytes(32)  # per process: a token never outlives the daemon
@@ -44,6 +44,10 @@ class ForgetOps(MutationOps):
         if not req.has_selector():
             raise BadRequest("say what to forget: query, ids or at least one filter",
                              code="no_selector")
+        if req.ids:  # naming a chunk of a memory file is an error; a query skips them
+            managed = file_managed_error(self.db.reader(), list(req.ids))
+            if managed is not None:
+                raise managed
         candidates = self._forget_candidates(req)
         ids = [m.id for m in candidates]
         threshold = self.config.memory.forget_confirm_threshold
@@ -112,4 +116,6 @@ class ForgetOps(MutationOps):
         if req.ids and req.query:
             wanted = set(req.ids)
             found = [m for m in found if m.id in wanted]
-        return [m for m in found if req.include_pinned or not m.pinned]
+        managed = files.lines_of(conn, [m.id for m in found])
+        return [m for m in found
+                if (req.include_pinned or not m.pinned) and m.id not in managed]

@@ -92,6 +92,7 @@ class HookOps(SessionTurnOps):
     def hook_session_start(self, req: SessionStartRequest) -> dict[str, Any]:
         hooks = self.config.hooks
         state = self.ensure_session(req)
+        self.note_root(req.cwd)  # FileOps: the project's memory files are synced first
         key = state["session_key"]
         source = (req.source or "startup").lower()
         names = self.project_names(state)

@@ -11,7 +11,7 @@ from mnemonist.model.memory import Memory, parse_ts, utcnow
 from mnemonist.model.requests import DeleteRequest, MemoryPatch, ModifyRequest, RecoverRequest
 from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import BadRequest, Conflict, NotFound, Unavailable
-from mnemonist.store import embeddings, hints, history, memories
+from mnemonist.store import embeddings, files, hints, history, memories
 from mnemonist.text.normalize import NormalizedContent, normalize_and_hash
 from mnemonist.text.scrub import scrub_credentials
 
@@ -22,7 +22,22 @@ PATCH_ERRORS = {
     "deleted": (409, "memory_deleted"),
     "version_conflict": (409, "version_conflict"),
     "duplicate_content": (409, "duplicate_content"),
+    "file_managed": (409, "file_managed"),
 }
+
+
+def file_managed_error(conn: sqlite3.Connection, memory_ids: list[str]) -> Conflict | None:
+    """The 409 for the first of these memories that is a chunk of a memory file (the file is
+    the truth: its chunks change when it does), or None."""
+    found = files.lines_of(conn, memory_ids)
+    for memory_id in memory_ids:
+        if memory_id in found:
+            where = found[memory_id]
+            s, e = where["start_line"], where["end_line"]
+            lines = f"line {s}" if s == e else f"lines {s}–{e}"
+            return Conflict(f"memory {memory_id} is {lines} of {where['path']}: edit the file;"
+                            " the index follows it", code="file_managed", id=memory_id, **where)
+    return None
 
 
 class MutationOps(ServiceBase):
@@ -44,6 +59,9 @@ class MutationOps(ServiceBase):
                 )
             if not patch.changes():
                 raise BadRequest(f"patches[{i}] changes nothing", field=f"patches[{i}]")
+        managed = file_managed_error(self.db.reader(), [p.id or "" for p in req.patches])
+        if managed is not None:  # nothing of the batch is applied
+            raise managed
         results = [
             self.apply_patch(p.id or "", p, reason=p.reason or req.reason or "",
                              changed_by=req.changed_by)
@@ -71,6 +89,10 @@ class MutationOps(ServiceBase):
         self, memory_id: str, patch: MemoryPatch, *, reason: str, changed_by: str | None
     ) -> dict[str, Any]:
         before = memories.get(self.db.reader(), memory_id)
+        managed = file_managed_error(self.db.reader(), [memory_id])
+        if managed is not None:
+            out = self._result(memory_id, "file_managed", before, message=managed.message)
+            return {**out, **{k: v for k, v in managed.details.items() if k != "id"}}
         norm: NormalizedContent | None = None
         vec: np.ndarray | None = None
         if patch.content is not None:
@@ -212,6 +234,9 @@ class MutationOps(ServiceBase):
                 raise NotFound(f"no memory {memory_id}")
             if m.is_deleted:
                 raise Conflict("the memory is already deleted", code="already_deleted")
+            managed = file_managed_error(conn, [memory_id])
+            if managed is not None:
+                raise managed
             if req.if_version is not None and req.if_version != m.version:
                 raise Conflict(f"version is {m.version}, not {req.if_version}",
                                code="version_conflict", currentVersion=m.version)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from typing import Any
 
@@ -14,7 +15,7 @@ from mnemonist.search.keyword import keyword_search
 from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import NotFound
 from mnemonist.service.sources import brief, neighbours_of
-from mnemonist.store import embeddings, history, memories
+from mnemonist.store import embeddings, files, history, memories
 
 #: `expand` gives a session turn this many turns on each side (its session's transcript can
 #: be megabytes; `GET /api/sessions/{id}` reads the rest)
@@ -42,6 +43,19 @@ def result_of(hit: Hit) -> dict[str, Any]:
     }
 
 
+def attach_file_lines(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> None:
+    """A chunk of a memory file (in recall, get and list answers) carries `path`,
+    `start_line` and `end_line` (1-based, inclusive; its lines as `sed -n START,ENDp PATH`
+    prints them). Other memories get no such keys. One query for all of them."""
+    ids = [r["id"] for r in items if str(r.get("source_id") or "").startswith("file:")]
+    if not ids:
+        return
+    found = files.lines_of(conn, ids)
+    for r in items:
+        if r["id"] in found:
+            r.update(found[r["id"]])
+
+
 class ReadOps(ServiceBase):
     def recall(self, req: RecallRequest) -> dict[str, Any]:
         started = time.perf_counter()
@@ -64,6 +78,7 @@ class ReadOps(ServiceBase):
                     around = neighbours_of(conn, hit.memory, EXPAND_TURNS)
                     result["turns_around"] = {side: [brief(m) for m in items]
                                               for side, items in around.items()}
+        attach_file_lines(conn, results)
         window = outcome.window
         return {
             "query": req.query,
@@ -107,10 +122,13 @@ class ReadOps(ServiceBase):
         return {"query": query, "count": len(results), "results": results}
 
     def get(self, memory_id: str, *, include_deleted: bool = True) -> dict[str, Any]:
-        m = memories.get(self.db.reader(), memory_id)
+        conn = self.db.reader()
+        m = memories.get(conn, memory_id)
         if m is None or (m.is_deleted and not include_deleted):
             raise NotFound(f"no memory {memory_id}")
-        return m.to_public()
+        out = m.to_public()
+        attach_file_lines(conn, [out])
+        return out
 
     def list(self, req: ListRequest) -> dict[str, Any]:
         conn = self.db.reader()
@@ -124,6 +142,7 @@ class ReadOps(ServiceBase):
         ).fetchall()
         by_seq = memories.get_many_by_seq(conn, [r[0] for r in rows])
         items = [by_seq[r[0]].to_public() for r in rows if r[0] in by_seq]
+        attach_file_lines(conn, items)
         return {"memories": items, "total": total, "limit": req.limit, "offset": req.offset,
                 "has_more": req.offset + len(items) < total}
 

@@ -182,6 +182,49 @@ def _core(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration(8, "memory files: MEMORY.md / memory/**/*.md indexed as line-ranged chunk memories")
+def _memory_files(conn: sqlite3.Connection) -> None:
+    # Each chunk is a row of `memories` (source_type 'file', source_id 'file:' + path);
+    # file_chunks maps it back to its lines. The file is the truth: sync rewrites these.
+    _script(
+        conn,
+        """
+        CREATE TABLE memory_files (
+            path TEXT PRIMARY KEY,          -- real path (symlinks resolved)
+            root TEXT NOT NULL,             -- the project root it was found under
+            project TEXT,
+            content_hash TEXT,              -- sha256 of the file's bytes at the last sync
+            chunking TEXT,                  -- the chunk settings it was cut with
+            mtime_ns INTEGER,
+            size INTEGER,
+            chunk_count INTEGER NOT NULL DEFAULT 0,
+            error TEXT,                     -- why the file is not indexed (too big, binary)
+            indexed_at TEXT NOT NULL,
+            checked_at TEXT NOT NULL
+        );
+        CREATE INDEX memory_files_root ON memory_files(root);
+
+        CREATE TABLE file_chunks (
+            memory_id TEXT PRIMARY KEY,
+            path TEXT NOT NULL,
+            chunk_index INTEGER NOT NULL,
+            start_line INTEGER NOT NULL,    -- 1-based, inclusive
+            end_line INTEGER NOT NULL,
+            text_hash TEXT NOT NULL         -- sha256 of the chunk text as indexed
+        );
+        CREATE INDEX file_chunks_path ON file_chunks(path, chunk_index);
+
+        -- project roots the daemon learnt from hooks (session start) besides configured ones
+        CREATE TABLE file_roots (
+            root TEXT PRIMARY KEY,
+            project TEXT,
+            first_seen TEXT NOT NULL,
+            last_seen TEXT NOT NULL
+        );
+        """,
+    )
+
+
 @migration(5, "context index: memories under their neighbours; key/value meta")
 def _context(conn: sqlite3.Connection) -> None:
     _script(
