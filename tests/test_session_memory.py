@@ -333,3 +333,31 @@ def test_with_an_llm_the_session_summary_becomes_facts_through_the_pipeline(tmp_
                 "SELECT content FROM memories WHERE content LIKE 'The staging database runs in"
                 " the eu-west-2 region%'").fetchone(), 60)
             assert fact, "the pipeline did not extract the summary's facts"
+
+
+def test_prompt_injection_labels_memories_file_chunks_and_turns_by_origin(env):
+    live, repo, transcripts, _ = env
+    (repo / "MEMORY.md").write_text("# Conventions\n\nThe checkout service caches carts in"
+                                    " Memcached for 15 minutes.\n")
+    key = "sess-labels"
+    live.http.post("/api/hooks/session-start", json={"session_id": key, "cwd": str(repo)})
+    other = "sess-labels-turns"
+    path = write(transcripts / "shop" / f"{other}.jsonl", [
+        line("user", other, 0, "How long does the checkout service keep carts in Memcached?",
+             repo),
+        line("assistant", other, 1, "The checkout service keeps carts in Memcached for 15"
+                                    " minutes before they expire.", repo)])
+    live.http.post("/api/hooks/session-end",
+                   json={"session_id": other, "transcript_path": str(path), "cwd": str(repo)})
+    assert live.service.wait_sessions(60)
+    live.flush()
+    curated = live.remember("The checkout service Memcached cart cache lasts 15 minutes",
+                            project="shop-api")["id"]
+    live.flush()
+    answer = live.http.post("/api/hooks/user-prompt-submit", json={
+        "session_id": key, "cwd": str(repo),
+        "prompt": "how long are carts cached in Memcached by the checkout service?"}).json()
+    context = answer["context"]
+    assert f"{repo / 'MEMORY.md'}:1-3" in context  # a memory-file chunk: path and lines
+    assert f"session {other[:8]}" in context  # a session turn: its session and time
+    assert f"id {curated}]" in context  # a curated memory: its id, for memory_get

@@ -41,6 +41,7 @@ from mnemonist.sessions.digest import clip, minutes_since, union_capped
 from mnemonist.sessions.queue import scrub
 from mnemonist.sessions.reader import TAIL_BYTES, TranscriptRefused, read_tail, resolve
 from mnemonist.sessions.transcript import Activity, activity, looks_like_jsonl, parse_jsonl
+from mnemonist.store import files as files_store
 from mnemonist.store import jobs
 from mnemonist.store import sessions as store
 
@@ -177,8 +178,10 @@ class HookOps(SessionTurnOps):
                                 skip_session=key)
             fresh = [h.memory for h in hits
                      if h.score >= hooks.prompt_min_score and h.memory.id not in held]
+            where = {mid: f"{x['path']}:{x['start_line']}-{x['end_line']}" for mid, x in
+                     files_store.lines_of(self.db.reader(), [m.id for m in fresh]).items()}
             block, ids = render(PROMPT_HEADER,
-                                [memory_section("Memories", fresh, hooks.memory_chars)],
+                                [memory_section("Memories", fresh, hooks.memory_chars, where)],
                                 hooks.prompt_budget_chars, hooks.prompt_max_memories)
             if block:
                 parts.append(block.replace("\n\n## Memories", "", 1))

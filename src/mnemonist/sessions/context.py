@@ -28,17 +28,16 @@ def origin(m: Memory, where: str | None = None) -> str:
         return f"session {(m.source_id or '')[:8]} {m.occurred_at[:16].replace('T', ' ')}{who}"
     if m.source_type == "file":
         return where or (m.source_id or "file").removeprefix("file:")
-    return f"id {m.id[:8]}"
+    return f"id {m.id}"
 
 
 def memory_line(m: Memory, limit: int, where: str | None = None) -> str:
     tags = [m.type]
     if m.pinned:
         tags.append("pinned")
-    if m.source_type in ("session", "file"):
-        tags.append(origin(m, where))
-    elif m.occurred_at:
+    if m.source_type not in ("session", "file") and m.occurred_at:
         tags.append(m.occurred_at[:10])
+    tags.append(origin(m, where))
     return f"- [{', '.join(tags)}] {clip(m.content, limit)}"
 
 
