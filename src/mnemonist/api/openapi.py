@@ -50,6 +50,13 @@ SERVICE_STATUSES: dict[tuple[str, str], tuple[int, ...]] = {
     ("post", "/api/repair/{name}"): (404, 503),
 }
 
+#: (method, path) -> success statuses other than 200
+SUCCESS_STATUSES: dict[tuple[str, str], dict[int, str]] = {
+    ("post", "/api/memory/remember"): {201: "stored (200: a duplicate or a replay)"},
+    ("post", "/api/documents"): {202: "accepted for background ingest"},
+    ("post", "/api/checkpoints"): {201: "written now (explicit)", 202: "queued (agent)"},
+}
+
 #: routes that parse their own body: what they accept
 OWN_BODIES: dict[tuple[str, str], tuple[type, bool]] = {
     ("post", "/api/memory/import"): (ImportRequest, True),
@@ -101,6 +108,9 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
                 _declare_body(op, schemas, model, required)
             responses = op.setdefault("responses", {})
             responses.pop("422", None)
+            for status, what in SUCCESS_STATUSES.get((method, path), {}).items():
+                responses[str(status)] = {"description": what,
+                                          "content": {"application/json": {"schema": {}}}}
             for status in statuses(method, path, open_paths):
                 responses[str(status)] = {
                     "description": DESCRIPTIONS[status],

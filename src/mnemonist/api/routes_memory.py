@@ -11,6 +11,7 @@ from starlette.concurrency import run_in_threadpool
 
 from mnemonist.api.deps import svc
 from mnemonist.model.requests import (
+    MAX_OFFSET,
     DeleteRequest,
     ForgetRequest,
     ListRequest,
@@ -119,7 +120,7 @@ def legacy_search(
 def export_embeddings(
     request: Request,
     limit: Annotated[int, Query(ge=1, le=10_000)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     vectors: bool = True,
 ):
     return svc(request).export_embeddings(limit, offset, vectors)

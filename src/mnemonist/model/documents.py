@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from mnemonist.model.requests import Request, Tags, _clean_tags
+from mnemonist.model.requests import MAX_OFFSET, Request, Tags, _clean_tags
 
 DocumentStatus = Literal[
     "pending", "extracting", "chunking", "embedding", "indexing", "done", "failed", "deleted"
@@ -28,7 +28,7 @@ class DocumentRequest(Request):
 
 class DocumentListRequest(Request):
     limit: int = Field(default=50, ge=1, le=500)
-    offset: int = Field(default=0, ge=0)
+    offset: int = Field(default=0, ge=0, le=MAX_OFFSET)
     status: DocumentStatus | None = None
     project: str | None = None
     include_deleted: bool = False

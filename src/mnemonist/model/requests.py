@@ -63,6 +63,8 @@ MemoryType = Literal[MEMORY_TYPES]  # type: ignore[valid-type]
 
 MAX_TAGS = 100
 MAX_TAG_CHARS = 200
+#: the deepest page anyone can ask for (SQLite integers end at 2**63)
+MAX_OFFSET = 1_000_000_000
 
 
 def _split_tags(value: Any) -> Any:
@@ -220,7 +222,7 @@ class ForgetRequest(RecallFilters):
 
 class ListRequest(RecallFilters):
     limit: int = Field(default=50, ge=1, le=1000)
-    offset: int = Field(default=0, ge=0)
+    offset: int = Field(default=0, ge=0, le=MAX_OFFSET)
     include_deleted: bool = False
     order: Literal["created_at", "updated_at", "occurred_at", "importance"] = "created_at"
 
