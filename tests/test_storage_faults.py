@@ -5,6 +5,7 @@ database cannot grow past (SQLITE_FULL) and a query-only writer (SQLITE_READONLY
 
 from __future__ import annotations
 
+import errno
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -99,3 +100,13 @@ def test_mcp_tools_name_the_storage_fault(live: LiveDaemon) -> None:
     result = resp.json()["result"]
     assert result["isError"] is True
     assert json.loads(result["content"][0]["text"])["error"] == "storage_read_only"
+
+
+def test_a_full_disk_outside_the_database_is_a_507_too(
+        live: LiveDaemon, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_space(*_args: Any, **_kwargs: Any) -> Any:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(live.daemon.service, "recall", no_space)
+    resp = live.http.post("/api/memory/recall", json={"query": "anything"})
+    assert resp.status_code == 507 and resp.json()["error"] == "storage_full"

@@ -20,14 +20,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mnemonist.api.boundary import send_json
 from mnemonist.service import ServiceError
-from mnemonist.store.db import STORAGE_FULL, StorageFault
+from mnemonist.store.db import STORAGE_FULL, STORAGE_READ_ONLY, StorageFault, storage_fault_kind
 
 log = logging.getLogger(__name__)
 
 STORAGE_ANSWERS = {
     STORAGE_FULL: (507, "the disk holding the database is full: nothing was written (free"
                         " space, then retry)"),
-    "storage_read_only": (503, "the database is read-only: nothing was written (check the"
+    STORAGE_READ_ONLY: (503, "the database is read-only: nothing was written (check the"
                                " permissions and the file system of the database)"),
 }
 
@@ -110,6 +110,12 @@ class CrashGuard:
         except Exception as exc:
             if started:
                 raise  # half an answer is out: only closing the connection can end it
+            kind = storage_fault_kind(exc)  # a full or read-only disk outside a transaction
+            if kind is not None:
+                status, message = STORAGE_ANSWERS[kind]
+                await send_json(send, status, {"error": kind, "message": message,
+                                               "detail": str(exc)})
+                return
             log.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
             await send_json(send, 500, {"error": "internal_error",
                                         "message": f"{type(exc).__name__}: {exc}"}, close=True)

@@ -184,7 +184,7 @@ LIST_INPUT = _object(
         **_filters("List"),
         "limit": _integer("Page size.", 1, 1000, 50),
         "offset": _integer("How many memories to skip (next page: offset + limit).", 0,
-                           default=0),
+                           1_000_000_000, default=0),
         "include_deleted": _boolean("Include soft-deleted memories.", False),
         "order": {
             "type": "string",
