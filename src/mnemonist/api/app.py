@@ -19,13 +19,13 @@ from mnemonist.api import (
     routes_pipeline,
     routes_repair,
 )
-from mnemonist.api.boundary import OPEN_PATHS, Boundary, BoundaryPolicy, allowed_hosts_of
+from mnemonist.api.boundary import Boundary, BoundaryPolicy, allowed_hosts_of
 from mnemonist.api.errors import CrashGuard, describe_validation, error, install_handlers
 from mnemonist.api.openapi import install_openapi
 from mnemonist.mcp.backends import ServiceBackend
 from mnemonist.mcp.server import McpHttpEndpoint
 
-__all__ = ["OPEN_PATHS", "create_app", "describe_validation", "error", "policy_for"]
+__all__ = ["create_app", "describe_validation", "error", "policy_for"]
 
 
 def policy_for(daemon: Any, bind_host: str | None = None) -> BoundaryPolicy:

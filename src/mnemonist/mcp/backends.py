@@ -156,7 +156,7 @@ class ServiceBackend(Backend):
         except StorageFault as exc:  # the disk is full or the database read-only
             raise ToolError(exc.kind, f"nothing was written: {exc.detail}") from exc
         except ValidationError as exc:
-            from mnemonist.api.app import describe_validation
+            from mnemonist.api.errors import describe_validation
 
             raise ToolError("invalid_request", describe_validation(list(exc.errors()))) from exc
         except Exception as exc:  # the HTTP face answers 500 internal_error for the same
