@@ -54,6 +54,8 @@ class DroppingServer:
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(8)
+        self.sock.settimeout(0.1)
+        self._stop = threading.Event()
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
         self.requests: list[str] = []
         self._thread = threading.Thread(target=self._serve, daemon=True)
@@ -78,11 +80,14 @@ class DroppingServer:
         return line
 
     def _serve(self) -> None:
-        while True:
+        while not self._stop.is_set():
             try:
                 conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
             except OSError:
                 return
+            conn.settimeout(30)
             with conn:
                 if self._read_request(conn) is None:
                     continue
@@ -97,8 +102,9 @@ class DroppingServer:
         try:
             yield self
         finally:
-            self.sock.close()
+            self._stop.set()
             self._thread.join(5)
+            self.sock.close()
 
 
 def test_the_client_retries_an_idempotent_call_once_on_a_dropped_connection() -> None:
