@@ -51,8 +51,10 @@ class LiveDaemon:
 
 
 @contextmanager
-def run_daemon(home: Path, config: dict[str, Any] | None = None) -> Iterator[LiveDaemon]:
-    """Start the real daemon with `config` written to `<home>/agent.yaml`."""
+def run_daemon(home: Path, config: dict[str, Any] | None = None, *,
+               bind: str = "127.0.0.1") -> Iterator[LiveDaemon]:
+    """Start the real daemon with `config` written to `<home>/agent.yaml`, bound to `bind`
+    (reached at 127.0.0.1 either way)."""
     home.mkdir(parents=True, exist_ok=True)
     if config:
         (home / "agent.yaml").write_text(yaml.safe_dump(config))
@@ -60,7 +62,8 @@ def run_daemon(home: Path, config: dict[str, Any] | None = None) -> Iterator[Liv
     daemon = Daemon(paths, load_config(paths)).start()
     port = free_port()
     server = uvicorn.Server(
-        uvicorn.Config(create_app(daemon), host="127.0.0.1", port=port, log_level="warning")
+        uvicorn.Config(create_app(daemon, bind_host=bind), host=bind, port=port,
+                       log_level="warning")
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -10,6 +10,11 @@ import httpx
 
 from mnemonist.settings import ConfigError, Paths, home_dir, load_config
 
+#: methods a client may repeat: the second try cannot do more than the first
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
+#: the connection went away under a request (a kept-alive one the server had dropped)
+DROPPED = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+
 
 class DaemonError(Exception):
     def __init__(self, message: str, status: int | None = None, body: Any = None) -> None:
@@ -43,15 +48,28 @@ class Client:
         headers = {"Authorization": f"Bearer {token or tok}"} if (token or tok) else {}
         self._http = httpx.Client(base_url=self.base_url, timeout=timeout, headers=headers)
 
-    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+    def request(self, method: str, path: str, *, idempotent: bool | None = None,
+                **kwargs: Any) -> Any:
+        """One call; `idempotent` (default: by method) allows one retry on a new connection
+        when the daemon dropped a kept-alive one without answering."""
+        retry = method.upper() in IDEMPOTENT_METHODS if idempotent is None else idempotent
         try:
-            resp = self._http.request(method, path, **kwargs)
+            try:
+                resp = self._http.request(method, path, **kwargs)
+            except DROPPED:
+                if not retry:
+                    raise
+                resp = self._http.request(method, path, **kwargs)
         except httpx.ConnectError as exc:
             raise DaemonError(
                 f"the daemon is not running at {self.base_url} (start it: mnemonist serve)"
             ) from exc
         except httpx.TimeoutException as exc:
             raise DaemonError(f"the daemon at {self.base_url} did not answer in time") from exc
+        except DROPPED as exc:
+            raise DaemonError(
+                f"the daemon at {self.base_url} closed the connection without answering: {exc}"
+            ) from exc
         try:
             body = resp.json()
         except ValueError:
@@ -65,8 +83,10 @@ class Client:
     def get(self, path: str, **params: Any) -> Any:
         return self.request("GET", path, params={k: v for k, v in params.items() if v is not None})
 
-    def post(self, path: str, body: dict[str, Any]) -> Any:
-        return self.request("POST", path, json={k: v for k, v in body.items() if v is not None})
+    def post(self, path: str, body: dict[str, Any], *, idempotent: bool = False) -> Any:
+        """POST `body`; `idempotent=True` for a read-only POST (recall) that may be retried."""
+        return self.request("POST", path, idempotent=idempotent,
+                            json={k: v for k, v in body.items() if v is not None})
 
     def close(self) -> None:
         self._http.close()

@@ -6,12 +6,12 @@
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import os
 from pathlib import Path
 from typing import Any
 
+from mnemonist.api.boundary import is_loopback, token_problem
 from mnemonist.ingest.documents import DocumentWorker
 from mnemonist.ingest.file_watcher import FileWatcher
 from mnemonist.ingest.sessions import SessionWorker
@@ -23,8 +23,9 @@ from mnemonist.pipeline.retention import RetentionWorker
 from mnemonist.pipeline.summary_worker import SummaryWorker, settle_orphans, summary_unavailable
 from mnemonist.providers.embedding import create_embedding_provider
 from mnemonist.service import MemoryService
-from mnemonist.settings import Paths, home_dir, load_config
+from mnemonist.settings import ConfigError, Paths, home_dir, load_config
 from mnemonist.store.db import Database
+from mnemonist.store.home_lock import AlreadyRunning, HomeLock
 from mnemonist.store.migrations import migrate
 
 log = logging.getLogger(__name__)
@@ -36,6 +37,15 @@ class Daemon:
     def __init__(self, paths: Paths, config: Config, *, workers: bool = True) -> None:
         self.paths = paths
         self.config = config
+        # one daemon per home, taken before the database is touched (AlreadyRunning otherwise)
+        self.lock = HomeLock(paths.memory_dir / "daemon.lock").acquire()
+        try:
+            self._open(paths, config, workers)
+        except BaseException:
+            self.lock.release()
+            raise
+
+    def _open(self, paths: Paths, config: Config, workers: bool) -> None:
         self.db = Database(paths.database, durability=config.memory.durability)
         migrate(self.db)
         self.db.use_context_window(config.search.context_window)
@@ -81,6 +91,12 @@ class Daemon:
         return self
 
     def stop(self) -> None:
+        try:
+            self._stop()
+        finally:
+            self.lock.release()
+
+    def _stop(self) -> None:
         if not self._started:
             self.db.close()
             return
@@ -113,15 +129,6 @@ def open_memory(
     return Daemon(paths, load_config(paths, overrides)).start()
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def serve(home: str | None = None, host: str | None = None, port: int | None = None) -> None:
     import uvicorn
 
@@ -132,14 +139,25 @@ def serve(home: str | None = None, host: str | None = None, port: int | None = N
     host = host or config.server.host
     port = port or config.server.port
     token = config.server.token or os.environ.get("MNEMONIST_TOKEN", "")
+    source = "server.token" if config.server.token else "MNEMONIST_TOKEN"
+    problem = token_problem(token)
+    if problem:
+        raise ConfigError(
+            f"{source} {problem}: use a random token of at least 16 characters without"
+            f" whitespace (e.g. `python -c 'import secrets; print(secrets.token_urlsafe(32))'`)"
+        )
     if not is_loopback(host) and not token:
         raise SystemExit(
             f"refusing to listen on {host} without a token: set server.token in "
             f"{paths.config_file} or MNEMONIST_TOKEN (loopback needs none)"
         )
     config.server.token = token
-    daemon = Daemon(paths, config).start()
-    app = create_app(daemon)
+    try:
+        daemon = Daemon(paths, config).start()
+    except AlreadyRunning as exc:
+        raise SystemExit(f"mnemonist: {exc}") from None
+    daemon.lock.describe(host=host, port=port)
+    app = create_app(daemon, bind_host=host)
     log.info("mnemonist on http://%s:%d, database %s", host, port, paths.database)
     try:
         uvicorn.run(app, host=host, port=port, log_level="warning")
@@ -147,4 +165,4 @@ def serve(home: str | None = None, host: str | None = None, port: int | None = N
         daemon.stop()
 
 
-__all__ = ["Daemon", "Path", "open_memory", "serve"]
+__all__ = ["AlreadyRunning", "Daemon", "Path", "is_loopback", "open_memory", "serve"]

@@ -3,7 +3,9 @@ few lines that call the service."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
 from mnemonist.api.deps import svc
@@ -15,6 +17,7 @@ from mnemonist.model.hooks import (
     SessionEndRequest,
     SessionStartRequest,
 )
+from mnemonist.model.requests import MAX_OFFSET
 
 router = APIRouter()
 
@@ -48,7 +51,8 @@ def session_end(body: SessionEndRequest, request: Request):
 @router.get("/api/checkpoints")
 def list_checkpoints(
     request: Request, session_key: str | None = None, project: str | None = None,
-    trigger: str | None = None, limit: int = 50, offset: int = 0,
+    trigger: str | None = None, limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ):
     return svc(request).list_checkpoints(session_key=session_key, project=project,
                                          trigger=trigger, limit=limit, offset=offset)

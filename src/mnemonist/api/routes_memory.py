@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
 
 from mnemonist.api.deps import svc
 from mnemonist.model.requests import (
+    MAX_OFFSET,
     DeleteRequest,
     ForgetRequest,
     ListRequest,
@@ -25,14 +27,22 @@ router = APIRouter()
 
 
 
+def parse_json(raw: bytes) -> Any:
+    """A request body as JSON; bad or too deeply nested JSON is a 400 (the boundary refuses
+    nesting past its limit before this runs; RecursionError is the last guard)."""
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadRequest(f"body is not valid JSON: {exc}", code="invalid_json") from exc
+    except RecursionError as exc:
+        raise BadRequest("body: JSON is nested too deeply", code="json_too_deep") from exc
+
+
 async def body_json(request: Request) -> dict[str, Any]:
     raw = await request.body()
     if not raw.strip():
         return {}
-    try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise BadRequest(f"body is not valid JSON: {exc}", code="invalid_json") from exc
+    data = parse_json(raw)
     if not isinstance(data, dict):
         raise BadRequest("body must be a JSON object", code="invalid_json")
     return data
@@ -82,7 +92,7 @@ def patch_memory(memory_id: str, body: MemoryPatch, request: Request):
 async def delete_memory(memory_id: str, request: Request):
     data = {**query_params(request), **(await body_json(request))}
     req = DeleteRequest.model_validate(data)
-    return await _threaded(svc(request).delete, memory_id, req)
+    return await run_in_threadpool(svc(request).delete, memory_id, req)
 
 
 @router.post("/api/memory/{memory_id}/recover")
@@ -96,22 +106,21 @@ def memory_history(memory_id: str, request: Request):
 
 
 @router.get("/memory/search")
-def legacy_search(request: Request, q: str = "", limit: int = 10):
+def legacy_search(
+    request: Request,
+    q: Annotated[str, Query(max_length=10_000)] = "",
+    limit: Annotated[int, Query(ge=1, le=200)] = 10,
+):
     if not q.strip():
         raise BadRequest("q is required", field="q")
-    if not 1 <= limit <= 200:
-        raise BadRequest("limit must be between 1 and 200", field="limit")
     return svc(request).keyword_only(q, limit)
 
 
 @router.get("/api/embeddings")
-def export_embeddings(request: Request, limit: int = 100, offset: int = 0, vectors: bool = True):
-    if not 1 <= limit <= 10000 or offset < 0:
-        raise BadRequest("limit must be 1–10000 and offset ≥ 0", field="limit")
+def export_embeddings(
+    request: Request,
+    limit: Annotated[int, Query(ge=1, le=10_000)] = 100,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+    vectors: bool = True,
+):
     return svc(request).export_embeddings(limit, offset, vectors)
-
-
-async def _threaded(fn, *args):
-    from starlette.concurrency import run_in_threadpool
-
-    return await run_in_threadpool(fn, *args)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
-from mnemonist.service import BadRequest, NotFound, Unavailable
+from mnemonist.service import NotFound, Unavailable
 
 router = APIRouter()
 
@@ -52,10 +52,9 @@ def _run(worker: Any, action: str, mode: str | None) -> dict[str, Any]:
 
 
 @router.post("/api/repair/{name}")
-async def run_repair(name: str, request: Request, mode: str | None = None):
+async def run_repair(name: str, request: Request,
+                     mode: Literal["observe", "execute"] | None = None):
     action = ROUTES.get(name)
     if action is None:
         raise NotFound(f"no repair action {name}; one of {', '.join(ROUTES)}")
-    if mode is not None and mode not in ("observe", "execute"):
-        raise BadRequest("mode must be observe or execute", field="mode")
     return await run_in_threadpool(_run, maintenance(request), action, mode)

@@ -130,7 +130,7 @@ def recall(ctx, query, limit, type_, tags, who, project, since, until, as_json) 
     """Hybrid search."""
     body = {"query": " ".join(query), "limit": limit, "type": type_, "tags": tags, "who": who,
             "project": project, "since": since, "until": until}
-    out = call(lambda: client(ctx).post("/api/memory/recall", body))
+    out = call(lambda: client(ctx).post("/api/memory/recall", body, idempotent=True))
     if as_json:
         return emit(out)
     if not out["results"]:

@@ -25,6 +25,7 @@ from mnemonist.model.requests import (
     RememberRequest,
 )
 from mnemonist.service.errors import ServiceError
+from mnemonist.store.db import StorageFault
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +116,7 @@ class HttpBackend(Backend):
         return await anyio.to_thread.run_sync(partial(self._request, method, path, **kwargs))
 
     async def recall(self, body: Body) -> Body:
-        return await self._call("POST", "/api/memory/recall", json=body)
+        return await self._call("POST", "/api/memory/recall", json=body, idempotent=True)
 
     async def remember(self, body: Body) -> Body:
         return await self._call("POST", "/api/memory/remember", json=body)
@@ -152,8 +153,10 @@ class ServiceBackend(Backend):
             return fn()
         except ServiceError as exc:
             raise ToolError(exc.code, exc.message, **exc.details) from exc
+        except StorageFault as exc:  # the disk is full or the database read-only
+            raise ToolError(exc.kind, f"nothing was written: {exc.detail}") from exc
         except ValidationError as exc:
-            from mnemonist.api.app import describe_validation
+            from mnemonist.api.errors import describe_validation
 
             raise ToolError("invalid_request", describe_validation(list(exc.errors()))) from exc
         except Exception as exc:  # the HTTP face answers 500 internal_error for the same

@@ -2,7 +2,7 @@
 
 Two transports share it: `run_stdio(backend)` for `mnemonist mcp` (an HTTP backend talking to the
 running daemon), and `McpHttpEndpoint`, the ASGI app the daemon mounts at `/mcp` (streamable
-HTTP, stateless, JSON answers, over the in-process service).
+HTTP, stateless, JSON answers, over the in-process service, behind the daemon's boundary).
 """
 
 from __future__ import annotations
@@ -108,30 +108,19 @@ def run_stdio(backend: Backend) -> None:
 
 # -- streamable HTTP on the daemon ---------------------------------------------------------------
 
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
-
-
-def transport_security(host: str) -> TransportSecuritySettings:
-    """On loopback, refuse other Host/Origin headers (DNS rebinding); a daemon bound elsewhere
-    requires the token instead, and its host names cannot be known here."""
-    if host in LOOPBACK_HOSTS:
-        return TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=["127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*",
-                           "[::1]", "[::1]:*"],
-            allowed_origins=["http://127.0.0.1", "http://127.0.0.1:*", "http://localhost",
-                             "http://localhost:*", "http://[::1]", "http://[::1]:*"],
-        )
-    return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+#: Host and Origin are checked by the daemon's trust boundary (`api/boundary.py`), the same
+#: policy as every other route, from the address actually bound; the SDK's own check knows
+#: neither that address nor `server.allowed_hosts`, so it stays off here.
+NO_SDK_HOST_CHECK = TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
 class McpHttpEndpoint:
     """The ASGI app for `/mcp`. Enter `run()` in the web app's lifespan: it owns the SDK's
     session manager (a fresh one per run, as the SDK requires)."""
 
-    def __init__(self, backend: Backend, *, host: str = "127.0.0.1") -> None:
+    def __init__(self, backend: Backend) -> None:
         self.server = build_server(backend)
-        self.security = transport_security(host)
+        self.security = NO_SDK_HOST_CHECK
         self._manager: StreamableHTTPSessionManager | None = None
 
     @asynccontextmanager

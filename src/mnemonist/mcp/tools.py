@@ -63,7 +63,8 @@ TYPE = {
 }
 TAGS = {
     "type": "array",
-    "items": {"type": "string", "minLength": 1},
+    "items": {"type": "string", "minLength": 1, "maxLength": 200},
+    "maxItems": 100,
     "description": "Tags (lower-cased on the way in).",
 }
 
@@ -73,16 +74,20 @@ def _filters(verb: str) -> dict[str, dict[str, Any]]:
     return {
         "type": {**TYPE, "description": f"{verb} memories of this type only."},
         "tags": {**TAGS, "description": f"{verb} memories carrying all of these tags."},
-        "who": _string(f"{verb} memories stored by this agent or person only (e.g. claude-code)."),
+        "who": _string(f"{verb} memories stored by this agent or person only (e.g. claude-code).",
+                       max_length=200),
         "pinned": _boolean(f"true: {verb.lower()} pinned memories only; false: unpinned only."),
         "importance_min": _fraction(f"{verb} memories with at least this importance (0–1)."),
         "since": _string(f"{verb} memories that occurred at or after this time: {WHEN}."),
         "until": _string(f"{verb} memories that occurred before this time: {WHEN}."),
         "project": _string(
-            f"{verb} memories of this project only (a name or the working directory's path)."
+            f"{verb} memories of this project only (a name or the working directory's path).",
+            max_length=500,
         ),
-        "source_type": _string(f"{verb} memories from this kind of source (chat, file, ...)."),
-        "source_id": _string(f"{verb} memories from this source (a session or document id)."),
+        "source_type": _string(f"{verb} memories from this kind of source (chat, file, ...).",
+                               max_length=100),
+        "source_id": _string(f"{verb} memories from this source (a session or document id).",
+                             max_length=500),
     }
 
 
@@ -179,7 +184,7 @@ LIST_INPUT = _object(
         **_filters("List"),
         "limit": _integer("Page size.", 1, 1000, 50),
         "offset": _integer("How many memories to skip (next page: offset + limit).", 0,
-                           default=0),
+                           1_000_000_000, default=0),
         "include_deleted": _boolean("Include soft-deleted memories.", False),
         "order": {
             "type": "string",
@@ -226,7 +231,8 @@ FORGET_INPUT = _object(
         },
         "ids": {
             "type": "array",
-            "items": {"type": "string", "minLength": 1},
+            "items": {"type": "string", "minLength": 1, "maxLength": 200},
+            "maxItems": 100_000,
             "description": "Forget these memories (ids from search, list or get).",
         },
         "query": _string(
@@ -241,7 +247,7 @@ FORGET_INPUT = _object(
         "confirm_token": _string(
             "The confirmToken of the preview. Required to execute when the preview said "
             "requiresConfirm; always checked when given: it fails if the candidates changed "
-            "since the preview or after 10 minutes."
+            "since the preview or after 10 minutes.", max_length=200,
         ),
         "force": _boolean(
             "Delete permanently instead of the default soft delete (which can be recovered "

@@ -323,7 +323,16 @@ class EmbeddingConfig(SnakeModel):
 class ServerConfig(SnakeModel):
     host: str = "127.0.0.1"
     port: int = Range(3850, 1, 65535)
-    token: str = Field(default="", description="required on every request when set")
+    token: str = Field(
+        default="", description="required on every request when set; 16+ characters, no spaces"
+    )
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="extra Host names the daemon answers to (name or name:port), e.g. a proxy's",
+    )
+    max_body_bytes: int = Range(
+        16777216, 65536, 1073741824, "largest request body; larger is a 413 before it is read"
+    )
 
 
 class HooksConfig(CamelModel):

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from mnemonist.model.requests import Request, _clean_tags
+from mnemonist.model.requests import MAX_OFFSET, Request, Tags, _clean_tags
 
 DocumentStatus = Literal[
     "pending", "extracting", "chunking", "embedding", "indexing", "done", "failed", "deleted"
@@ -20,7 +20,7 @@ class DocumentRequest(Request):
     url: str | None = Field(default=None, min_length=1, max_length=8192)
     title: str | None = Field(default=None, max_length=500)
     project: str | None = Field(default=None, max_length=500)
-    tags: list[str] | str | None = None
+    tags: Tags = None
     who: str | None = Field(default=None, max_length=200)
 
     _tags = field_validator("tags")(lambda cls, v: _clean_tags(v))
@@ -28,7 +28,7 @@ class DocumentRequest(Request):
 
 class DocumentListRequest(Request):
     limit: int = Field(default=50, ge=1, le=500)
-    offset: int = Field(default=0, ge=0)
+    offset: int = Field(default=0, ge=0, le=MAX_OFFSET)
     status: DocumentStatus | None = None
     project: str | None = None
     include_deleted: bool = False

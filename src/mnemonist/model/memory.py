@@ -40,7 +40,9 @@ def format_ts(value: datetime) -> str:
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     value = value.astimezone(UTC)
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    # always four-digit years ("%Y" writes 999 for 999 on glibc): text order is time order
+    return (f"{value.year:04d}-{value.month:02d}-{value.day:02d}T{value.hour:02d}:"
+            f"{value.minute:02d}:{value.second:02d}.{value.microsecond // 1000:03d}Z")
 
 
 def parse_ts(value: str) -> datetime:

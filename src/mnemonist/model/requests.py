@@ -9,14 +9,19 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from mnemonist.model.memory import MEMORY_TYPES, format_ts
 
+#: the times a memory may carry: four-digit years, after conversion to UTC
+EARLIEST = datetime(1000, 1, 1, tzinfo=UTC)
+LATEST = datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)
+
 
 def parse_when(value: Any) -> str:
-    """ISO 8601 with or without a zone (no zone means UTC); a date alone means its midnight."""
+    """ISO 8601 with or without a zone (no zone means UTC); a date alone means its midnight.
+    The time must lie within 1000-01-01..9999-12-31 UTC."""
     if isinstance(value, datetime):
         parsed = value
     elif isinstance(value, date):
@@ -34,7 +39,13 @@ def parse_when(value: Any) -> str:
         raise ValueError("expected an ISO 8601 date or time string")
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    return format_ts(parsed)
+    try:
+        utc = parsed.astimezone(UTC)
+    except OverflowError:  # e.g. 0001-01-01T00:00:00+14:00 lies before year 1
+        utc = None
+    if utc is None or not EARLIEST <= utc <= LATEST:
+        raise ValueError(f"{value!r} is outside 1000-01-01..9999-12-31 (UTC)")
+    return format_ts(utc)
 
 
 def _reason_not_blank(value: str) -> str:
@@ -50,16 +61,29 @@ Importance = Annotated[float, Field(ge=0.0, le=1.0)]
 MemoryType = Literal[MEMORY_TYPES]  # type: ignore[valid-type]
 
 
-def _clean_tags(value: list[str] | str | None) -> list[str] | None:
+MAX_TAGS = 100
+MAX_TAG_CHARS = 200
+#: the deepest page anyone can ask for (SQLite integers end at 2**63)
+MAX_OFFSET = 1_000_000_000
+
+
+def _split_tags(value: Any) -> Any:
+    return value.split(",") if isinstance(value, str) else value
+
+
+Tag = Annotated[str, Field(max_length=MAX_TAG_CHARS)]
+#: a list of tags, or one comma-separated string of them; bounded before any work is done
+Tags = Annotated[
+    Annotated[list[Tag], Field(max_length=MAX_TAGS)] | None, BeforeValidator(_split_tags)
+]
+
+
+def _clean_tags(value: list[str] | None) -> list[str] | None:
+    """Trimmed, lower-cased, empty ones dropped, first occurrence kept (linear time)."""
     if value is None:
         return None
-    items = value.split(",") if isinstance(value, str) else value
-    out: list[str] = []
-    for item in items:
-        tag = str(item).strip().lower()
-        if tag and tag not in out:
-            out.append(tag)
-    return out
+    tags = (str(item).strip().lower() for item in value)
+    return list(dict.fromkeys(tag for tag in tags if tag))
 
 
 class Request(BaseModel):
@@ -72,7 +96,7 @@ class RememberRequest(Request):
     content: str = Field(min_length=1)
     type: MemoryType | None = None
     importance: Importance | None = None
-    tags: list[str] | str | None = None
+    tags: Tags = None
     who: str | None = Field(default=None, max_length=200)
     why: str | None = Field(default=None, max_length=2000)
     pinned: bool | None = None
@@ -96,15 +120,15 @@ class RememberRequest(Request):
 
 class RecallFilters(Request):
     type: MemoryType | None = None
-    tags: list[str] | str | None = None
-    who: str | None = None
+    tags: Tags = None
+    who: str | None = Field(default=None, max_length=200)
     pinned: bool | None = None
     importance_min: Importance | None = None
     since: Timestamp | None = None
     until: Timestamp | None = None
-    project: str | None = None
-    source_type: str | None = None
-    source_id: str | None = None
+    project: str | None = Field(default=None, max_length=500)
+    source_type: str | None = Field(default=None, max_length=100)
+    source_id: str | None = Field(default=None, max_length=500)
 
     _tags = field_validator("tags")(lambda cls, v: _clean_tags(v))
 
@@ -137,11 +161,11 @@ class RecallRequest(RecallFilters):
 class MemoryPatch(Request):
     """Fields of one memory that modify may change; `reason` is required per patch or batch."""
 
-    id: str | None = None
+    id: str | None = Field(default=None, max_length=200)
     content: str | None = Field(default=None, min_length=1)
     type: MemoryType | None = None
     importance: Importance | None = None
-    tags: list[str] | str | None = None
+    tags: Tags = None
     pinned: bool | None = None
     who: str | None = Field(default=None, max_length=200)
     project: str | None = Field(default=None, max_length=500)
@@ -158,7 +182,7 @@ class MemoryPatch(Request):
 
 
 class ModifyRequest(Request):
-    patches: list[MemoryPatch] = Field(min_length=1)
+    patches: list[MemoryPatch] = Field(min_length=1, max_length=10_000)
     reason: Reason | None = None
     changed_by: str | None = Field(default=None, max_length=200)
 
@@ -179,10 +203,11 @@ class RecoverRequest(Request):
 class ForgetRequest(RecallFilters):
     mode: Literal["preview", "execute"] = "preview"
     query: str | None = Field(default=None, max_length=10_000)
-    ids: list[str] | None = None
+    ids: list[Annotated[str, Field(max_length=200)]] | None = Field(
+        default=None, max_length=100_000)
     limit: int = Field(default=20, ge=1, le=100_000)
     reason: str | None = Field(default=None, max_length=2000)
-    confirm_token: str | None = None
+    confirm_token: str | None = Field(default=None, max_length=200)
     force: bool = False
     include_pinned: bool = False
     changed_by: str | None = Field(default=None, max_length=200)
@@ -197,7 +222,7 @@ class ForgetRequest(RecallFilters):
 
 class ListRequest(RecallFilters):
     limit: int = Field(default=50, ge=1, le=1000)
-    offset: int = Field(default=0, ge=0)
+    offset: int = Field(default=0, ge=0, le=MAX_OFFSET)
     include_deleted: bool = False
     order: Literal["created_at", "updated_at", "occurred_at", "importance"] = "created_at"
 

@@ -64,13 +64,10 @@ class DocumentOps(RememberOps, MutationOps):
             assert req.content is not None
             if not req.content.strip():
                 raise BadRequest("content is empty", field="content")
+            # the size first: scrubbing megabytes costs seconds, refusing them costs nothing
+            self._check_document_size(req.content, cfg.max_content_bytes)
             raw = scrub_credentials(req.content).text
-            size = len(raw.encode("utf-8", errors="replace"))
-            if size > cfg.max_content_bytes:
-                raise BadRequest(
-                    f"content has {size} bytes; the limit is {cfg.max_content_bytes}"
-                    f" ({LIMITS_KEY}.maxContentBytes)", field="content",
-                )
+            size = self._check_document_size(raw, cfg.max_content_bytes)
         title = scrub_credentials(req.title).text.strip() or None if req.title else None
         doc_id = str(uuid.uuid4())
         max_attempts = self.config.memory.pipeline_v2.worker.max_retries
@@ -87,6 +84,19 @@ class DocumentOps(RememberOps, MutationOps):
                 self.db.on_commit(self._document_wake)
         return {"id": doc_id, "status": "pending", "source_type": "url" if url else "text",
                 "source_url": url, "title": title, "byte_length": size}
+
+    @staticmethod
+    def _check_document_size(text: str, limit: int) -> int:
+        """The UTF-8 size of `text`, or a 400 naming the limit (without encoding megabytes
+        when the characters alone are too many)."""
+        counted = len(text) > limit  # characters are at least as many as bytes
+        size = len(text) if counted else len(text.encode("utf-8", errors="replace"))
+        if size > limit:
+            raise BadRequest(
+                f"content has {'at least ' if counted else ''}{size} bytes; the"
+                f" limit is {limit} ({LIMITS_KEY}.maxContentBytes)", field="content",
+            )
+        return size
 
     @staticmethod
     def _vet_url(url: str, allow_private: bool) -> str:

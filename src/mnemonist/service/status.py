@@ -13,6 +13,9 @@ from mnemonist.store import embeddings, jobs, memories
 class StatusOps(PipelineOps):
     def degraded(self) -> list[str]:
         out: list[str] = []
+        fault = getattr(self.db, "storage_fault", None)
+        if fault:
+            out.append(fault)  # storage_full / storage_read_only: writes are refused
         if self.provider is None:
             out.append("embedding_provider_disabled")
         elif self.embedder is not None and not self.embedder.stats.provider_ok:

@@ -3,10 +3,15 @@
 WAL mode lets readers run while the writer commits. `write_tx()` is the only way to write:
 `BEGIN IMMEDIATE`, commit on success, roll back on any exception, and it marks the thread so
 that providers refuse to do I/O inside it (see `txguard`).
+
+A write that fails because the disk is full or the database is read-only raises `StorageFault`
+(`storage_full` / `storage_read_only`) and leaves `Database.storage_fault` set until a later
+write commits a change: the faces answer 507/503 and `/health` shows it.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import sqlite3
 import threading
@@ -17,6 +22,37 @@ from pathlib import Path
 from mnemonist.store import context, entity_links, txguard
 
 log = logging.getLogger(__name__)
+
+STORAGE_FULL = "storage_full"
+STORAGE_READ_ONLY = "storage_read_only"
+
+
+def storage_fault_kind(exc: BaseException) -> str | None:
+    """`storage_full` / `storage_read_only` when `exc` says the disk cannot take a write."""
+    if isinstance(exc, StorageFault):
+        return exc.kind
+    if isinstance(exc, sqlite3.Error):
+        name = getattr(exc, "sqlite_errorname", "") or ""
+        text = str(exc).lower()
+        if name == "SQLITE_FULL" or "database or disk is full" in text:
+            return STORAGE_FULL
+        if name.startswith("SQLITE_READONLY") or "readonly database" in text:
+            return STORAGE_READ_ONLY
+    if isinstance(exc, OSError):
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return STORAGE_FULL
+        if exc.errno == errno.EROFS:
+            return STORAGE_READ_ONLY
+    return None
+
+
+class StorageFault(sqlite3.OperationalError):
+    """A write the storage refused: the disk is full or the database read-only."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(f"{kind}: {detail}")
+        self.kind = kind
+        self.detail = detail
 
 
 def _connect(path: Path, durability: str) -> sqlite3.Connection:
@@ -45,6 +81,8 @@ class Database:
         self._readers_lock = threading.Lock()
         self._closed = False
         self._after_commit: list[Callable[[], None]] = []
+        #: `storage_full` / `storage_read_only` after a refused write, until a change commits
+        self.storage_fault: str | None = None
 
     def reader(self) -> sqlite3.Connection:
         """This thread's read connection (autocommit: each statement sees the latest commit)."""
@@ -69,13 +107,25 @@ class Database:
             txguard.enter()
             self._after_commit = []
             try:
-                self._writer.execute("BEGIN IMMEDIATE")
+                changes = self._writer.total_changes
                 try:
-                    yield self._writer
-                except BaseException:
-                    self._writer.execute("ROLLBACK")
-                    raise
-                self._writer.execute("COMMIT")
+                    self._writer.execute("BEGIN IMMEDIATE")
+                    try:
+                        yield self._writer
+                        self._writer.execute("COMMIT")
+                    except BaseException:
+                        self._rollback()
+                        raise
+                except Exception as exc:
+                    kind = storage_fault_kind(exc)
+                    if kind is None:
+                        raise
+                    if self.storage_fault != kind:
+                        log.error("write refused by the storage (%s): %s", kind, exc)
+                    self.storage_fault = kind
+                    raise StorageFault(kind, str(exc)) from exc
+                if self._writer.total_changes != changes:
+                    self.storage_fault = None  # a change was committed: the storage is back
                 callbacks, self._after_commit = self._after_commit, []
                 for fn in callbacks:  # still under the lock: in-memory indexes stay in order
                     try:
@@ -85,6 +135,14 @@ class Database:
             finally:
                 self._after_commit = []
                 txguard.leave()
+
+    def _rollback(self) -> None:
+        if not self._writer.in_transaction:
+            return  # SQLite already rolled back (a full disk does that)
+        try:
+            self._writer.execute("ROLLBACK")
+        except sqlite3.Error:
+            log.exception("rollback failed")
 
     def on_commit(self, fn: Callable[[], None]) -> None:
         """Run `fn` right after the current write transaction commits (never on rollback).

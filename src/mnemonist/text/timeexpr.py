@@ -239,6 +239,6 @@ def find_time_window(text: str, now: datetime | None = None) -> TimeWindow | Non
         return None  # lowercase "may" next to a number or "this" is the verb, not the month
     try:
         start, end = _window(kind, match.groups(), now)
-    except (ValueError, KeyError):
-        return None  # "on 31 February": names no real day
+    except (ValueError, KeyError, OverflowError):
+        return None  # "on 31 February" or "99999999 days ago": names no real day
     return TimeWindow(start, end, ((a, b),), match.group(0))

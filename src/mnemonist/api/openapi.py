@@ -1,0 +1,129 @@
+"""The OpenAPI document as the API really answers: errors are `{"error", "message"}` with the
+statuses of the trust boundary and the service (FastAPI's default 422 never happens: bad input
+is a 400), and the bodies that routes parse themselves (import, DELETE) are declared too."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+
+from mnemonist.model.documents import DocumentDeleteRequest
+from mnemonist.model.requests import DeleteRequest, ImportRequest
+
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "title": "Error",
+    "required": ["error", "message"],
+    "properties": {
+        "error": {"type": "string", "description": "a stable code, e.g. invalid_request"},
+        "message": {"type": "string", "description": "what is wrong, naming the field"},
+    },
+    "additionalProperties": True,
+}
+
+DESCRIPTIONS = {
+    400: "bad input (`invalid_request`, `invalid_json`, `json_too_deep`, ...), naming the field",
+    401: "a valid bearer token is required (`server.token` is set)",
+    403: "a web page's request (`forbidden_origin`): foreign Origin or Sec-Fetch-Site",
+    404: "no such memory, document, checkpoint or action (`not_found`)",
+    409: "the state does not allow it (`version_conflict`, `already_deleted`, `pinned`, ...)",
+    413: "the body is larger than `server.max_body_bytes` (`body_too_large`)",
+    415: "the body is not sent as application/json (`unsupported_media_type`)",
+    421: "the Host header names something other than this daemon (`forbidden_host`)",
+    503: "mutations are frozen, a worker is missing, or the database is read-only",
+    507: "the disk holding the database is full (`storage_full`)",
+}
+
+#: (method, path) -> statuses the service itself may answer beyond the common ones
+SERVICE_STATUSES: dict[tuple[str, str], tuple[int, ...]] = {
+    ("patch", "/api/memory/{memory_id}"): (404, 409, 503),
+    ("delete", "/api/memory/{memory_id}"): (404, 409, 503),
+    ("post", "/api/memory/{memory_id}/recover"): (404, 409, 503),
+    ("post", "/api/memory/{memory_id}/restore"): (404, 409, 503),
+    ("post", "/api/memory/modify"): (503,),
+    ("post", "/api/memory/forget"): (409, 503),
+    ("delete", "/api/documents/{doc_id}"): (404, 409),
+    ("get", "/api/checkpoints/latest"): (404,),
+    ("get", "/api/diagnostics"): (503,),
+    ("post", "/api/repair/{name}"): (404, 503),
+}
+
+#: (method, path) -> success statuses other than 200
+SUCCESS_STATUSES: dict[tuple[str, str], dict[int, str]] = {
+    ("post", "/api/memory/remember"): {201: "stored (200: a duplicate or a replay)"},
+    ("post", "/api/documents"): {202: "accepted for background ingest"},
+    ("post", "/api/checkpoints"): {201: "written now (explicit)", 202: "queued (agent)"},
+}
+
+#: routes that parse their own body: what they accept
+OWN_BODIES: dict[tuple[str, str], tuple[type, bool]] = {
+    ("post", "/api/memory/import"): (ImportRequest, True),
+    ("delete", "/api/memory/{memory_id}"): (DeleteRequest, False),
+    ("delete", "/api/documents/{doc_id}"): (DocumentDeleteRequest, False),
+}
+
+UNSAFE = ("post", "put", "patch", "delete")
+
+
+def statuses(method: str, path: str, open_paths: frozenset[str]) -> list[int]:
+    out = {400, 421}
+    if path not in open_paths:
+        out |= {401, 503, 507}  # a route that writes (even access counts) meets a full disk
+    if method in UNSAFE:
+        out |= {403, 413, 415}
+    if "{" in path:
+        out.add(404)
+    out |= set(SERVICE_STATUSES.get((method, path), ()))
+    return sorted(out)
+
+
+def _declare_body(op: dict[str, Any], schemas: dict[str, Any], model: type, required: bool
+                  ) -> None:
+    schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+    for name, sub in schema.pop("$defs", {}).items():
+        schemas.setdefault(name, sub)
+    schemas.setdefault(model.__name__, schema)
+    op["requestBody"] = {
+        "required": required,
+        "content": {"application/json": {
+            "schema": {"$ref": f"#/components/schemas/{model.__name__}"}}},
+    }
+
+
+def build_openapi(app: FastAPI) -> dict[str, Any]:
+    schema = get_openapi(title=app.title, version=app.version, description=app.description,
+                         routes=app.routes)
+    components = schema.setdefault("components", {})
+    schemas = components.setdefault("schemas", {})
+    schemas.pop("HTTPValidationError", None)
+    schemas.pop("ValidationError", None)
+    schemas["Error"] = ERROR_SCHEMA
+    open_paths = app.state.policy.open_paths
+    for path, operations in schema.get("paths", {}).items():
+        for method, op in operations.items():
+            if (method, path) in OWN_BODIES:
+                model, required = OWN_BODIES[(method, path)]
+                _declare_body(op, schemas, model, required)
+            responses = op.setdefault("responses", {})
+            responses.pop("422", None)
+            for status, what in SUCCESS_STATUSES.get((method, path), {}).items():
+                responses[str(status)] = {"description": what,
+                                          "content": {"application/json": {"schema": {}}}}
+            for status in statuses(method, path, open_paths):
+                responses[str(status)] = {
+                    "description": DESCRIPTIONS[status],
+                    "content": {"application/json": {
+                        "schema": {"$ref": "#/components/schemas/Error"}}},
+                }
+    return schema
+
+
+def install_openapi(app: FastAPI) -> None:
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = build_openapi(app)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
