@@ -303,7 +303,7 @@ def test_timeout_returns_what_was_found_and_reports_degraded(tmp_path, monkeypat
         started = time.monotonic()
         found = gb.graph_boost(d.db.reader(), "kubernetes notes", None, timeout_ms=50)
         assert found.timed_out and found.weights == {seed: 1.0}
-        assert time.monotonic() - started < 5
+        assert time.monotonic() - started < 30  # the query alone would never end
         # the reader connection is left without a progress handler
         assert d.db.reader().execute("SELECT 1").fetchone()[0] == 1
 
