@@ -229,13 +229,6 @@ class MutationOps(ServiceBase):
                        reason=reason, metadata={**meta, "version": m.version + 1}, at=now)
         self.db.on_commit(lambda: self.unindex(m.seq))
 
-    def _hard_delete(self, conn, m: Memory, reason: str, by: str | None, meta: dict) -> None:
-        memories.hard_delete(conn, m.id)
-        embeddings.delete_unreferenced(conn, [m.content_hash])
-        history.append(conn, m.id, "deleted", old_content=m.content, changed_by=by or "api",
-                       reason=reason, metadata={**meta, "hard": True})
-        self.db.on_commit(lambda: self.unindex(m.seq))
-
     def recover(self, memory_id: str, req: RecoverRequest) -> dict[str, Any]:
         if self.config.memory.pipeline_v2.mutations_frozen:
             raise Unavailable("mutations are frozen (memory.pipelineV2.mutationsFrozen)",

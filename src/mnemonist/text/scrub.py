@@ -281,3 +281,13 @@ def scrub_credentials(text: str) -> ScrubResult:
             break
         kinds.extend(found)
     return ScrubResult(text=text, kinds=tuple(dict.fromkeys(kinds)))
+
+
+def scrub_optional(text: str | None) -> str | None:
+    """`scrub_credentials(text).text` for a field that may be absent (who, why, a reason...)."""
+    return None if text is None else scrub_credentials(text).text
+
+
+def scrub_all(items: list[str] | None) -> list[str] | None:
+    """Each item scrubbed (tags); None stays None."""
+    return None if items is None else [scrub_credentials(i).text for i in items]
