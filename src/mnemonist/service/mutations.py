@@ -13,7 +13,7 @@ from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import BadRequest, Conflict, NotFound, Unavailable
 from mnemonist.store import embeddings, hints, history, memories
 from mnemonist.text.normalize import NormalizedContent, normalize_and_hash
-from mnemonist.text.scrub import scrub_credentials
+from mnemonist.text.scrub import scrub_all, scrub_credentials, scrub_optional
 
 #: patch status -> (HTTP status, error code) for the single-memory PATCH route
 PATCH_ERRORS = {
@@ -70,6 +70,9 @@ class MutationOps(ServiceBase):
     def apply_patch(
         self, memory_id: str, patch: MemoryPatch, *, reason: str, changed_by: str | None
     ) -> dict[str, Any]:
+        if patch.tags is not None or patch.who is not None:  # compared with stored, scrubbed
+            patch = patch.model_copy(update={"tags": scrub_all(patch.tags),
+                                             "who": scrub_optional(patch.who)})
         before = memories.get(self.db.reader(), memory_id)
         norm: NormalizedContent | None = None
         vec: np.ndarray | None = None

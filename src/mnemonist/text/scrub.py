@@ -291,3 +291,14 @@ def scrub_optional(text: str | None) -> str | None:
 def scrub_all(items: list[str] | None) -> list[str] | None:
     """Each item scrubbed (tags); None stays None."""
     return None if items is None else [scrub_credentials(i).text for i in items]
+
+
+def scrub_deep(value: object) -> object:
+    """Every string inside a JSON-like value scrubbed (dict keys kept as they are)."""
+    if isinstance(value, str):
+        return scrub_credentials(value).text
+    if isinstance(value, dict):
+        return {k: scrub_deep(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub_deep(v) for v in value]
+    return value
