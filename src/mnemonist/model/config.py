@@ -250,7 +250,7 @@ class MemoryConfig(SnakeModel):
     forget_confirm_threshold: int = Range(
         25, 0, 100000, "above this, execute needs the token (a query always needs it)")
     forget_min_score: float = Range(
-        0.3, 0.0, 1.0, "forget by query: the least recall score a memory needs to be selected")
+        0.25, 0.0, 1.0, "forget by query: the least recall score a memory needs to be selected")
     forget_min_coverage: float = Range(
         1.0, 0.0, 1.0, "forget by query: the share of the query's words a memory must hold")
     max_content_chars: int = Range(100000, 100, 10000000, "longest memory accepted")
