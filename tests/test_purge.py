@@ -21,6 +21,8 @@ from conftest import LiveDaemon, run_daemon
 from llm_servers import Call, FakeLlmServer
 from mnemonist.cli.main import cli
 from mnemonist.model.requests import RememberRequest
+from mnemonist.settings import Paths
+from mnemonist.store import memories
 from pipeline_helpers import Brain, decision_json, facts_json, pipeline_config, wait_for
 from secret_scan import everywhere, file_hits, table_hits
 
@@ -204,3 +206,21 @@ def test_the_files_keep_no_deleted_text_without_a_purge_step_skipped(tmp_path: P
         assert out["walTruncated"] is True
         assert file_hits(db, [token]) == []
         assert all(live.http.get(f"/api/memory/{m}").status_code == 200 for m in filler)
+
+
+def test_migration_9_clears_what_earlier_hard_deletes_left(tmp_path: Path) -> None:
+    """A database from before purges: a hard delete removed the row but kept its text in the
+    history. Migration 9 empties that history (and leaves live memories' history alone)."""
+    token = "frobnitz9917lark"
+    with run_daemon(tmp_path) as live:
+        gone = live.remember(f"The garage code is {token}")["id"]
+        kept = live.remember(f"A live note that mentions {token}x too")["id"]
+        with live.service.db.write_tx() as conn:  # the old hard delete: row and indexes
+            memories.hard_delete(conn, gone)
+            conn.execute("DELETE FROM schema_migrations WHERE version = 9")
+    assert table_hits(Paths(tmp_path).database, [f"is {token}"])
+    with run_daemon(tmp_path) as live:  # start-up applies migration 9 again
+        events = live.service.history(gone)["events"]
+        assert events and all(e["new_content"] is None for e in events)
+        assert live.service.history(kept)["events"][0]["new_content"].endswith(f"{token}x too")
+        assert table_hits(live.daemon.paths.database, [f"is {token}"]) == []

@@ -264,6 +264,21 @@ def purge_memory(
     return report
 
 
+def clear_leftovers(conn: sqlite3.Connection) -> int:
+    """Memories whose row is already gone (hard-deleted or swept before purges existed) lose
+    the text their history and archive still held. Returns how many memories."""
+    gone = [r[0] for r in conn.execute(
+        "SELECT DISTINCT h.memory_id FROM memory_history h WHERE NOT EXISTS"
+        " (SELECT 1 FROM memories m WHERE m.id = h.memory_id)"
+        " AND (h.old_content IS NOT NULL OR h.new_content IS NOT NULL)")]
+    for memory_id in gone:
+        spellings = variants(texts_of(conn, memory_id))
+        conn.execute("DELETE FROM memory_archive WHERE memory_id = ?", (memory_id,))
+        conn.execute("DELETE FROM memory_jobs WHERE memory_id = ?", (memory_id,))
+        _empty_history(conn, memory_id, spellings)
+    return len(gone)
+
+
 def compact(conn: sqlite3.Connection) -> None:
     """Merge every FTS5 index into one segment, so that deleted rows' terms leave the file
     (inside write_tx; with secure_delete the old segments' pages are zeroed)."""
