@@ -203,7 +203,12 @@ def test_forget_min_score_and_coverage_are_settings(tmp_path: Path) -> None:
     cfg = {"memory": {"forget_min_coverage": 0.5, "forget_min_score": 0.0}}
     with run_daemon(tmp_path, cfg) as live:
         ids = seed(live, "p", "bob1", "ali1", "tea")
-        got = {c["id"] for c in forget(live, query="Bob vacation").json()["candidates"]}
+        away = live.remember("Carol is away on holiday next week", project="p")["id"]
+        live.flush()
+        preview = forget(live, query="Bob vacation").json()
+        assert preview["selection"] == {"min_score": 0.0, "min_coverage": 0.5}
+        got = {c["id"] for c in preview["candidates"]}
         assert got == {ids["bob1"], ids["ali1"]}  # one of two words is enough now
+        assert away not in got  # by meaning alone, never: no word of the query in it
         bad = live.http.post("/api/memory/forget", json={"query": "x", "limit": 0})
         assert bad.status_code == 400
