@@ -125,8 +125,14 @@ def test_a_purged_secret_is_in_no_table_and_no_byte_of_the_files(tmp_path: Path)
         assert events[-1]["reason"] == "leaked secret" and events[-1]["changed_by"] == "api"
         assert all(e["old_content"] is None and e["new_content"] is None for e in events)
         assert "modified" in [e["event"] for e in events]  # the trail stays, without text
-        # what did not hold the secret is untouched
+        # what did not hold the secret is untouched: the fact that superseded the purged one
+        # keeps its text, in its row and in its own history
         assert live.http.get(f"/api/memory/{later}").json()["content"].startswith("The staging")
+        successor = [m for m in live.http.get("/api/memories", params={
+            "who": "pipeline-v2"}).json()["memories"] if "password manager" in m["content"]]
+        assert len(successor) == 1
+        created = live.http.get(f"/api/memory/{successor[0]['id']}/history").json()["events"][0]
+        assert created["new_content"] == successor[0]["content"]
         assert live.recall("nightly backups")["results"]
         assert sqlite3.connect(db).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 

@@ -91,11 +91,18 @@ def redact(value: str | None, spellings: list[str]) -> str | None:
     if value is None:
         return None
     for s in spellings:
-        if s in value:
-            value = value.replace(s, MARK)
+        if s in value:  # whole words only: "ok" purged leaves "book" alone
+            value = re.sub(rf"(?<![^\W_]){re.escape(s)}(?![^\W_])" if _wordy(s)
+                           else re.escape(s), MARK, value)
     if "…" in value:
         value = _CLIPPED.sub(lambda m: _unclip(m.group(0), spellings), value)
     return value
+
+
+def _wordy(s: str) -> bool:
+    """Whether a spelling starts and ends with a word character (then it is replaced only as
+    a whole word)."""
+    return bool(s) and s[0].isalnum() and s[-1].isalnum()
 
 
 def _unclip(segment: str, spellings: list[str]) -> str:
@@ -113,10 +120,11 @@ def texts_of(conn: sqlite3.Connection, memory_id: str) -> list[str]:
     row = conn.execute("SELECT content FROM memories WHERE id = ?", (memory_id,)).fetchone()
     if row is not None:
         texts.append(row[0])
-    for old, new in conn.execute(
-        "SELECT old_content, new_content FROM memory_history WHERE memory_id = ?", (memory_id,)
-    ):
-        texts += [t for t in (old, new) if t]
+    for event, old, new in conn.execute(
+        "SELECT event, old_content, new_content FROM memory_history WHERE memory_id = ?",
+        (memory_id,),
+    ):  # a superseded event's new content is its successor's text, not this memory's
+        texts += [t for t in (old, None if event == "superseded" else new) if t]
     texts += [r[0] for r in conn.execute(
         "SELECT content FROM memory_archive WHERE memory_id = ?", (memory_id,))]
     return list(dict.fromkeys(texts))
