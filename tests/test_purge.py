@@ -195,9 +195,10 @@ def test_retention_purges_the_text_of_expired_tombstones(tmp_path: Path) -> None
         assert events == ["created", "deleted", "purged"]
 
 
-def test_the_files_keep_no_deleted_text_without_a_purge_step_skipped(tmp_path: Path) -> None:
-    """secure_delete and the checkpoint are what clear the file: the rows alone are not
-    enough (without them the bytes of the deleted row stay in free space)."""
+def test_forget_force_clears_the_text_from_the_file(tmp_path: Path) -> None:
+    """The text is in the database file (checkpointed there), then a forget with force: its
+    bytes are gone from the file, not left in free space (secure_delete, FTS merge,
+    checkpoint), and the other memories are intact."""
     with run_daemon(tmp_path) as live:
         token = "plonkvista4471mur"
         filler = [live.remember(f"Filler memory number {i} about the garden")["id"]
