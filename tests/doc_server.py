@@ -53,8 +53,8 @@ def default_routes() -> dict[str, Route]:
         "/no-type": Route(b"what am I", None),
         "/big-declared": Route(big, "text/plain"),
         "/big-undeclared": Route(big, "text/plain", content_length=False),
-        "/slow": Route(b"finally", "text/plain", delay_s=3.0),
-        "/trickle": Route(b"z" * 200, "text/plain", trickle_s=0.1),
+        "/slow": Route(b"finally", "text/plain", delay_s=30.0),  # far past any timeout used
+        "/trickle": Route(b"z" * 200, "text/plain", trickle_s=0.1),  # 20 s in all
         "/missing": Route(b"not here", status=404),
         "/broken": Route(b"oops", status=500),
     }

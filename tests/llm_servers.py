@@ -38,6 +38,7 @@ class Reply:
     status: int = 200
     body: str | None = None  # sent as is, instead of the wrapped text
     delay_s: float = 0.0
+    hold: threading.Event | None = None  # answer only once the test sets it (at most 60 s)
     prompt_tokens: int = 11
     completion_tokens: int = 7
 
@@ -149,6 +150,8 @@ class _Handler(JsonHandler):
         reply = fake.next_reply(call)
         if reply.delay_s:
             time.sleep(reply.delay_s)
+        if reply.hold is not None:
+            reply.hold.wait(60)
         if reply.body is not None or reply.status != 200:
             return self._send(reply.status, (reply.body or "").encode())
         return self._json(self._wrap(call.protocol, reply, body))

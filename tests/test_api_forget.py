@@ -200,8 +200,9 @@ def test_force_hard_deletes(live: LiveDaemon) -> None:
     finally:
         conn.close()
     evs = live.http.get(f"/api/memory/{mid}/history").json()["events"]
-    assert [e["event"] for e in evs] == ["created", "deleted"]
+    assert [e["event"] for e in evs] == ["created", "purged"]  # a tombstone, no text
     assert evs[-1]["metadata"]["hard"] is True and evs[-1]["reason"] == "gdpr"
+    assert all(e["old_content"] is None and e["new_content"] is None for e in evs)
     assert all(r["id"] != mid for r in live.recall("hard delete completely")["results"])
 
 

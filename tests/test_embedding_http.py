@@ -110,11 +110,11 @@ def test_http_500(make: Factory, server: FakeEmbeddingServer) -> None:
 
 
 def test_timeout(make: Factory, server: FakeEmbeddingServer) -> None:
-    server.delay_s = 2.0
+    server.delay_s = 30.0
     start = time.monotonic()
     with pytest.raises(EmbeddingError, match="timed out after 1000 ms"):
         make(timeout_ms=1000).embed(["a"])
-    assert time.monotonic() - start < 1.8
+    assert time.monotonic() - start < 15  # cut off, not waited out (the server takes 30 s)
 
 
 def test_malformed_json(make: Factory, server: FakeEmbeddingServer) -> None:

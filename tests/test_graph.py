@@ -188,7 +188,7 @@ def test_soft_delete_keeps_links_hard_delete_and_retention_remove_them(tmp_path)
         d.service.forget(ForgetRequest(mode="execute", ids=[hard], force=True, reason="purge"))
         assert links(d, hard) == {}
         assert entities(d)["acme corp"] == ("name", 2)
-        assert entities(d)["paypal"] == ("name", 0)  # the retention worker drops it
+        assert "paypal" not in entities(d)  # a purge drops what only that memory named
         assert_mentions_exact(d)
 
         d.service.delete(soft, DeleteRequest(reason="wrong after all"))
@@ -256,9 +256,9 @@ def test_boost_matches_whole_names_not_substrings(tmp_path):
     with daemon(tmp_path) as d:
         art = remember(d, "We love modern Art and the Bank of America lobby")
         conn = d.db.reader()
-        assert gb.graph_boost(conn, "party planning", None, timeout_ms=500).weights == {}
-        assert gb.graph_boost(conn, "america trip", None, timeout_ms=500).weights == {}
-        found = gb.graph_boost(conn, "who was at bank of america?", None, timeout_ms=500,
+        assert gb.graph_boost(conn, "party planning", None, timeout_ms=5000).weights == {}
+        assert gb.graph_boost(conn, "america trip", None, timeout_ms=5000).weights == {}
+        found = gb.graph_boost(conn, "who was at bank of america?", None, timeout_ms=5000,
                                hop_weight=0.0)
         assert found.weights == {art: 1.0}
     assert "next.js" in gb.query_names("is Next.js fast") and "postgresql" in gb.query_names(
@@ -272,9 +272,9 @@ def test_boost_respects_the_project_filter_and_deleted_memories(tmp_path):
         gone = remember(d, "Acme Corp budget draft", project="alpha")
         d.service.delete(gone, DeleteRequest(reason="draft"))
         conn = d.db.reader()
-        found = gb.graph_boost(conn, "acme corp", RecallFilters(project="alpha"), timeout_ms=500)
+        found = gb.graph_boost(conn, "acme corp", RecallFilters(project="alpha"), timeout_ms=5000)
         assert found.weights == {ours: 1.0}
-        everywhere = gb.graph_boost(conn, "acme corp", None, timeout_ms=500)
+        everywhere = gb.graph_boost(conn, "acme corp", None, timeout_ms=5000)
         assert everywhere.weights == {ours: 1.0, theirs: 1.0}
         assert set(recall_scores(d, "acme corp budget", project="alpha")) == {ours}
 
@@ -303,7 +303,7 @@ def test_timeout_returns_what_was_found_and_reports_degraded(tmp_path, monkeypat
         started = time.monotonic()
         found = gb.graph_boost(d.db.reader(), "kubernetes notes", None, timeout_ms=50)
         assert found.timed_out and found.weights == {seed: 1.0}
-        assert time.monotonic() - started < 5
+        assert time.monotonic() - started < 30  # the query alone would never end
         # the reader connection is left without a progress handler
         assert d.db.reader().execute("SELECT 1").fetchone()[0] == 1
 
@@ -316,7 +316,7 @@ def test_an_error_means_no_boost_not_a_failed_recall(tmp_path, monkeypatch):
             raise RuntimeError("boom")
 
         monkeypatch.setattr(gb, "_seeds", broken)
-        assert gb.graph_boost(d.db.reader(), "kubernetes", None, timeout_ms=500).weights == {}
+        assert gb.graph_boost(d.db.reader(), "kubernetes", None, timeout_ms=5000).weights == {}
         out = d.service.recall(RecallRequest(query="kubernetes upgrade", min_score=0.0))
         assert [r["id"] for r in out["results"]] == [mid] and out["degraded"] == [
             "vector_index_unavailable"]

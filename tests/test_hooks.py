@@ -289,14 +289,14 @@ def test_a_daemon_that_is_down_exits_zero_quickly_with_nothing_printed(tmp_path)
     url = f"http://127.0.0.1:{free_port()}"
     body = payload("UserPromptSubmit", "down-1", tmp_path, prompt="hello")
     rc, out, elapsed = run_hook("user-prompt-submit", body, url=url, home=tmp_path,
-                                timeout_ms=5000)
+                                timeout_ms=40000)
     assert rc == 0 and out == ""
-    assert elapsed < 5.0  # refused at once: no waiting for the deadline
+    assert elapsed < 30.0  # refused at once: no waiting for the 40 s deadline
     assert "ConnectError" in hook_log(tmp_path) and url in hook_log(tmp_path)
 
 
 class SlowHandler(http.server.BaseHTTPRequestHandler):
-    sleep_s = 8.0
+    sleep_s = 30.0
     finished = threading.Event()
 
     def do_POST(self):

@@ -135,11 +135,11 @@ def test_busy_server_means_unavailable(srv, kind, status):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_slow_answer_times_out(srv, kind):
-    srv.replies.append(Reply(text="{}", delay_s=1.5))
+    srv.replies.append(Reply(text="{}", delay_s=30.0))
     started = time.monotonic()
     with pytest.raises(LlmTimeout):
         make(kind, srv.url).generate("x", timeout_s=0.3)
-    assert time.monotonic() - started < 1.4
+    assert time.monotonic() - started < 15  # cut off, not waited out (the server takes 30 s)
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -46,7 +46,7 @@ def hits():
 
 
 def test_embedding_reranker_blends_in_the_cosine():
-    out, outcome = rerank_head(EmbeddingReranker(0.3), "q", hits(), top_n=3, timeout_s=2)
+    out, outcome = rerank_head(EmbeddingReranker(0.3), "q", hits(), top_n=3, timeout_s=30)
     assert outcome == "reranked"
     assert [h.memory.content for h in out] == ["b", "a", "c", "tail"]
     assert out[0].score == pytest.approx(0.7 * 0.8 + 0.3 * 0.9)

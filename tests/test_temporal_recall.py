@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from mnemonist.cli.main import cli
@@ -17,15 +18,16 @@ DEPLOYS = {
 }
 
 
-def seed(live):
-    ids = {when: live.remember(text, occurred_at=when, project="ops")["id"]
-           for when, text in DEPLOYS.items()}
+@pytest.fixture(scope="module")
+def ids(live):
+    """The four deploys, stored once for the module (each test may run first, or alone)."""
+    stored = {when: live.remember(text, occurred_at=when, project="ops")["id"]
+              for when, text in DEPLOYS.items()}
     live.flush()
-    return ids
+    return stored
 
 
-def test_a_relative_time_prefers_its_window(live):
-    ids = seed(live)
+def test_a_relative_time_prefers_its_window(live, ids):
     for question, when in [
         ("which service did we deploy last week?", "2026-11-10T11:00:00Z"),
         ("which service did we deploy two months ago?", "2026-09-17T11:00:00Z"),
@@ -41,7 +43,7 @@ def test_a_relative_time_prefers_its_window(live):
                       "end": "2026-11-16T00:00:00.000Z", "mode": "prefer"}
 
 
-def test_time_filter_keeps_only_the_window_and_now_moves_it(live):
+def test_time_filter_keeps_only_the_window_and_now_moves_it(live, ids):
     out = live.recall("which service did we deploy last week?", project="ops", now=NOW,
                       time_filter=True)
     assert [r["content"] for r in out["results"]] == [DEPLOYS["2026-11-10T11:00:00Z"]]
@@ -50,7 +52,7 @@ def test_time_filter_keeps_only_the_window_and_now_moves_it(live):
     assert [r["content"] for r in later["results"]] == [DEPLOYS["2026-09-17T11:00:00Z"]]
 
 
-def test_a_phrase_that_names_no_time_changes_nothing(live):
+def test_a_phrase_that_names_no_time_changes_nothing(live, ids):
     out = live.recall("which service did we deploy since the migration", project="ops", now=NOW)
     assert out["time_window"] is None and len(out["results"]) == 4
 

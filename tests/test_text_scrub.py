@@ -317,4 +317,4 @@ def test_token_secrets_never_survive_in_prose(
 def test_pathological_input_stays_fast(text: str) -> None:
     started = time.perf_counter()
     scrub_credentials(text)
-    assert time.perf_counter() - started < 5.0
+    assert time.perf_counter() - started < 15.0  # quadratic work would take minutes

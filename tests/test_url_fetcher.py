@@ -85,7 +85,8 @@ def test_slow_response_times_out(srv):
     with pytest.raises(FetchError) as err:
         fetch(srv.url("/slow"), timeout_s=0.5)
     assert err.value.code == "timeout" and not err.value.permanent
-    assert time.monotonic() - started < 2.5
+    # cut off long before the server's 30 s delay (a wide margin for a loaded machine)
+    assert time.monotonic() - started < 15
 
 
 def test_the_deadline_covers_a_trickling_body(srv):
@@ -93,7 +94,7 @@ def test_the_deadline_covers_a_trickling_body(srv):
     with pytest.raises(FetchError) as err:
         fetch(srv.url("/trickle"), timeout_s=1.0)  # every byte is in time, the whole is not
     assert err.value.code == "timeout"
-    assert time.monotonic() - started < 3.0
+    assert time.monotonic() - started < 10  # the whole body would take 20 s
 
 
 def test_http_errors(srv):
@@ -125,13 +126,20 @@ def test_redirects_are_followed_and_bounded(srv):
 def test_each_redirect_hop_is_checked(srv, target):
     location = target.format(port=srv.port)
     url = srv.redirect("/to-private", location)
-    before = srv.hits["/data.json"]
+    before, first_hops = srv.hits["/data.json"], srv.hits["/to-private"]
+    vetted: list[str] = []
+
+    def first_hop_public(address: str) -> str | None:
+        """The server counts as public for the first hop only; every later hop (localhost
+        included, which is the same 127.0.0.1) is vetted as usual."""
+        vetted.append(address)
+        return None if len(vetted) == 1 and address == "127.0.0.1" else refused_because(address)
+
     with pytest.raises(UrlNotAllowed):
-        # the server counts as public here; where it redirects to does not
-        fetch_url(url, allow_private=False, guard=lambda a: (
-            None if a == "127.0.0.1" and "localhost" not in location
-            else refused_because(a)))
-    assert srv.hits["/to-private"] >= 1 and srv.hits["/data.json"] == before
+        fetch_url(url, allow_private=False, guard=first_hop_public)
+    assert srv.hits["/to-private"] == first_hops + 1  # the first hop reached the server
+    assert srv.hits["/data.json"] == before  # the redirect target never did
+    assert len(vetted) >= 2
 
 
 def test_first_hop_allowed_by_the_guard_reaches_the_server(srv):

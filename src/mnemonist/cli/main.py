@@ -161,30 +161,41 @@ def history(ctx, memory_id) -> None:
 
 @cli.command()
 @click.argument("ids", nargs=-1)
-@click.option("--query", default=None, help="forget what this query recalls")
+@click.option("--query", default=None, help="forget what this query clearly matches")
 @click.option("--reason", default=None, help="why (required to execute)")
 @click.option("--project", default=None)
 @click.option("--type", "type_", default=None)
-@click.option("--hard", is_flag=True, help="delete rows now instead of soft-deleting")
+@click.option("--purge", "--hard", "purge", is_flag=True,
+              help="remove the text for good (history, indexes, file), soft-deleted ones too")
 @click.option("--yes", is_flag=True, help="do not ask for confirmation")
 @click.pass_context
-def forget(ctx, ids, query, reason, project, type_, hard, yes) -> None:
-    """Preview, confirm and soft-delete memories (recoverable for the retention window)."""
+def forget(ctx, ids, query, reason, project, type_, purge, yes) -> None:
+    """Preview, confirm and soft-delete memories (recoverable for the retention window).
+
+    A query selects only memories that hold its words and score well; the preview shows each
+    one's score and matched words. Execute sends the preview's token, so what runs is exactly
+    what was shown."""
     c = client(ctx)
-    sel = {"ids": list(ids) or None, "query": query, "project": project, "type": type_}
+    sel = {"ids": list(ids) or None, "query": query, "project": project, "type": type_,
+           "force": purge}
     preview = call(lambda: c.post("/api/memory/forget", {**sel, "mode": "preview"}))
+    for skipped in preview.get("excluded", []):
+        click.echo(f"  not selected  {skipped['id'][:8]}  {skipped['why']}:"
+                   f" {skipped['content'][:80]}")
     if not preview["count"]:
         click.echo("nothing to forget")
         return
     for cand in preview["candidates"]:
-        click.echo(f"  {cand['id'][:8]}  {cand['content'][:100]}")
-    if not yes and not click.confirm(f"forget {preview['count']} memories?"):
+        score = f"{cand['score']:.3f} [{', '.join(cand['matched_terms'])}]  " if (
+            "score" in cand) else ""
+        click.echo(f"  {cand['id'][:8]}  {score}{cand['content'][:100]}")
+    verb = "purge" if purge else "forget"
+    if not yes and not click.confirm(f"{verb} {preview['count']} memories?"):
         sys.exit(1)
     reason = reason or ("forgotten from the CLI" if yes else click.prompt("reason"))
-    body = {**sel, "mode": "execute", "reason": reason, "force": hard,
-            "confirm_token": preview["confirmToken"]}
+    body = {**sel, "mode": "execute", "reason": reason, "confirm_token": preview["confirmToken"]}
     out = call(lambda: c.post("/api/memory/forget", body))
-    click.echo(f"forgot {out['deleted']} memories" + (" (hard)" if hard else ""))
+    click.echo(f"{'purged' if purge else 'forgot'} {out['deleted']} memories")
 
 
 @cli.command("import")

@@ -227,7 +227,7 @@ FORGET_INPUT = _object(
             "default": "preview",
             "description": "preview: list what would be forgotten, change nothing. execute: "
                            "delete them (needs reason; and confirm_token when the preview said "
-                           "requiresConfirm).",
+                           "requiresConfirm, which it always does for a query).",
         },
         "ids": {
             "type": "array",
@@ -236,8 +236,10 @@ FORGET_INPUT = _object(
             "description": "Forget these memories (ids from search, list or get).",
         },
         "query": _string(
-            "Forget what this search finds (the best `limit` matches) — preview first and "
-            "check the candidates.", max_length=10_000,
+            "Forget the memories that clearly match this query: each must hold every word of "
+            "it (stop words aside) and score well. The preview shows each candidate's score and "
+            "matched_terms, and under `excluded` what the search found but did not select. "
+            "Execute needs the preview's confirm_token.", max_length=10_000,
         ),
         **_filters("Forget"),
         "limit": _integer("At most this many candidates (for a query: the top hits).", 1,
@@ -245,13 +247,15 @@ FORGET_INPUT = _object(
         "reason": _string("Why they are forgotten (kept in their history). Required to execute.",
                           max_length=2000),
         "confirm_token": _string(
-            "The confirmToken of the preview. Required to execute when the preview said "
-            "requiresConfirm; always checked when given: it fails if the candidates changed "
-            "since the preview or after 10 minutes.", max_length=200,
+            "The confirmToken of the preview. Required to execute a query, and any selection "
+            "when the preview said requiresConfirm; always checked when given: it fails if the "
+            "candidates or force changed since the preview, or after 10 minutes.", max_length=200,
         ),
         "force": _boolean(
-            "Delete permanently instead of the default soft delete (which can be recovered "
-            "within the retention window). Cannot be undone.", False,
+            "Purge instead of the default soft delete (which can be recovered within the "
+            "retention window): the text leaves the history, the indexes and the database "
+            "file; soft-deleted memories named by id are purged too. Cannot be undone. Pass it "
+            "to the preview as well: its token is only good for a purge.", False,
         ),
         "include_pinned": _boolean("Also forget pinned memories (skipped by default).", False),
     },
@@ -326,7 +330,12 @@ FORGET_OUTPUT = {
     "properties": {
         "mode": {"type": "string", "enum": ["preview", "execute"]},
         "count": {"type": "integer", "description": "preview: how many would be forgotten"},
-        "candidates": {"type": "array", "items": {"type": "object"}},
+        "candidates": {"type": "array", "items": {"type": "object"}, "description":
+                       "id, content, type, pinned, created_at; for a query also score and "
+                       "matched_terms"},
+        "excluded": {"type": "array", "items": {"type": "object"},
+                     "description": "query: found by the search but not selected, and why"},
+        "query_terms": {"type": "array", "items": {"type": "string"}},
         "requiresConfirm": {"type": "boolean"},
         "confirmToken": {"type": "string"},
         "deleted": {"type": "integer", "description": "execute: how many were forgotten"},
@@ -492,13 +501,16 @@ TOOLS: tuple[ToolSpec, ...] = (
         description=(
             "Delete memories chosen by ids, a query and/or filters, in two steps. 1) Call with "
             "mode 'preview' (the default): it writes nothing and answers count, candidates, "
-            "requiresConfirm and confirmToken. Check the candidates. 2) Call again with mode "
+            "requiresConfirm and confirmToken. Check the candidates: a query selects only "
+            "memories holding all its words with a good score (each candidate shows its score "
+            "and matched_terms); prefer ids when you know them. 2) Call again with mode "
             "'execute', the SAME selectors, a reason (required) and confirm_token from the "
-            "preview (required when requiresConfirm is true, i.e. more candidates than the "
-            "configured threshold; checked whenever given, and rejected if the candidates "
-            "changed since the preview). Forgetting is a soft delete, recoverable during the "
-            "retention window, unless force is true (permanent). Pinned memories are skipped "
-            "unless include_pinned is true. To correct a memory, use memory_modify instead."
+            "preview (always required for a query; for ids or filters when requiresConfirm is "
+            "true; checked whenever given, and rejected if the candidates changed since the "
+            "preview). Forgetting is a soft delete, recoverable during the retention window, "
+            "unless force is true (a purge: permanent, the text is removed everywhere). Pinned "
+            "memories are skipped unless include_pinned is true. To correct a memory, use "
+            "memory_modify instead."
         ),
         input_schema=FORGET_INPUT,
         output_schema=FORGET_OUTPUT,

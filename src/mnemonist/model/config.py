@@ -248,7 +248,12 @@ class MemoryConfig(SnakeModel):
     )
     modify_batch_limit: int = Range(100, 1, 1000, "patches per /api/memory/modify call")
     forget_batch_limit: int = Range(1000, 1, 100000, "memories per /api/memory/forget call")
-    forget_confirm_threshold: int = Range(25, 0, 100000, "above this, execute needs the token")
+    forget_confirm_threshold: int = Range(
+        25, 0, 100000, "above this, execute needs the token (a query always needs it)")
+    forget_min_score: float = Range(
+        0.25, 0.0, 1.0, "forget by query: the least recall score a memory needs to be selected")
+    forget_min_coverage: float = Range(
+        1.0, 0.0, 1.0, "forget by query: the share of the query's words a memory must hold")
     max_content_chars: int = Range(100000, 100, 10000000, "longest memory accepted")
     access_flush_ms: Ms = Range(1000, 50, 60000, "how often recall access counts are written")
     retention: RetentionConfig = Field(default_factory=RetentionConfig)

@@ -191,6 +191,7 @@ class DeleteRequest(Request):
     reason: Reason
     if_version: int | None = Field(default=None, ge=1)
     force: bool = False
+    purge: bool = False  # remove the text everywhere, a soft-deleted memory's too
     changed_by: str | None = Field(default=None, max_length=200)
 
 

@@ -18,6 +18,7 @@ from mnemonist.pipeline.extraction import ExtractedFact, clamp_confidence, defus
 from mnemonist.providers.llm import GuardedLlm, LlmError, LlmUnavailable
 from mnemonist.search.hybrid import HybridSearch
 from mnemonist.text.llm_output import parse_llm_json
+from mnemonist.text.scrub import scrub_credentials
 
 CANDIDATE_LIMIT = 5
 ACTIONS = ("add", "update", "delete", "none")
@@ -132,7 +133,7 @@ def parse_decision(
     elif target not in candidate_ids:
         target = None
     reason = value.get("reason")
-    reason = reason.strip() if isinstance(reason, str) else ""
+    reason = scrub_credentials(reason).text.strip() if isinstance(reason, str) else ""
     if not reason:
         warnings.append("decision has an empty reason")
         return {"action": action, "targetId": target}, "empty_reason"

@@ -224,7 +224,9 @@ class BackgroundEmbedder:
     def _write(self, seqs: list[int], vectors: dict[str, np.ndarray], model: str) -> None:
         with self.db.write_tx() as conn:
             for content_hash, vec in vectors.items():
-                embeddings.upsert(conn, content_hash, model, vec)
+                if conn.execute("SELECT 1 FROM memories WHERE content_hash = ? LIMIT 1",
+                                (content_hash,)).fetchone():  # not purged meanwhile
+                    embeddings.upsert(conn, content_hash, model, vec)
             marks = ",".join("?" * len(seqs))
             live = conn.execute(
                 f"SELECT m.seq, m.project, m.content_hash, m.superseded_at, e.vector,"
@@ -271,7 +273,9 @@ class BackgroundEmbedder:
         assert get_context_index is not None
         with self.db.write_tx() as conn:
             for h, vec in vectors.items():
-                embeddings.upsert(conn, h, model, vec)
+                if conn.execute("SELECT 1 FROM memory_context WHERE text_hash = ? LIMIT 1",
+                                (h,)).fetchone():  # the text is still someone's context
+                    embeddings.upsert(conn, h, model, vec)
             marks = ",".join("?" * len(rows))
             live = conn.execute(  # the text may have changed since it was read: use the current
                 f"SELECT c.seq, m.project, e.vector, e.dimensions FROM memory_context c"

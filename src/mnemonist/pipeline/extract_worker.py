@@ -111,6 +111,9 @@ class ExtractionPipeline:
             with db.write_tx() as conn:
                 if (done := _completed_result(conn, job.id)) is not None:
                     return done
+                if _source_gone(conn, source.id):
+                    return {"skipped": "source memory deleted meanwhile",
+                            "sourceMemoryId": source.id}
                 result["recorded"] = record_shadow(conn, ctx, proposals)
                 jobs.complete(conn, job.id, result)
             return result
@@ -118,6 +121,8 @@ class ExtractionPipeline:
         with db.write_tx() as conn:
             if (done := _completed_result(conn, job.id)) is not None:
                 return done
+            if _source_gone(conn, source.id):  # deleted or purged while the LLM ran
+                return {"skipped": "source memory deleted meanwhile", "sourceMemoryId": source.id}
             applier = Applier(conn, db, ctx)
             result["writes"] = applier.apply(proposals).to_dict()
             jobs.complete(conn, job.id, result)
@@ -188,6 +193,11 @@ def _brief(p: Proposal) -> dict[str, Any]:
     return {"action": p.action, "targetId": p.target_id, "confidence": round(p.confidence, 4),
             "fact": p.fact.content[:200], "rejected": p.rejected,
             "reviewNeeded": p.review_needed}
+
+
+def _source_gone(conn, memory_id: str) -> bool:
+    row = conn.execute("SELECT is_deleted FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    return row is None or bool(row[0])
 
 
 def _completed_result(conn, job_id: str) -> dict[str, Any] | None:

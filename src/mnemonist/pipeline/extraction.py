@@ -17,6 +17,7 @@ from typing import Any
 from mnemonist.providers.llm import GuardedLlm
 from mnemonist.text.llm_output import parse_llm_json
 from mnemonist.text.normalize import collapse_whitespace, normalize_and_hash
+from mnemonist.text.scrub import scrub_credentials
 
 MAX_INPUT_CHARS = 12_000
 TRUNCATION_MARKER = "[truncated]"
@@ -128,7 +129,7 @@ def _validate_fact(i: int, raw: Any, warnings: list[str]) -> ExtractedFact | Non
     if not isinstance(content, str):
         warnings.append(f"{what}: content is missing or not text, dropped")
         return None
-    content = collapse_whitespace(content)
+    content = collapse_whitespace(scrub_credentials(content).text)  # audits and results too
     if len(content) < MIN_FACT_CHARS:
         warnings.append(f"{what}: shorter than {MIN_FACT_CHARS} characters, dropped")
         return None
@@ -145,7 +146,7 @@ def _validate_fact(i: int, raw: Any, warnings: list[str]) -> ExtractedFact | Non
 
 def _name(raw: dict[str, Any], key: str, what: str, warnings: list[str]) -> str | None:
     value = raw.get(key)
-    text = collapse_whitespace(value) if isinstance(value, str) else ""
+    text = collapse_whitespace(scrub_credentials(value).text) if isinstance(value, str) else ""
     if not text:
         warnings.append(f"{what}: {key} is missing or empty, dropped")
         return None

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 from mnemonist.model.config import RetentionConfig
 from mnemonist.model.memory import format_ts, utcnow
-from mnemonist.store import entity_links, hints, history
+from mnemonist.store import entity_links, hints, purge
 from mnemonist.store.db import Database
 
 log = logging.getLogger(__name__)
@@ -106,19 +106,24 @@ class RetentionWorker:
                 (cfg.batch_limit,),
             ).rowcount
 
-        # 3. the tombstones and their hints (the delete triggers clean both FTS indexes)
+        # 3. the tombstones and their hints, purged: their text leaves history, archive, the
+        # indexes and (compacted, checkpointed) the file, as a purge by hand does (store.purge)
         with self.db.write_tx() as conn:
             expired = self._expired_tombstones(conn, tomb_cut)
             report.hints = hints.delete_for(conn, [t[1] for t in expired])
-            for seq, memory_id, _hash in expired:
+            stamp = utcnow()
+            for _seq, memory_id, _hash in expired:
                 # none left after step 1, normally; a link written since goes with the memory
                 report.graph_links += entity_links.unlink_all(conn, memory_id)
-                conn.execute("DELETE FROM memories WHERE seq = ?", (seq,))
-                history.append(
-                    conn, memory_id, "purged", changed_by="retention",
+                purge.purge_memory(
+                    conn, memory_id, by="retention", at=stamp,
                     reason=f"tombstone older than {cfg.tombstone_days} days",
                 )
             report.tombstones = len(expired)
+            if expired:
+                purge.compact(conn)
+        if report.tombstones:
+            self.db.checkpoint(2000)
 
         steps = (
             ("history", "DELETE FROM memory_history WHERE rowid IN (SELECT rowid FROM"

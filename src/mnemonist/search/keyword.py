@@ -8,7 +8,14 @@ from typing import Any
 
 from mnemonist.model.requests import RecallFilters
 from mnemonist.search.filters import where_clause
-from mnemonist.text.tokens import fts_match_query, fts_phrase_query
+from mnemonist.text.tokens import (
+    MAX_QUERY_TERMS,
+    content_tokens,
+    fts_match_query,
+    fts_phrase_query,
+    quote_fts_term,
+    tokenize,
+)
 
 MAX_HINTS_PER_MEMORY = 20  # the upper bound of memory.pipelineV2.hints.max
 INDEXES = {"content": "memories_fts", "context": "memories_ctx_fts", "hints": "memory_hints_fts"}
@@ -77,3 +84,27 @@ def _hint_search(
             if len(best) >= k:
                 break
     return list(best.items())
+
+
+def query_terms(query: str) -> list[str]:
+    """The words of a query that count as evidence: its content words (all its words when
+    every one is a stop word), as the keyword leg searches them."""
+    return (content_tokens(query) or list(dict.fromkeys(tokenize(query))))[:MAX_QUERY_TERMS]
+
+
+def terms_in(conn: sqlite3.Connection, terms: list[str], seqs: list[int]) -> dict[int, list[str]]:
+    """For each memory (by seq), the terms its own text holds, as FTS5 matches them (porter
+    stemming: "notes" matches "note"). Neighbours' words (the context index) do not count."""
+    found: dict[int, list[str]] = {seq: [] for seq in seqs}
+    if not seqs:
+        return found
+    for start in range(0, len(seqs), 500):
+        chunk = seqs[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for term in terms:
+            for (seq,) in conn.execute(
+                f"SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? AND rowid IN ({marks})",
+                [quote_fts_term(term), *chunk],
+            ):
+                found[seq].append(term)
+    return found

@@ -13,7 +13,7 @@ from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import BadRequest, Conflict, NotFound, Unavailable
 from mnemonist.store import embeddings, files, hints, history, memories
 from mnemonist.text.normalize import NormalizedContent, normalize_and_hash
-from mnemonist.text.scrub import scrub_credentials
+from mnemonist.text.scrub import scrub_all, scrub_credentials, scrub_optional
 
 #: patch status -> (HTTP status, error code) for the single-memory PATCH route
 PATCH_ERRORS = {
@@ -88,6 +88,9 @@ class MutationOps(ServiceBase):
     def apply_patch(
         self, memory_id: str, patch: MemoryPatch, *, reason: str, changed_by: str | None
     ) -> dict[str, Any]:
+        if patch.tags is not None or patch.who is not None:  # compared with stored, scrubbed
+            patch = patch.model_copy(update={"tags": scrub_all(patch.tags),
+                                             "who": scrub_optional(patch.who)})
         before = memories.get(self.db.reader(), memory_id)
         managed = file_managed_error(self.db.reader(), [memory_id])
         if managed is not None:
@@ -252,13 +255,6 @@ class MutationOps(ServiceBase):
         memories.soft_delete(conn, m.id, reason=reason, at=now, by=by)
         history.append(conn, m.id, "deleted", old_content=m.content, changed_by=by or "api",
                        reason=reason, metadata={**meta, "version": m.version + 1}, at=now)
-        self.db.on_commit(lambda: self.unindex(m.seq))
-
-    def _hard_delete(self, conn, m: Memory, reason: str, by: str | None, meta: dict) -> None:
-        memories.hard_delete(conn, m.id)
-        embeddings.delete_unreferenced(conn, [m.content_hash])
-        history.append(conn, m.id, "deleted", old_content=m.content, changed_by=by or "api",
-                       reason=reason, metadata={**meta, "hard": True})
         self.db.on_commit(lambda: self.unindex(m.seq))
 
     def recover(self, memory_id: str, req: RecoverRequest) -> dict[str, Any]:

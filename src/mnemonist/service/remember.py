@@ -15,7 +15,7 @@ from mnemonist.store import history, jobs, memories
 from mnemonist.store.memories import NewMemory
 from mnemonist.text.normalize import normalize_and_hash
 from mnemonist.text.prefix import infer_type, parse_prefix
-from mnemonist.text.scrub import scrub_credentials
+from mnemonist.text.scrub import scrub_all, scrub_credentials, scrub_optional
 
 
 class RememberOps(ServiceBase):
@@ -58,10 +58,10 @@ class RememberOps(ServiceBase):
             content_hash=norm.content_hash,
             type=req.type or infer_type(norm.storage),
             importance=importance,
-            tags=list(dict.fromkeys([*(req.tags or []), *parsed.tags])),
+            tags=list(dict.fromkeys(scrub_all([*(req.tags or []), *parsed.tags]) or [])),
             pinned=pinned,
-            who=req.who or req.harness,
-            why=scrub_credentials(req.why).text if req.why else req.why,
+            who=scrub_optional(req.who or req.harness),
+            why=scrub_optional(req.why),
             project=req.project,
             source_type=req.source_type,
             source_id=req.source_id,
@@ -69,7 +69,8 @@ class RememberOps(ServiceBase):
             occurred_at=req.occurred_at or now,
             created_at=now,
         )
-        return new, changed_by or req.who or req.harness or "api", list(scrubbed.kinds)
+        actor = scrub_optional(changed_by or req.who or req.harness) or "api"
+        return new, actor, list(scrubbed.kinds)
 
     def _insert_or_existing(
         self, conn: sqlite3.Connection, new: NewMemory, actor: str, scrubbed: list[str],

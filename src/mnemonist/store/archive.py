@@ -14,6 +14,7 @@ import uuid
 from typing import Any
 
 from mnemonist.model.memory import utcnow
+from mnemonist.text.scrub import scrub_optional
 
 
 def archive_row(
@@ -34,8 +35,8 @@ def archive_row(
     conn.execute(
         "INSERT INTO memory_archive (id, memory_id, content, row_json, reason, superseded_by,"
         " archived_by, archived_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (archive_id, memory_id, row["content"], json.dumps(data, sort_keys=True), reason,
-         superseded_by, by, at or utcnow()),
+        (archive_id, memory_id, row["content"], json.dumps(data, sort_keys=True),
+         scrub_optional(reason), superseded_by, scrub_optional(by), at or utcnow()),
     )
     return archive_id
 
@@ -46,7 +47,7 @@ def mark_superseded(
     conn.execute(
         "UPDATE memories SET superseded_by = ?, superseded_at = ?, version = version + 1,"
         " updated_at = ?, updated_by = ? WHERE id = ?",
-        (superseded_by, at, at, by, memory_id),
+        (superseded_by, at, at, scrub_optional(by), memory_id),
     )
 
 
@@ -54,7 +55,7 @@ def clear_superseded(conn: sqlite3.Connection, memory_id: str, *, at: str, by: s
     conn.execute(
         "UPDATE memories SET superseded_by = NULL, superseded_at = NULL, version = version + 1,"
         " updated_at = ?, updated_by = ? WHERE id = ?",
-        (at, by, memory_id),
+        (at, scrub_optional(by), memory_id),
     )
 
 

@@ -63,6 +63,8 @@ def _connect(path: Path, durability: str) -> sqlite3.Connection:
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute(f"PRAGMA synchronous={'FULL' if durability == 'full' else 'NORMAL'}")
     conn.execute("PRAGMA foreign_keys=ON")
+    # deleted and overwritten content is zeroed in the file, not left in free space (purge)
+    conn.execute("PRAGMA secure_delete=ON")
     conn.execute("PRAGMA busy_timeout=30000")
     conn.execute("PRAGMA temp_store=MEMORY")
     conn.execute("PRAGMA cache_size=-8000")  # 8 MB per connection; one reader per thread
@@ -163,9 +165,19 @@ class Database:
         with self._lock:
             entity_links.configure(self._writer, enabled)
 
-    def checkpoint(self) -> None:
+    def checkpoint(self, wait_ms: int = 30000) -> bool:
+        """Copy the WAL into the database file and empty it; True when it completed. A reader
+        in the middle of a statement holds it back: wait at most `wait_ms` for readers."""
         with self._lock:
-            self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            if wait_ms != 30000:
+                self._writer.execute(f"PRAGMA busy_timeout={int(wait_ms)}")
+            try:
+                busy, _log, _done = self._writer.execute(
+                    "PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            finally:
+                if wait_ms != 30000:
+                    self._writer.execute("PRAGMA busy_timeout=30000")
+            return busy == 0
 
     def close(self) -> None:
         with self._lock:

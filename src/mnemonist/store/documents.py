@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from mnemonist.model.memory import utcnow
+from mnemonist.text.scrub import scrub_all, scrub_optional
 
 #: the order a document moves through while it is ingested
 STATUSES = (
@@ -88,8 +89,9 @@ def insert(
         "INSERT INTO documents (id, source_type, source_url, title, raw_content, content_type,"
         " status, byte_length, project, tags, who, created_at, updated_at)"
         " VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)",
-        (doc_id, source_type, source_url, title, raw_content, content_type, byte_length,
-         project, json.dumps(tags), who, now, now),
+        (doc_id, source_type, source_url, scrub_optional(title), scrub_optional(raw_content),
+         content_type, byte_length, project, json.dumps(scrub_all(tags)), scrub_optional(who),
+         now, now),
     )
 
 
@@ -98,6 +100,7 @@ def get(conn: sqlite3.Connection, doc_id: str) -> Document | None:
     return Document.from_row(row) if row else None
 
 
+_FREE_TEXT = {"error", "title", "raw_content", "delete_reason"}  # scrubbed on the way in
 _UPDATABLE = {"status", "error", "title", "raw_content", "content_type", "byte_length",
               "chunk_count", "deleted_at", "delete_reason"}
 
@@ -107,10 +110,11 @@ def update(conn: sqlite3.Connection, doc_id: str, **fields: Any) -> None:
     unknown = set(fields) - _UPDATABLE
     if unknown:
         raise ValueError(f"not updatable: {sorted(unknown)}")
-    sets = "".join(f"{k} = ?, " for k in fields)
+    values = {k: scrub_optional(v) if k in _FREE_TEXT else v for k, v in fields.items()}
+    sets = "".join(f"{k} = ?, " for k in values)
     conn.execute(
         f"UPDATE documents SET {sets}updated_at = ? WHERE id = ?",
-        [*fields.values(), utcnow(), doc_id],
+        [*values.values(), utcnow(), doc_id],
     )
 
 

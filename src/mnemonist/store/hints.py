@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 
 from mnemonist.model.memory import utcnow
 from mnemonist.store import jobs
+from mnemonist.text.scrub import scrub_credentials
 
 JOB_TYPE = "prospective_index"
 
@@ -21,7 +22,7 @@ def replace_hints(
 ) -> dict[str, int]:
     """Make the memory's hints exactly `hints` (call in write_tx). Idempotent: hints already
     stored keep their row, so running it twice with the same list changes nothing."""
-    wanted = list(dict.fromkeys(hints))
+    wanted = list(dict.fromkeys(scrub_credentials(h).text for h in hints))
     have = dict(conn.execute(
         "SELECT hint, id FROM memory_hints WHERE memory_id = ?", (memory_id,)
     ).fetchall())

@@ -8,6 +8,7 @@ import uuid
 from typing import Any
 
 from mnemonist.model.memory import HistoryEvent, utcnow
+from mnemonist.text.scrub import scrub_deep, scrub_optional
 
 
 def append(
@@ -22,6 +23,8 @@ def append(
     metadata: dict[str, Any] | None = None,
     at: str | None = None,
 ) -> str:
+    """One event. Its content comes from rows already scrubbed; reason, actor and metadata are
+    scrubbed here, whichever path wrote them (the pipeline's audit holds LLM output)."""
     event_id = str(uuid.uuid4())
     conn.execute(
         "INSERT INTO memory_history (id, memory_id, event, old_content, new_content,"
@@ -32,9 +35,9 @@ def append(
             event,
             old_content,
             new_content,
-            changed_by,
-            reason,
-            json.dumps(metadata or {}, sort_keys=True),
+            scrub_optional(changed_by),
+            scrub_optional(reason),
+            json.dumps(scrub_deep(metadata or {}), sort_keys=True),
             at or utcnow(),
         ),
     )

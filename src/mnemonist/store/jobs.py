@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mnemonist.model.memory import format_ts, utcnow
+from mnemonist.text.scrub import scrub_credentials, scrub_deep
 
 
 def enqueue(
@@ -118,7 +119,7 @@ def complete(conn: sqlite3.Connection, job_id: str, result: dict[str, Any] | Non
     conn.execute(
         "UPDATE memory_jobs SET status = 'completed', completed_at = ?, updated_at = ?,"
         " result = ?, error = NULL WHERE id = ?",
-        (now, now, json.dumps(result) if result is not None else None, job_id),
+        (now, now, json.dumps(scrub_deep(result)) if result is not None else None, job_id),
     )
 
 
@@ -134,13 +135,13 @@ def fail(conn: sqlite3.Connection, job_id: str, error: str, retry_in_s: float) -
         conn.execute(
             "UPDATE memory_jobs SET status = 'dead', failed_at = ?, updated_at = ?, error = ?"
             " WHERE id = ?",
-            (now, now, error[:2000], job_id),
+            (now, now, scrub_credentials(error[:2000]).text, job_id),
         )
         return "dead"
     conn.execute(
         "UPDATE memory_jobs SET status = 'pending', run_after = ?, updated_at = ?, error = ?,"
         " leased_at = NULL WHERE id = ?",
-        (_later(retry_in_s), now, error[:2000], job_id),
+        (_later(retry_in_s), now, scrub_credentials(error[:2000]).text, job_id),
     )
     return "pending"
 
@@ -151,7 +152,7 @@ def defer(conn: sqlite3.Connection, job_id: str, reason: str, retry_in_s: float)
     conn.execute(
         "UPDATE memory_jobs SET status = 'pending', attempts = MAX(0, attempts - 1),"
         " run_after = ?, updated_at = ?, error = ?, leased_at = NULL WHERE id = ?",
-        (_later(retry_in_s), now, reason[:2000], job_id),
+        (_later(retry_in_s), now, scrub_credentials(reason[:2000]).text, job_id),
     )
 
 

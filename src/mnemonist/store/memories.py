@@ -13,6 +13,7 @@ from typing import Any
 
 from mnemonist.model.memory import Memory
 from mnemonist.store import context, entity_links, hints
+from mnemonist.text.scrub import scrub_all, scrub_optional
 
 COLUMNS = (
     "id", "content", "normalized_content", "content_hash", "type", "importance", "tags",
@@ -44,12 +45,17 @@ class NewMemory:
 
 
 def insert(conn: sqlite3.Connection, m: NewMemory) -> int:
+    """Insert the row. Content comes scrubbed (its hash is of the scrubbed text); the other
+    free-text fields (who, why, tags) are scrubbed here, whichever path wrote them."""
+    who = scrub_optional(m.who)
     values = {
         **{c: getattr(m, c, None) for c in COLUMNS},
-        "tags": json.dumps(m.tags),
+        "who": who,
+        "why": scrub_optional(m.why),
+        "tags": json.dumps(scrub_all(m.tags)),
         "pinned": int(m.pinned),
         "updated_at": m.created_at,
-        "updated_by": m.who,
+        "updated_by": who,
     }
     cur = conn.execute(
         f"INSERT INTO memories ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
@@ -135,8 +141,10 @@ def update_fields(
 ) -> None:
     """Set `fields`, bump the version and updated_at."""
     values = dict(fields)
+    if "who" in values:
+        values["who"] = scrub_optional(values["who"])
     if "tags" in values:
-        values["tags"] = json.dumps(values["tags"])
+        values["tags"] = json.dumps(scrub_all(values["tags"]))
     if "pinned" in values:
         values["pinned"] = int(values["pinned"])
     sets = ", ".join(f"{k} = ?" for k in values)
@@ -148,7 +156,7 @@ def update_fields(
     conn.execute(
         f"UPDATE memories SET {sets}{', ' if sets else ''}version = version + 1,"
         " updated_at = ?, updated_by = ? WHERE id = ?",
-        [*values.values(), at, by, memory_id],
+        [*values.values(), at, scrub_optional(by), memory_id],
     )
     if old_content is not None and old_content != values["content"]:
         entity_links.relink(conn, memory_id, old_content, values["content"])
@@ -162,7 +170,7 @@ def soft_delete(
     conn.execute(
         "UPDATE memories SET is_deleted = 1, deleted_at = ?, delete_reason = ?,"
         " version = version + 1, updated_at = ?, updated_by = ? WHERE id = ?",
-        (at, reason, at, by, memory_id),
+        (at, scrub_optional(reason), at, scrub_optional(by), memory_id),
     )
     _refresh(conn, _position(conn, memory_id), memory_id)
 
@@ -171,7 +179,7 @@ def restore(conn: sqlite3.Connection, memory_id: str, *, at: str, by: str | None
     conn.execute(
         "UPDATE memories SET is_deleted = 0, deleted_at = NULL, delete_reason = NULL,"
         " version = version + 1, updated_at = ?, updated_by = ? WHERE id = ?",
-        (at, by, memory_id),
+        (at, scrub_optional(by), memory_id),
     )
     _refresh(conn, _position(conn, memory_id), memory_id)
 

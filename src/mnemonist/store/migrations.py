@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mnemonist.model.memory import utcnow
+from mnemonist.store import purge
 from mnemonist.store.db import Database
 
 
@@ -517,3 +518,13 @@ def _session_ingest(conn: sqlite3.Connection) -> None:
         CREATE INDEX memories_source_type ON memories(source_type, source_id);
         """,
     )
+
+
+@migration(9, "purge: memories already hard-deleted lose the text their history still held")
+def _purge_leftovers(conn: sqlite3.Connection) -> None:
+    # Before purges existed a hard delete (forget with force) and the retention sweep removed
+    # the row but kept its text in memory_history for `historyDays`; from now on a purge
+    # removes it, and this clears what earlier deletes left (the file follows at the next
+    # checkpoint: the writer has secure_delete on).
+    if purge.clear_leftovers(conn):
+        purge.compact(conn)

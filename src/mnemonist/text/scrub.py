@@ -281,3 +281,24 @@ def scrub_credentials(text: str) -> ScrubResult:
             break
         kinds.extend(found)
     return ScrubResult(text=text, kinds=tuple(dict.fromkeys(kinds)))
+
+
+def scrub_optional(text: str | None) -> str | None:
+    """`scrub_credentials(text).text` for a field that may be absent (who, why, a reason...)."""
+    return None if text is None else scrub_credentials(text).text
+
+
+def scrub_all(items: list[str] | None) -> list[str] | None:
+    """Each item scrubbed (tags); None stays None."""
+    return None if items is None else [scrub_credentials(i).text for i in items]
+
+
+def scrub_deep(value: object) -> object:
+    """Every string inside a JSON-like value scrubbed (dict keys kept as they are)."""
+    if isinstance(value, str):
+        return scrub_credentials(value).text
+    if isinstance(value, dict):
+        return {k: scrub_deep(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub_deep(v) for v in value]
+    return value

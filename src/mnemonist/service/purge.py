@@ -1,0 +1,72 @@
+"""Purge: remove a memory's text from the database and its file (`store.purge`).
+
+Reached three ways: `DELETE /api/memory/{id}` with `purge: true` (a live or a soft-deleted
+memory, or one whose row is already gone but whose history still holds its text), `forget`
+with `force: true`, and the retention sweep for tombstones past their window. Each purge runs
+in one write transaction that also writes its `purged` history event; the FTS5 indexes are then
+merged (so their old segments drop the words) and the WAL is checkpointed into the file.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from mnemonist.model.memory import Memory, utcnow
+from mnemonist.model.requests import DeleteRequest
+from mnemonist.service.errors import Conflict, NotFound
+from mnemonist.service.mutations import MutationOps
+from mnemonist.store import memories
+from mnemonist.store import purge as store_purge
+from mnemonist.store.purge import PurgeReport
+from mnemonist.text.scrub import scrub_optional
+
+#: how long a purge waits for readers before it leaves the WAL to the next checkpoint
+CHECKPOINT_WAIT_MS = 2000
+
+
+class PurgeOps(MutationOps):
+    def delete(self, memory_id: str, req: DeleteRequest) -> dict[str, Any]:
+        if not req.purge:
+            return super().delete(memory_id, req)
+        reason = scrub_optional(req.reason) or ""
+        by = scrub_optional(req.changed_by) or "api"
+        with self.db.write_tx() as conn:
+            m = memories.get(conn, memory_id)
+            if m is None and not _has_history(conn, memory_id):
+                raise NotFound(f"no memory {memory_id}")
+            if m is not None:
+                if req.if_version is not None and req.if_version != m.version:
+                    raise Conflict(f"version is {m.version}, not {req.if_version}",
+                                   code="version_conflict", currentVersion=m.version)
+                if m.pinned and not m.is_deleted and not req.force:
+                    raise Conflict("the memory is pinned; pass force: true to purge it",
+                                   code="pinned")
+            report = self.purge_in_tx(conn, memory_id, m, reason, by)
+            store_purge.compact(conn)
+        truncated = self.db.checkpoint(CHECKPOINT_WAIT_MS)
+        return {"id": memory_id, "status": "purged",
+                "currentVersion": m.version if m else None, "newVersion": None,
+                "wasDeleted": report.was_deleted, "purged": report.to_dict(),
+                "walTruncated": truncated}
+
+    def purge_in_tx(
+        self, conn: sqlite3.Connection, memory_id: str, m: Memory | None, reason: str, by: str
+    ) -> PurgeReport:
+        """One memory's purge inside the caller's transaction (compact and checkpoint after)."""
+        report = store_purge.purge_memory(conn, memory_id, by=by, reason=reason, at=utcnow())
+        if m is not None:
+            self.db.on_commit(lambda: self.unindex(m.seq))
+        return report
+
+    def finish_purge(self) -> bool:
+        """After the purges' transaction: merge the FTS5 indexes, checkpoint the WAL."""
+        with self.db.write_tx() as conn:
+            store_purge.compact(conn)
+        return self.db.checkpoint(CHECKPOINT_WAIT_MS)
+
+
+def _has_history(conn: sqlite3.Connection, memory_id: str) -> bool:
+    return conn.execute(
+        "SELECT 1 FROM memory_history WHERE memory_id = ? LIMIT 1", (memory_id,)
+    ).fetchone() is not None
