@@ -23,6 +23,7 @@ class AccessRecorder:
         self.interval_s = interval_s
         self._pending: dict[int, tuple[int, str]] = {}
         self._lock = threading.Lock()
+        self._flushing = threading.Lock()  # a flush returns after any flush in flight
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -34,6 +35,12 @@ class AccessRecorder:
                 self._pending[seq] = (count + 1, now)
 
     def flush(self) -> int:
+        """Write the counts waiting now; when it returns, every count recorded before the
+        call is committed (a background flush in flight is waited for)."""
+        with self._flushing:
+            return self._flush()
+
+    def _flush(self) -> int:
         with self._lock:
             pending, self._pending = self._pending, {}
         if not pending:
