@@ -83,10 +83,13 @@ def test_session_start_injects_pinned_and_project_memories_within_budget(env):
     assert "token bucket" in ctx and "Project acme-api" in ctx
     assert "Stripe" not in ctx  # another project's memory
     received = store.session_memories(live.daemon.db.reader(), "start-1")
-    assert {r["memory_id"] for r in received if r["was_injected"]} == set(ids_of(
+    injected = {r["memory_id"] for r in received if r["was_injected"]}
+    assert injected >= set(ids_of(  # other tests of this module may add acme-api memories
         live, "never force-push", "PostgreSQL 16 database", "token bucket Redis",
         "deploys to Fly.io blue-green"))
-    assert [r["rank"] for r in received] == [1, 2, 3, 4]
+    for memory_id in injected:  # only this project's memories and memories of no project
+        assert live.http.get(f"/api/memory/{memory_id}").json()["project"] in (None, "acme-api")
+    assert [r["rank"] for r in received] == list(range(1, len(received) + 1))
 
     # a tight budget keeps the block within it, in priority order
     live.daemon.config.hooks.session_start_budget_chars = 420

@@ -71,6 +71,19 @@ def context_vectors(
             yield row["seq"], row["project"], from_blob(row["vector"], row["dimensions"])
 
 
+def delete_unreferenced(conn: sqlite3.Connection, hashes: list[str]) -> int:
+    """Drop embeddings no memory row (live or tombstone) points to any more."""
+    removed = 0
+    for content_hash in hashes:
+        cur = conn.execute(
+            "DELETE FROM embeddings WHERE content_hash = ? AND NOT EXISTS"
+            " (SELECT 1 FROM memories WHERE content_hash = ?)",
+            (content_hash, content_hash),
+        )
+        removed += cur.rowcount
+    return removed
+
+
 def stats(conn: sqlite3.Connection, model: str) -> dict[str, int]:
     row = conn.execute(
         "SELECT COUNT(*) AS live,"
