@@ -78,9 +78,11 @@ def test_storage_faults_are_answered_and_shown_until_a_write_succeeds(
         assert resp.status_code == status and resp.json()["error"] == code
         shown = health(live)
         assert shown["status"] == "degraded" and code in shown["degraded"]
+        words = "the disk is full" if code == "storage_full" else "the database is read-only"
+        assert any(words in p for p in shown["problems"])  # in words, not only a code
         assert shown["database"] == "ok"  # reads still work
         assert code in live.http.get("/api/status").json()["degraded"]
-        assert code in cli_status(live)
+        assert code in cli_status(live) and words in cli_status(live)
         assert live.http.get(f"/api/memory/{mid}").json()["version"] == 1
     assert count(live) == before
     # the storage is back: the next write succeeds and clears the state

@@ -87,7 +87,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
         state = "watching" if watcher["running"] else f"not watching ({watcher['reason']})"
         click.echo(f"memory files: {files['files']} files, {files['chunks']} chunks in"
                    f" {len(files['roots'])} roots; {state}")
-    click.echo("degraded: " + (", ".join(data["degraded"]) or "nothing"))
+    problems = data.get("problems") or data["degraded"]
+    click.echo("degraded: " + ("nothing" if not problems else "\n  " + "\n  ".join(problems)))
 
 
 @cli.command()

@@ -9,6 +9,30 @@ from mnemonist import __version__
 from mnemonist.service.pipeline_ops import PipelineOps
 from mnemonist.store import embeddings, jobs, memories
 
+#: what each degraded state means for the user, and what to do about it
+DEGRADED_WORDS = {
+    "storage_full": "the disk is full: writes are refused until space is freed (reads work)",
+    "storage_read_only": "the database is read-only: writes are refused until it is writable"
+                         " again (check the file's permissions and the disk)",
+    "embedding_provider_disabled": "no embedding model (embedding.provider: none): recall is"
+                                   " keyword-only",
+    "embedding_provider_unavailable": "the embedding provider does not answer: new memories are"
+                                      " keyword-searchable now and embedded when it is back",
+    "vector_index_empty": "nothing is embedded yet: recall is keyword-only until it is",
+    "dead_jobs": "some background jobs failed for good: see /api/pipeline/status and"
+                 " POST /api/repair/requeue-dead",
+    "llm_unavailable": "the configured LLM does not answer: pipeline jobs wait (none is lost)",
+    "hints_without_llm": "hints are on with the llm generator but no LLM is configured: set"
+                         " hints.generator: local or configure an LLM",
+    "file_watcher_failed": "the memory-file watcher stopped: files are synced on search, session"
+                           " start and the interval only",
+    "database": "the database cannot be read",
+}
+
+
+def in_words(codes: list[str]) -> list[str]:
+    return [f"{c}: {DEGRADED_WORDS.get(c, c.replace('_', ' '))}" for c in codes]
+
 
 class StatusOps(PipelineOps):
     def degraded(self) -> list[str]:
@@ -48,10 +72,12 @@ class StatusOps(PipelineOps):
             "database": database,
             "uptime_s": round(time.time() - self.started_at, 1),
             "degraded": degraded,
+            "problems": in_words(degraded),
         }
 
     def status(self) -> dict[str, Any]:
         conn = self.db.reader()
+        degraded = self.degraded()
         provider: dict[str, Any] = {"provider": self.config.embedding.provider}
         emb_stats: dict[str, Any] = {}
         if self.provider is not None:
@@ -77,6 +103,7 @@ class StatusOps(PipelineOps):
             "jobs": queue,
             "queue_depth": sum(c.get("pending", 0) + c.get("leased", 0) for c in queue.values()),
             "pipeline": self.pipeline_brief(),
-            "degraded": self.degraded(),
+            "degraded": degraded,
+            "problems": in_words(degraded),
             "uptime_s": round(time.time() - self.started_at, 1),
         }
