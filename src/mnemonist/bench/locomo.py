@@ -352,13 +352,18 @@ def run_locomo(
     }
     result = {"config": result.pop("config"), **result}
     if out_dir is not None:
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        stem = out / f"locomo-{started_at.strftime('%Y%m%d-%H%M%S')}"
-        result["files"] = {"json": f"{stem}.json", "markdown": f"{stem}.md"}
-        Path(f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-        Path(f"{stem}.md").write_text(render_markdown(result), encoding="utf-8")
+        write_files(result, Path(out_dir), "locomo", started_at, render_markdown)
     return result
+
+
+def write_files(result: dict[str, Any], out: Path, name: str, started_at: datetime,
+                render: Any) -> None:
+    """`<out>/<name>-<timestamp>.json` and `.md`; their paths go into `result["files"]`."""
+    out.mkdir(parents=True, exist_ok=True)
+    stem = out / f"{name}-{started_at.strftime('%Y%m%d-%H%M%S')}"
+    result["files"] = {"json": f"{stem}.json", "markdown": f"{stem}.md"}
+    Path(f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    Path(f"{stem}.md").write_text(render(result), encoding="utf-8")
 
 
 def _run(

@@ -36,6 +36,7 @@ from mnemonist.bench.locomo import (
     _ingest,
     _Progress,
     _summarize,
+    write_files,
 )
 from mnemonist.bench.locomo_data import Conversation, Session, load_locomo
 from mnemonist.bench.metrics import latency_summary, question_metrics
@@ -314,12 +315,7 @@ def run_sessions(
     }
     result = {"config": result.pop("config"), **result}
     if out_dir is not None:
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        stem = out / f"sessions-{started_at.strftime('%Y%m%d-%H%M%S')}"
-        result["files"] = {"json": f"{stem}.json", "markdown": f"{stem}.md"}
-        Path(f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-        Path(f"{stem}.md").write_text(render_markdown(result), encoding="utf-8")
+        write_files(result, Path(out_dir), "sessions", started_at, render_markdown)
     return result
 
 
