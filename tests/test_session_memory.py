@@ -70,25 +70,33 @@ def end(live, home, key, repo, path, **extra):
     assert live.service.wait_sessions(120)
 
 
+ONLY_HERE = [  # said in this one session only: other tests of the module share CONVERSATION
+    ("user", "Where do the nightly invoice exports end up these days?"),
+    ("assistant", "The nightly invoice exports are written to the s3 bucket acme-ledger-archive"
+                  " in Frankfurt since the migration."),
+    ("user", "Good, link that bucket in the runbook."),
+    ("assistant", "Done: the runbook now links the acme-ledger-archive bucket."),
+]
+
+
 def test_a_fact_stated_only_in_a_session_is_recalled_in_the_top_5(env):
     live, repo, transcripts, home = env
     key = "sess-fact"
     path = write(transcripts / "shop" / f"{key}.jsonl",
-                 [line(k, key, i, t, repo) for i, (k, t) in enumerate(CONVERSATION)])
+                 [line(k, key, i, t, repo) for i, (k, t) in enumerate(ONLY_HERE)])
     end(live, home, key, repo, path, reason="prompt_input_exit")
     live.flush()
-    got = live.recall("which region does the staging database run in?", project="shop-api",
-                      limit=5)["results"]
-    hit = next(r for r in got if FACT in r["content"])
+    query = "which bucket do the nightly invoice exports go to?"
+    got = live.recall(query, project="shop-api", limit=5)["results"]
+    hit = next(r for r in got if r["content"] == ONLY_HERE[1][1])
     assert hit["source_type"] == "session" and hit["source_id"] == key
     assert hit["who"] == "assistant" and hit["occurred_at"] == "2025-10-01T10:01:00.000Z"
     assert hit["project"] == "shop-api"  # from the working folder's repository
     # expand reaches the turns around it, in order
-    expanded = live.recall("which region does the staging database run in?",
-                           project="shop-api", limit=5, expand=True)["results"]
+    expanded = live.recall(query, project="shop-api", limit=5, expand=True)["results"]
     around = next(r for r in expanded if r["id"] == hit["id"])["turns_around"]
-    assert [t["content"] for t in around["before"]] == [CONVERSATION[0][1]]
-    assert [t["content"] for t in around["after"]] == [CONVERSATION[2][1], CONVERSATION[3][1]]
+    assert [t["content"] for t in around["before"]] == [ONLY_HERE[0][1]]
+    assert [t["content"] for t in around["after"]] == [ONLY_HERE[2][1], ONLY_HERE[3][1]]
 
 
 def test_ending_twice_adds_nothing_and_a_grown_transcript_adds_only_its_new_turns(env):
