@@ -186,3 +186,41 @@ def test_mcp_store_with_a_key_supersedes(live) -> None:
             assert {m["id"] for m in both["memories"]} == {first["id"], second["id"]}
 
     anyio.run(main)
+
+
+def test_migration_10_backfills_validity_and_chains(tmp_path) -> None:
+    """A database at version 9 with a pipeline-superseded pair: after migration 10 every row
+    is valid from its event time, the superseded one until it was superseded, the newer one
+    names what it supersedes, and the duplicate guard no longer counts superseded rows."""
+    from mnemonist.store import migrations
+    from mnemonist.store.db import Database
+
+    db = Database(tmp_path / "m.db")
+    with db.write_tx() as conn:
+        migrations.applied_versions(conn)
+        for m in migrations.MIGRATIONS:
+            if m.version < 10:
+                m.apply(conn)
+                conn.execute("INSERT INTO schema_migrations VALUES (?, ?, ?)",
+                             (m.version, m.name, "2024-01-01T00:00:00.000Z"))
+        insert = ("INSERT INTO memories (id, content, normalized_content, content_hash,"
+                  " occurred_at, created_at, updated_at, superseded_by, superseded_at)"
+                  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        old_at, new_at = "2024-01-01T00:00:00.000Z", "2024-02-01T00:00:00.000Z"
+        conn.execute(insert, ("old", "old text", "old text", "h0", old_at, old_at, old_at,
+                              "new", "2024-03-01T00:00:00.000Z"))
+        conn.execute(insert, ("new", "new text", "new text", "h1", new_at, new_at, new_at,
+                              None, None))
+    assert migrations.migrate(db) == [10]
+    rows = {r["id"]: dict(r) for r in db.reader().execute(
+        "SELECT id, valid_from, valid_to, supersedes, key FROM memories")}
+    assert rows["old"]["valid_from"] == "2024-01-01T00:00:00.000Z"
+    assert rows["old"]["valid_to"] == "2024-03-01T00:00:00.000Z"
+    assert rows["new"]["valid_from"] == "2024-02-01T00:00:00.000Z"
+    assert rows["new"]["valid_to"] is None and rows["new"]["supersedes"] == "old"
+    with db.write_tx() as conn:  # the old text may come back beside its superseded copy
+        conn.execute(
+            "INSERT INTO memories (id, content, normalized_content, content_hash, occurred_at,"
+            " created_at, updated_at) VALUES ('again', 'old text', 'old text', 'h0', ?, ?, ?)",
+            ("2024-04-01T00:00:00.000Z",) * 3)
+    assert migrations.migrate(db) == []
