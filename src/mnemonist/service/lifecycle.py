@@ -35,7 +35,6 @@ MAX_CHAIN = 1000
 class Supersession:
     superseded: list[str] = field(default_factory=list)
     kept_pinned: list[str] = field(default_factory=list)
-    valid_to: str | None = None
 
 
 def supersede_keyed(
@@ -64,9 +63,7 @@ def supersede_keyed(
             at=at,
         )
         out.superseded.insert(0, old.id)
-        out.valid_to = out.valid_to or valid_to
-        seq = old.seq
-        unindex(seq)
+        unindex(old.seq)
     return out
 
 
