@@ -224,3 +224,24 @@ def test_migration_10_backfills_validity_and_chains(tmp_path) -> None:
             " created_at, updated_at) VALUES ('again', 'old text', 'old text', 'h0', ?, ?, ?)",
             ("2024-04-01T00:00:00.000Z",) * 3)
     assert migrations.migrate(db) == []
+
+
+def test_an_import_in_time_order_rebuilds_the_chain(live) -> None:
+    p = project()
+    items = [
+        {"content": f"The on-call rotation is owned by team {team}", "key": "on-call owner",
+         "type": "status", "occurred_at": when}
+        for team, when in (("red", "2023-01-01"), ("blue", "2023-05-01"), ("green", "2023-09-01"))
+    ]
+    resp = live.http.post("/api/memory/import", json={"items": items, "project": p})
+    assert resp.status_code == 200 and resp.json()["created"] == 3, resp.text
+    red, blue, green = (i["id"] for i in resp.json()["items"])
+    assert listed(live, project=p) == [green]
+    assert listed(live, project=p, at_time="2023-06-15") == [blue]
+    chain = live.http.get(f"/api/memory/{blue}/chain").json()
+    assert [v["id"] for v in chain["versions"]] == [red, blue, green]
+    assert [v["valid_to"] for v in chain["versions"]] == [
+        "2023-05-01T00:00:00.000Z", "2023-09-01T00:00:00.000Z", None]
+    again = live.http.post("/api/memory/import", json={"items": items, "project": p})
+    assert again.json()["created"] == 0  # a re-run adds nothing and supersedes nothing
+    assert listed(live, project=p) == [green]
