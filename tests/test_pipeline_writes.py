@@ -166,6 +166,14 @@ def test_full_mode_update_supersedes_and_restore_brings_it_back(tmp_path, llm, b
             old_row = rows(d, "SELECT * FROM memories WHERE id = ?", old)[0]
             assert old_row["superseded_by"] == new["id"] and old_row["is_deleted"] == 0
             assert old_row["content"] == "The billing service stores invoices in PostgreSQL"
+            # the lifecycle mechanism of keyed remembers: validity ends where the new one's
+            # begins (the source's event time), the new row names what it supersedes
+            src_row = rows(d, "SELECT occurred_at FROM memories WHERE id = ?", src)[0]
+            assert old_row["valid_to"] == max(src_row["occurred_at"], old_row["valid_from"])
+            assert new["supersedes"] == old and new["valid_to"] is None
+            chain = d.service.chain(new["id"])
+            assert [v["id"] for v in chain["supersedes"]] == [old]
+            assert chain["supersedes"][0]["valid_to"] == old_row["valid_to"]
             arch = d.service.archived_versions(old)["versions"]
             assert len(arch) == 1 and arch[0]["row"]["content"] == old_row["content"]
             assert arch[0]["superseded_by"] == new["id"]

@@ -28,7 +28,8 @@ DESCRIPTIONS = {
     401: "a valid bearer token is required (`server.token` is set)",
     403: "a web page's request (`forbidden_origin`): foreign Origin or Sec-Fetch-Site",
     404: "no such memory, document, checkpoint or action (`not_found`)",
-    409: "the state does not allow it (`version_conflict`, `already_deleted`, `pinned`, ...)",
+    409: "the state does not allow it (`version_conflict`, `already_deleted`, `pinned`,"
+         " `immutable`, ...)",
     413: "the body is larger than `server.max_body_bytes` (`body_too_large`)",
     415: "the body is not sent as application/json (`unsupported_media_type`)",
     421: "the Host header names something other than this daemon (`forbidden_host`)",

@@ -105,6 +105,11 @@ def memory_history(memory_id: str, request: Request):
     return svc(request).history(memory_id)
 
 
+@router.get("/api/memory/{memory_id}/chain")
+def memory_chain(memory_id: str, request: Request):
+    return svc(request).chain(memory_id)
+
+
 @router.get("/memory/search")
 def legacy_search(
     request: Request,

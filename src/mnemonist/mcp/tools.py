@@ -88,6 +88,13 @@ def _filters(verb: str) -> dict[str, dict[str, Any]]:
                                max_length=100),
         "source_id": _string(f"{verb} memories from this source (a session or document id).",
                              max_length=500),
+        "key": _string(f"{verb} memories stored under this lifecycle key only (see "
+                       "memory_store).", min_length=1, max_length=500),
+        "at_time": _string(
+            f"{verb} what was true at this time: memories valid then, superseded ones "
+            f"included: {WHEN}."),
+        "include_superseded": _boolean(
+            f"{verb} superseded (replaced) versions as well as current ones."),
     }
 
 
@@ -173,6 +180,15 @@ STORE_INPUT = _object(
             "returns the first answer instead of storing again.", min_length=1, max_length=500,
         ),
         "occurred_at": _string(f"When it happened or was said: {WHEN}. Default: now."),
+        "key": _string(
+            "What it is about, as a stable key (e.g. 'acme database', 'deploy status'): a new "
+            "memory with the same key, type and project replaces the current one, which is "
+            "kept as history (superseded). Use it for facts, statuses and decisions that change "
+            "over time; not for events. Pinned memories are never replaced automatically.",
+            min_length=1, max_length=500,
+        ),
+        "valid_from": _string(f"Since when it is true: {WHEN}. Default: occurred_at."),
+        "valid_to": _string(f"Until when it is true, if known: {WHEN}. Default: open."),
     },
     ["content"],
 )
@@ -300,6 +316,11 @@ STORE_OUTPUT = {
         "created": {"type": "boolean"},
         "deduplicated": {"type": "boolean", "description": "the content was already stored"},
         "idempotent_replay": {"type": "boolean"},
+        "key": {"type": ["string", "null"]},
+        "superseded": {"type": ["string", "null"],
+                       "description": "the memory this one replaced (same key)"},
+        "kept_pinned": {"type": ["string", "null"],
+                        "description": "a pinned memory with the same key, left current"},
     },
     "required": ["id", "created"],
 }

@@ -79,6 +79,10 @@ class Memory:
     updated_by: str | None = None
     superseded_by: str | None = None
     superseded_at: str | None = None
+    key: str | None = None
+    supersedes: str | None = None
+    valid_from: str | None = None
+    valid_to: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -113,6 +117,10 @@ class Memory:
             updated_by=row["updated_by"] if "updated_by" in keys else None,
             superseded_by=row["superseded_by"] if "superseded_by" in keys else None,
             superseded_at=row["superseded_at"] if "superseded_at" in keys else None,
+            key=row["key"] if "key" in keys else None,
+            supersedes=row["supersedes"] if "supersedes" in keys else None,
+            valid_from=row["valid_from"] if "valid_from" in keys else None,
+            valid_to=row["valid_to"] if "valid_to" in keys else None,
         )
 
     def to_public(self) -> dict[str, Any]:

@@ -9,7 +9,15 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from mnemonist.model.memory import MEMORY_TYPES, format_ts
@@ -48,6 +56,14 @@ def parse_when(value: Any) -> str:
     return format_ts(utc)
 
 
+def normalize_key(value: str) -> str:
+    """A lifecycle key as stored and matched: trimmed, lower-cased, inner spaces collapsed."""
+    key = " ".join(value.split()).lower()
+    if not key:
+        raise ValueError("key is empty")
+    return key
+
+
 def _reason_not_blank(value: str) -> str:
     if not value.strip():
         raise ValueError("reason is empty")
@@ -58,6 +74,7 @@ Timestamp = Annotated[str, AfterValidator(parse_when)]
 #: a mutation's reason: a whitespace-only reason is no reason
 Reason = Annotated[str, Field(min_length=1, max_length=2000), AfterValidator(_reason_not_blank)]
 Importance = Annotated[float, Field(ge=0.0, le=1.0)]
+LifecycleKey = Annotated[str, Field(min_length=1, max_length=500), AfterValidator(normalize_key)]
 MemoryType = Literal[MEMORY_TYPES]  # type: ignore[valid-type]
 
 
@@ -107,8 +124,33 @@ class RememberRequest(Request):
     occurred_at: Timestamp | None = None
     transcript: str | None = None
     harness: str | None = Field(default=None, max_length=100)
+    key: LifecycleKey | None = None
+    valid_from: Timestamp | None = None
+    valid_to: Timestamp | None = None
 
     _tags = field_validator("tags")(lambda cls, v: _clean_tags(v))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _subject_is_key(cls, data: Any) -> Any:
+        """`subject` (a status's word for it) is another name for `key`."""
+        if isinstance(data, dict) and "subject" in data:
+            data = dict(data)
+            subject = data.pop("subject")
+            key = data.get("key")
+            if key is not None and subject is not None and str(key) != str(subject):
+                raise ValueError("key and subject differ: give one of them")
+            if key is None:
+                data["key"] = subject
+        return data
+
+    @model_validator(mode="after")
+    def _lifecycle(self) -> RememberRequest:
+        if self.key is not None and self.type == "event":
+            raise ValueError("an event takes no key: events are never superseded")
+        if self.valid_from and self.valid_to and self.valid_to <= self.valid_from:
+            raise ValueError("valid_to must be later than valid_from")
+        return self
 
     @field_validator("content")
     @classmethod
@@ -129,11 +171,20 @@ class RecallFilters(Request):
     project: str | None = Field(default=None, max_length=500)
     source_type: str | None = Field(default=None, max_length=100)
     source_id: str | None = Field(default=None, max_length=500)
+    key: LifecycleKey | None = None
+    at_time: Timestamp | None = None
+    include_superseded: bool | None = None
+    scope: list[Annotated[str, Field(max_length=500)]] | None = Field(
+        default=None, max_length=100,
+        description="memories of any of these projects (case-insensitive) or of no project",
+    )
 
     _tags = field_validator("tags")(lambda cls, v: _clean_tags(v))
 
     def is_empty(self) -> bool:
-        return all(getattr(self, name) is None for name in type(self).model_fields)
+        """No filter that selects (include_superseded widens, it selects nothing)."""
+        return all(getattr(self, name) is None for name in type(self).model_fields
+                   if name != "include_superseded")
 
 
 class RecallRequest(RecallFilters):

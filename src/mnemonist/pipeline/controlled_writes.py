@@ -6,10 +6,12 @@
 UNIQUE collision). ADD inserts a row with who=pipeline-v2, why=extracted-fact, the extraction
 model, importance = the fact's confidence, and the source memory's project and source.
 UPDATE and DELETE apply only in full mode (`allowUpdateDelete`) and never to a pinned memory:
-UPDATE inserts the new version, archives the old row and marks it superseded; DELETE is a soft
-delete with the reason. Every proposal leaves an audit row on the source memory
-(`event = 'none'`), besides the `created` / `superseded` / `deleted` events of the rows it
-changed. The vector index follows on commit.
+UPDATE inserts the new version (it `supersedes` the old and keeps its lifecycle key), archives
+the old row and marks it superseded, its `valid_to` where the new one's validity begins (the
+mechanism of keyed remembers, store.archive.supersede); DELETE is a soft delete with the
+reason. Every proposal leaves an audit row on the source memory (`event = 'none'`), besides the
+`created` / `superseded` / `deleted` events of the rows it changed. The vector index follows on
+commit.
 """
 
 from __future__ import annotations
@@ -206,7 +208,9 @@ class Applier:
         audit(self.conn, self.ctx, p, "blocked", blockedReason=reason)
 
     # -- writes --------------------------------------------------------------------------
-    def _insert(self, p: Proposal, norm: NormalizedContent) -> tuple[str | None, str | None]:
+    def _insert(
+        self, p: Proposal, norm: NormalizedContent, key: str | None = None
+    ) -> tuple[str | None, str | None]:
         """(new id, None) or (None, id of the duplicate that won)."""
         dup = self._duplicate(norm)
         if dup is not None:
@@ -218,7 +222,7 @@ class Applier:
             tags=[], pinned=False, who=ACTOR, why=WHY, project=src.project,
             source_type=src.source_type, source_id=src.source_id, idempotency_key=None,
             occurred_at=src.occurred_at, created_at=now, confidence=p.fact.confidence,
-            extraction_model=self.ctx.extraction_model,
+            extraction_model=self.ctx.extraction_model, key=key,
         )
         try:
             seq = memories.insert(self.conn, new)
@@ -280,13 +284,14 @@ class Applier:
         norm = self._gate(p)
         if norm is None:
             return
-        new_id, dup = self._insert(p, norm)
+        new_id, dup = self._insert(p, norm, target.key)
         if new_id is None:
             return self._deduped(p, dup)
         now = utcnow()
         archive.archive_row(self.conn, target.id, reason=p.reason, by=ACTOR,
                             superseded_by=new_id, at=now)
-        archive.mark_superseded(self.conn, target.id, new_id, at=now, by=ACTOR)
+        valid_to = archive.supersede(self.conn, target, new_id, self.ctx.source.occurred_at,
+                                     at=now, by=ACTOR)
         self._created_event(p, new_id, norm.storage, supersedes=target.id)
         history.append(
             self.conn, target.id, "superseded", old_content=target.content,
@@ -294,7 +299,7 @@ class Applier:
             metadata={"supersededBy": new_id, "sourceMemoryId": self.ctx.source.id,
                       "contradictionRisk": p.contradiction_risk,
                       "reviewNeeded": p.review_needed, "version": target.version + 1,
-                      "jobId": self.ctx.job_id, "archived": True},
+                      "jobId": self.ctx.job_id, "archived": True, "validTo": valid_to},
         )
         self.index_removes.append(target.seq)
         self.stats.updated += 1

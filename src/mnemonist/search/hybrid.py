@@ -15,13 +15,13 @@ from mnemonist.model.memory import Memory, format_ts, parse_ts
 from mnemonist.model.requests import RecallFilters
 from mnemonist.search.authors import KnownAuthors
 from mnemonist.search.dampening import dampen
-from mnemonist.search.filters import only_project, where_clause
+from mnemonist.search.filters import historical, only_project, where_clause
 from mnemonist.search.fusion import Fused, fuse, normalize_bm25
 from mnemonist.search.graph_boost import graph_boost
 from mnemonist.search.keyword import keyword_search, phrase_search
 from mnemonist.search.rerank import EmbeddingReranker, HttpReranker, Reranker, rerank_head
 from mnemonist.search.vector_index import VectorIndex
-from mnemonist.store import memories
+from mnemonist.store import embeddings, memories
 from mnemonist.text.timeexpr import TimeWindow, find_time_window
 from mnemonist.text.tokens import tokenize
 
@@ -191,17 +191,25 @@ class HybridSearch:
             sql = f"SELECT m.seq FROM memories m WHERE {where}"
             allowed = {r[0] for r in conn.execute(sql, args)}
         project = filters.project if filters else None
+        scope = filters.scope if filters else None
         top = index.search(
             qvec, cfg.top_k, project=project, filter_project=project is not None,
-            allowed=allowed,
+            allowed=allowed, scope=scope,
         )
+        old: dict[int, float] = {}
+        if historical(filters):  # superseded rows are scored from their stored vectors
+            where, args = where_clause(filters)
+            for seq, vec in embeddings.superseded_vectors(conn, where, args, index.dimensions):
+                old[seq] = float(vec @ np.asarray(qvec, dtype=np.float32))
+            top = sorted([*top, *old.items()], key=lambda t: -t[1])[: cfg.top_k]
         vector_hits = {seq for seq, _ in top}
-        cosines = dict(top)
+        cosines = {**old, **dict(top)}
         cosines.update(index.scores(qvec, [s for s in keyword if s not in cosines]))
         ctx, weight = self.context_index, cfg.context_vector_weight
         if ctx is not None and weight > 0 and cfg.context_window > 0:
             ctx_top = ctx.search(qvec, cfg.top_k, project=project,
-                                 filter_project=project is not None, allowed=allowed)
+                                 filter_project=project is not None, allowed=allowed,
+                                 scope=scope)
             vector_hits |= {seq for seq, _ in ctx_top}
             candidates = vector_hits | set(keyword)
             cosines.update(index.scores(qvec, [s for s in candidates if s not in cosines]))

@@ -8,7 +8,7 @@ Rows carry a project code so the common "one project" filter is a vectorised mas
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 import numpy as np
 
@@ -107,8 +107,10 @@ class VectorIndex:
         project: str | None = None,
         filter_project: bool = False,
         allowed: set[int] | None = None,
+        scope: Collection[str] | None = None,
     ) -> list[tuple[int, float]]:
-        """Top-k (seq, cosine), optionally within one project and/or an allowed set of seqs."""
+        """Top-k (seq, cosine), optionally within one project, within `scope` (any of these
+        projects, case-insensitive, or no project) and/or an allowed set of seqs."""
         q = np.asarray(query, dtype=np.float32)
         with self._lock:
             n = self._n
@@ -122,6 +124,12 @@ class VectorIndex:
                 if code is None:
                     return []
                 mask = self._projects[:n] == code
+            if scope is not None:
+                names = {p.lower() for p in scope}
+                codes = [c for p, c in self._project_codes.items()
+                         if p is None or p.lower() in names]
+                in_scope = np.isin(self._projects[:n], codes)
+                mask = in_scope if mask is None else (mask & in_scope)
             if allowed is not None:
                 allow = np.zeros(n, dtype=bool)
                 positions = [self._pos[s] for s in allowed if s in self._pos]

@@ -26,6 +26,7 @@ from mnemonist.model.hooks import (
     SessionStartRequest,
 )
 from mnemonist.model.memory import Memory, parse_ts, utcnow
+from mnemonist.model.requests import RecallFilters
 from mnemonist.pipeline.summary_worker import summary_unavailable
 from mnemonist.search.hybrid import Hit
 from mnemonist.service.session_turns import SessionTurnOps
@@ -51,26 +52,23 @@ RECOVER_SOURCES = ("compact", "resume")
 RESET_SOURCES = ("compact", "clear")
 DECISION_TYPES = ("decision", "constraint", "rule")
 MIN_PROMPT_CHARS = 3
-SCOPE_DEPTH = 200  # candidates drawn before the project scope is applied
+TURN_SLACK = 40  # extra candidates for the session turns dropped after the search
 
 
 class HookOps(SessionTurnOps):
     # -- helpers -------------------------------------------------------------------------
-    def _in_scope(self, m: Memory, names: list[str]) -> bool:
-        return m.project is None or m.project.lower() in {n.lower() for n in names}
-
     def _search(self, query: str, names: list[str], limit: int, *,
                 skip_session: str | None = None, no_turns: bool = False) -> list[Hit]:
-        """Hybrid recall kept to this project's memories and memories of no project; never
-        the turns of the session `skip_session` (it holds them already), nor any session
-        turn with `no_turns`. Candidates are drawn wide so that other projects' better
-        matches cannot push this project's out before the scope is applied."""
-        outcome = self.searcher.search(self.db.reader(), query, None, SCOPE_DEPTH, 0.0)
+        """Hybrid recall within this project's memories and memories of no project (the
+        scope is a filter of the search itself: each leg ranks within it, so other projects'
+        better matches take no place); never the turns of the session `skip_session` (it
+        holds them already), nor any session turn with `no_turns`."""
+        scope = RecallFilters(scope=names)
+        outcome = self.searcher.search(self.db.reader(), query, scope, limit + TURN_SLACK, 0.0)
         out = []
         for h in outcome.hits:
             m = h.memory
-            if not self._in_scope(m, names) or (m.source_type == "session" and (
-                    no_turns or m.source_id == skip_session)):
+            if m.source_type == "session" and (no_turns or m.source_id == skip_session):
                 continue
             out.append(h)
             if len(out) >= limit:

@@ -11,6 +11,7 @@ from mnemonist.model.memory import Memory, parse_ts, utcnow
 from mnemonist.model.requests import DeleteRequest, MemoryPatch, ModifyRequest, RecoverRequest
 from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import BadRequest, Conflict, NotFound, Unavailable
+from mnemonist.service.lifecycle import immutable_message
 from mnemonist.store import embeddings, files, hints, history, memories
 from mnemonist.text.normalize import NormalizedContent, normalize_and_hash
 from mnemonist.text.scrub import scrub_all, scrub_credentials, scrub_optional
@@ -23,6 +24,7 @@ PATCH_ERRORS = {
     "version_conflict": (409, "version_conflict"),
     "duplicate_content": (409, "duplicate_content"),
     "file_managed": (409, "file_managed"),
+    "immutable": (409, "immutable"),
 }
 
 
@@ -140,6 +142,9 @@ class MutationOps(ServiceBase):
                 fields[name] = value
         content_changed = norm is not None and norm.content_hash != m.content_hash
         text_changed = norm is not None and norm.storage != m.content
+        refused = immutable_message(m, {**fields, **({"content": 1} if text_changed else {})})
+        if refused:
+            return self._result(memory_id, "immutable", m, message=refused)
         if norm is not None and text_changed:
             project = fields.get("project", m.project)
             dup = memories.find_live_duplicate(

@@ -187,6 +187,10 @@ class PipelineOps(ServiceBase):
             if req.if_version is not None and req.if_version != m.version:
                 raise Conflict(f"version is {m.version}, not {req.if_version}",
                                code="version_conflict", currentVersion=m.version)
+            dup = memories.find_live_duplicate(conn, m.content_hash, m.project, m.source_id, m.id)
+            if dup is not None:
+                raise Conflict(f"memory {dup} now holds the same content",
+                               code="duplicate_content", duplicateMemoryId=dup)
             now = utcnow()
             by = req.changed_by or "api"
             archive.clear_superseded(conn, m.id, at=now, by=by)

@@ -14,6 +14,7 @@ from mnemonist.search.hybrid import Hit
 from mnemonist.search.keyword import keyword_search
 from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import NotFound
+from mnemonist.service.lifecycle import chain as lifecycle_chain
 from mnemonist.service.sources import brief, neighbours_of
 from mnemonist.store import embeddings, files, history, memories
 
@@ -39,6 +40,11 @@ def result_of(hit: Hit) -> dict[str, Any]:
         "source_id": m.source_id,
         "occurred_at": m.occurred_at,
         "created_at": m.created_at,
+        "key": m.key,
+        "valid_from": m.valid_from or m.occurred_at,
+        "valid_to": m.valid_to,
+        "superseded_by": m.superseded_by,
+        "supersedes": m.supersedes,
         "scores": {"keyword": hit.keyword_score, "vector": hit.vector_score},
     }
 
@@ -151,7 +157,17 @@ class ReadOps(ServiceBase):
         events = history.for_memory(conn, memory_id)
         if not events and memories.get(conn, memory_id) is None:
             raise NotFound(f"no memory {memory_id}")
-        return {"memory_id": memory_id, "events": [e.__dict__ for e in events]}
+        m = memories.get(conn, memory_id)
+        return {"memory_id": memory_id, "events": [e.__dict__ for e in events],
+                "chain": lifecycle_chain(conn, m) if m is not None else None}
+
+    def chain(self, memory_id: str) -> dict[str, Any]:
+        """GET /api/memory/{id}/chain: the versions before and after it, with validity."""
+        conn = self.db.reader()
+        m = memories.get(conn, memory_id)
+        if m is None:
+            raise NotFound(f"no memory {memory_id}")
+        return lifecycle_chain(conn, m)
 
     def export_embeddings(
         self, limit: int = 100, offset: int = 0, with_vectors: bool = True

@@ -11,6 +11,7 @@ from mnemonist.model.memory import Memory, utcnow
 from mnemonist.model.requests import RememberRequest
 from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import BadRequest
+from mnemonist.service.lifecycle import supersede_keyed
 from mnemonist.store import history, jobs, memories
 from mnemonist.store.memories import NewMemory
 from mnemonist.text.normalize import normalize_and_hash
@@ -51,12 +52,16 @@ class RememberOps(ServiceBase):
         else:
             importance = mcfg.default_importance
         now = now or utcnow()
+        occurred_at = req.occurred_at or now
+        if req.valid_to is not None and req.valid_to <= (req.valid_from or occurred_at):
+            raise BadRequest("valid_to must be later than valid_from (default: occurred_at)",
+                             field="valid_to")
         new = NewMemory(
             id=str(uuid.uuid4()),
             content=norm.storage,
             normalized_content=norm.normalized,
             content_hash=norm.content_hash,
-            type=req.type or infer_type(norm.storage),
+            type=req.type or ("fact" if req.key else infer_type(norm.storage)),
             importance=importance,
             tags=list(dict.fromkeys(scrub_all([*(req.tags or []), *parsed.tags]) or [])),
             pinned=pinned,
@@ -66,8 +71,11 @@ class RememberOps(ServiceBase):
             source_type=req.source_type,
             source_id=req.source_id,
             idempotency_key=req.idempotency_key,
-            occurred_at=req.occurred_at or now,
+            occurred_at=occurred_at,
             created_at=now,
+            key=req.key,
+            valid_from=req.valid_from or occurred_at,
+            valid_to=req.valid_to,
         )
         actor = scrub_optional(changed_by or req.who or req.harness) or "api"
         return new, actor, list(scrubbed.kinds)
@@ -91,6 +99,13 @@ class RememberOps(ServiceBase):
             assert existing is not None
             return self._answer(existing, created=False, deduplicated=True)
         seq = memories.insert(conn, new)
+        lifecycle = supersede_keyed(conn, new, actor, at=new.created_at,
+                                    unindex=lambda s: self.db.on_commit(
+                                        lambda: self.unindex(s)))
+        supersedes = lifecycle.superseded[0] if lifecycle.superseded else None
+        keyed = {"key": new.key, "supersedes": supersedes,
+                 "supersededAll": lifecycle.superseded, "keptPinned": lifecycle.kept_pinned,
+                 "validFrom": new.valid_from} if new.key else {}
         history.append(
             conn,
             new.id,
@@ -99,7 +114,7 @@ class RememberOps(ServiceBase):
             changed_by=actor,
             reason="remember",
             metadata={"type": new.type, "tags": new.tags, "pinned": new.pinned,
-                      "scrubbed": scrubbed, "source_type": new.source_type},
+                      "scrubbed": scrubbed, "source_type": new.source_type, **keyed},
             at=new.created_at,
         )
         pipeline = self.config.memory.pipeline_v2
@@ -111,8 +126,10 @@ class RememberOps(ServiceBase):
         if self.embedder is not None:
             embedder = self.embedder
             self.db.on_commit(lambda: embedder.notify(seq))
-        out = self._answer(_as_memory(new, seq), created=True, deduplicated=False)
+        out = self._answer(_as_memory(new, seq, supersedes), created=True, deduplicated=False)
         out["scrubbed"] = scrubbed
+        out["superseded"] = supersedes
+        out["kept_pinned"] = lifecycle.kept_pinned[0] if lifecycle.kept_pinned else None
         return out
 
     @staticmethod
@@ -131,6 +148,13 @@ class RememberOps(ServiceBase):
             "version": m.version,
             "occurred_at": m.occurred_at,
             "created_at": m.created_at,
+            "key": m.key,
+            "supersedes": m.supersedes,
+            "valid_from": m.valid_from or m.occurred_at,
+            "valid_to": m.valid_to,
+            "superseded_by": m.superseded_by,
+            "superseded": None,
+            "kept_pinned": None,
         }
 
     def save_transcript(
@@ -146,7 +170,7 @@ class RememberOps(ServiceBase):
             )
 
 
-def _as_memory(new: NewMemory, seq: int) -> Memory:
+def _as_memory(new: NewMemory, seq: int, supersedes: str | None = None) -> Memory:
     """The row just inserted, without reading it back."""
     return Memory(
         seq=seq, id=new.id, content=new.content, normalized_content=new.normalized_content,
@@ -156,5 +180,6 @@ def _as_memory(new: NewMemory, seq: int) -> Memory:
         idempotency_key=new.idempotency_key, version=1, is_deleted=False, deleted_at=None,
         delete_reason=None, last_accessed=None, access_count=0, embedding_model=None,
         occurred_at=new.occurred_at, created_at=new.created_at, updated_at=new.created_at,
-        updated_by=new.who,
+        updated_by=new.who, key=new.key, supersedes=supersedes,
+        valid_from=new.valid_from or new.occurred_at, valid_to=new.valid_to,
     )

@@ -13,7 +13,7 @@ import sqlite3
 import uuid
 from typing import Any
 
-from mnemonist.model.memory import utcnow
+from mnemonist.model.memory import Memory, utcnow
 from mnemonist.text.scrub import scrub_optional
 
 
@@ -41,20 +41,42 @@ def archive_row(
     return archive_id
 
 
+def end_of_validity(old: Memory, successor_from: str) -> str:
+    """The old row's valid_to when a successor valid from `successor_from` replaces it: that
+    time, never before the old row's own start, never after an end it already had."""
+    start = old.valid_from or old.occurred_at
+    end = max(successor_from, start)
+    return min(end, old.valid_to) if old.valid_to else end
+
+
+def supersede(
+    conn: sqlite3.Connection, old: Memory, new_id: str, successor_from: str, *, at: str,
+    by: str,
+) -> str:
+    """Mark `old` superseded by `new_id` (its validity ends where the successor's begins) and
+    record `supersedes` on the new row; the old row's valid_to. The caller's transaction."""
+    valid_to = end_of_validity(old, successor_from)
+    mark_superseded(conn, old.id, new_id, at=at, by=by, valid_to=valid_to)
+    conn.execute("UPDATE memories SET supersedes = ? WHERE id = ?", (old.id, new_id))
+    return valid_to
+
+
 def mark_superseded(
-    conn: sqlite3.Connection, memory_id: str, superseded_by: str, *, at: str, by: str
+    conn: sqlite3.Connection, memory_id: str, superseded_by: str, *, at: str, by: str,
+    valid_to: str | None = None,
 ) -> None:
     conn.execute(
-        "UPDATE memories SET superseded_by = ?, superseded_at = ?, version = version + 1,"
-        " updated_at = ?, updated_by = ? WHERE id = ?",
-        (superseded_by, at, at, scrub_optional(by), memory_id),
+        "UPDATE memories SET superseded_by = ?, superseded_at = ?, valid_to = ?,"
+        " version = version + 1, updated_at = ?, updated_by = ? WHERE id = ?",
+        (superseded_by, at, valid_to or at, at, scrub_optional(by), memory_id),
     )
 
 
 def clear_superseded(conn: sqlite3.Connection, memory_id: str, *, at: str, by: str) -> None:
+    """Current again: no successor, valid until further notice."""
     conn.execute(
-        "UPDATE memories SET superseded_by = NULL, superseded_at = NULL, version = version + 1,"
-        " updated_at = ?, updated_by = ? WHERE id = ?",
+        "UPDATE memories SET superseded_by = NULL, superseded_at = NULL, valid_to = NULL,"
+        " version = version + 1, updated_at = ?, updated_by = ? WHERE id = ?",
         (at, scrub_optional(by), memory_id),
     )
 

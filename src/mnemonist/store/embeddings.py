@@ -55,6 +55,21 @@ def live_vectors(
         yield row["seq"], row["project"], from_blob(row["vector"], row["dimensions"])
 
 
+def superseded_vectors(
+    conn: sqlite3.Connection, where: str, args: list, dimensions: int
+) -> list[tuple[int, np.ndarray]]:
+    """(seq, vector) of the superseded memories passing `where` (over `memories m`): they stay
+    out of the live vector index, so a recall of what was true then scores them from here."""
+    rows = conn.execute(
+        "SELECT m.seq, e.vector, e.dimensions FROM memories m"
+        " JOIN embeddings e ON e.content_hash = m.content_hash"
+        f" WHERE m.superseded_at IS NOT NULL AND {where}",
+        args,
+    )
+    return [(row["seq"], from_blob(row["vector"], row["dimensions"]))
+            for row in rows if row["dimensions"] == dimensions]
+
+
 def context_vectors(
     conn: sqlite3.Connection, model: str, dimensions: int | None
 ) -> Iterator[tuple[int, str | None, np.ndarray]]:

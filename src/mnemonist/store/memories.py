@@ -19,6 +19,7 @@ COLUMNS = (
     "id", "content", "normalized_content", "content_hash", "type", "importance", "tags",
     "pinned", "who", "why", "project", "source_type", "source_id", "idempotency_key",
     "confidence", "occurred_at", "created_at", "updated_at", "updated_by", "extraction_model",
+    "key", "supersedes", "valid_from", "valid_to",
 )  # fmt: skip
 
 
@@ -42,6 +43,10 @@ class NewMemory:
     created_at: str
     confidence: float | None = None
     extraction_model: str | None = None
+    key: str | None = None
+    supersedes: str | None = None
+    valid_from: str | None = None  # None: from occurred_at
+    valid_to: str | None = None
 
 
 def insert(conn: sqlite3.Connection, m: NewMemory) -> int:
@@ -56,6 +61,7 @@ def insert(conn: sqlite3.Connection, m: NewMemory) -> int:
         "pinned": int(m.pinned),
         "updated_at": m.created_at,
         "updated_by": who,
+        "valid_from": m.valid_from or m.occurred_at,
     }
     cur = conn.execute(
         f"INSERT INTO memories ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
@@ -113,13 +119,27 @@ def find_live_duplicate(
     source_id: str | None = None,
     exclude_id: str | None = None,
 ) -> str | None:
-    """The live memory with this content in the same project and source, if any."""
+    """The live (not deleted, not superseded) memory with this content in the same project and
+    source, if any."""
     row = conn.execute(
         "SELECT id FROM memories WHERE content_hash = ? AND COALESCE(project, '') = ?"
-        " AND COALESCE(source_id, '') = ? AND is_deleted = 0 AND id IS NOT ? LIMIT 1",
+        " AND COALESCE(source_id, '') = ? AND is_deleted = 0 AND superseded_at IS NULL"
+        " AND id IS NOT ? LIMIT 1",
         (content_hash, project or "", source_id or "", exclude_id),
     ).fetchone()
     return row["id"] if row else None
+
+
+def live_with_key(
+    conn: sqlite3.Connection, key: str, project: str | None, type_: str
+) -> list[Memory]:
+    """The live memories holding this lifecycle key, type and project, newest first."""
+    rows = conn.execute(
+        "SELECT * FROM memories WHERE key = ? AND COALESCE(project, '') = ? AND type = ?"
+        " AND is_deleted = 0 AND superseded_at IS NULL ORDER BY valid_from DESC, seq DESC",
+        (key, project or "", type_),
+    ).fetchall()
+    return [Memory.from_row(r) for r in rows]
 
 
 def find_by_idempotency_key(conn: sqlite3.Connection, key: str) -> Memory | None:

@@ -528,3 +528,38 @@ def _purge_leftovers(conn: sqlite3.Connection) -> None:
     # checkpoint: the writer has secure_delete on).
     if purge.clear_leftovers(conn):
         purge.compact(conn)
+
+
+@migration(10, "lifecycles: key, supersedes, valid_from / valid_to; superseded rows leave the "
+               "duplicate guard")
+def _lifecycles(conn: sqlite3.Connection) -> None:
+    # `key`: a fact's, status's or decision's normalised key (or subject); a new memory with
+    # the same key, type and project supersedes the live one in the same transaction.
+    # `supersedes`: the row it replaced (the old row says `superseded_by`). `valid_from` /
+    # `valid_to`: when it was true (valid_to NULL: still true). A superseded row no longer
+    # counts in the duplicate guard, so a value can come back as a new version.
+    _script(
+        conn,
+        """
+        ALTER TABLE memories ADD COLUMN key TEXT;
+        ALTER TABLE memories ADD COLUMN supersedes TEXT;
+        ALTER TABLE memories ADD COLUMN valid_from TEXT;
+        ALTER TABLE memories ADD COLUMN valid_to TEXT;
+        UPDATE memories SET valid_from = occurred_at WHERE valid_from IS NULL;
+        UPDATE memories SET valid_to = superseded_at
+            WHERE superseded_at IS NOT NULL AND valid_to IS NULL;
+        UPDATE memories SET valid_to = valid_from WHERE valid_to < valid_from;
+        UPDATE memories SET supersedes = (SELECT o.id FROM memories o
+            WHERE o.superseded_by = memories.id ORDER BY o.superseded_at DESC LIMIT 1)
+            WHERE supersedes IS NULL AND EXISTS (SELECT 1 FROM memories o
+            WHERE o.superseded_by = memories.id);
+        CREATE INDEX memories_key ON memories(key, COALESCE(project, ''), type)
+            WHERE key IS NOT NULL AND is_deleted = 0 AND superseded_at IS NULL;
+        CREATE INDEX memories_supersedes ON memories(supersedes) WHERE supersedes IS NOT NULL;
+        CREATE INDEX memories_validity ON memories(valid_from, valid_to);
+        DROP INDEX memories_live_hash;
+        CREATE UNIQUE INDEX memories_live_hash
+            ON memories(COALESCE(project, ''), COALESCE(source_id, ''), content_hash)
+            WHERE is_deleted = 0 AND superseded_at IS NULL;
+        """,
+    )
