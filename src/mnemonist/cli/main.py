@@ -11,6 +11,7 @@ import click
 from mnemonist import __version__
 from mnemonist.cli.bench import bench
 from mnemonist.cli.common import call, client, daemon_options, emit
+from mnemonist.cli.connect_cmd import COMMANDS as CONNECT_COMMANDS
 from mnemonist.cli.files_cmd import files, sync
 from mnemonist.cli.hooks_cmd import COMMANDS as HOOK_COMMANDS
 from mnemonist.cli.mcp_cmd import mcp
@@ -138,7 +139,7 @@ def main() -> None:  # pragma: no cover
 cli.add_command(bench)
 for _command in MEMORY_COMMANDS:
     cli.add_command(_command)
-for _command in HOOK_COMMANDS:  # hook, connect, disconnect
+for _command in (*HOOK_COMMANDS, *CONNECT_COMMANDS):
     cli.add_command(_command)
 cli.add_command(mcp)
 cli.add_command(sessions)
