@@ -10,8 +10,10 @@ new install path replaces the old entry instead of adding one. The MCP server is
 
 Connecting twice changes nothing the second time. Disconnecting removes exactly our entries,
 and the containers (`hooks`, an event's list, `mcpServers`) that connecting created, which a
-small record in `<home>/connectors/claude-code.json` remembers: a file connected and then
-disconnected is byte-for-byte what it was. Every other key, hook and server stays as it was.
+small record in `<home>/connectors/<harness>.json` remembers (with the original text of a
+hand-formatted file, and whether connect created the file): a file connected and then
+disconnected is byte-for-byte what it was, and one connect created is removed. Every other
+key, hook and server stays as it was. The Codex and OpenCode connectors reuse these.
 """
 
 from __future__ import annotations
