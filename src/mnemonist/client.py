@@ -12,6 +12,10 @@ from mnemonist.settings import ConfigError, Paths, home_dir, load_config
 
 #: methods a client may repeat: the second try cannot do more than the first
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
+#: seconds a command waits for the daemon unless told otherwise (MNEMONIST_TIMEOUT)
+DEFAULT_TIMEOUT_S = 30.0
+#: what to do when the daemon cannot be reached
+ADVICE = "start it with `mnemonist serve`, or check --url / MNEMONIST_URL"
 #: the connection went away under a request (a kept-alive one the server had dropped)
 DROPPED = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 
@@ -40,13 +44,25 @@ def default_url() -> tuple[str, str]:
     return (url or f"http://{host}:{port}").rstrip("/"), token or (server.token if server else "")
 
 
+def default_timeout() -> float:
+    """MNEMONIST_TIMEOUT (seconds) when set to a positive number, else DEFAULT_TIMEOUT_S."""
+    try:
+        value = float(os.environ.get("MNEMONIST_TIMEOUT", ""))
+    except ValueError:
+        return DEFAULT_TIMEOUT_S
+    return value if value > 0 else DEFAULT_TIMEOUT_S
+
+
 class Client:
     def __init__(self, base_url: str | None = None, token: str | None = None,
-                 timeout: float = 30.0) -> None:
-        url, tok = default_url() if base_url is None else (base_url, token or "")
-        self.base_url = url.rstrip("/")
-        headers = {"Authorization": f"Bearer {token or tok}"} if (token or tok) else {}
-        self._http = httpx.Client(base_url=self.base_url, timeout=timeout, headers=headers)
+                 timeout: float | None = None) -> None:
+        url, tok = default_url()
+        self.base_url = (base_url or url).rstrip("/")
+        token = tok if token is None else token
+        self.timeout = timeout or default_timeout()
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._http = httpx.Client(base_url=self.base_url, timeout=self.timeout,
+                                  headers=headers)
 
     def request(self, method: str, path: str, *, idempotent: bool | None = None,
                 **kwargs: Any) -> Any:
@@ -62,14 +78,19 @@ class Client:
                 resp = self._http.request(method, path, **kwargs)
         except httpx.ConnectError as exc:
             raise DaemonError(
-                f"the daemon is not running at {self.base_url} (start it: mnemonist serve)"
-            ) from exc
+                f"the daemon is not running at {self.base_url}: {ADVICE}") from exc
         except httpx.TimeoutException as exc:
-            raise DaemonError(f"the daemon at {self.base_url} did not answer in time") from exc
+            raise DaemonError(
+                f"the daemon at {self.base_url} did not answer within {self.timeout:g} s"
+                f" (busy or hung?): restart it with `mnemonist serve`, check --url /"
+                f" MNEMONIST_URL, or wait longer with --timeout") from exc
         except DROPPED as exc:
             raise DaemonError(
                 f"the daemon at {self.base_url} closed the connection without answering: {exc}"
             ) from exc
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            raise DaemonError(f"cannot reach the daemon at {self.base_url}: {exc}; check --url"
+                              " / MNEMONIST_URL") from exc
         try:
             body = resp.json()
         except ValueError:

@@ -6,8 +6,11 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
+import socket
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -129,7 +132,41 @@ def open_memory(
     return Daemon(paths, load_config(paths, overrides)).start()
 
 
-def serve(home: str | None = None, host: str | None = None, port: int | None = None) -> None:
+class ListenError(Exception):
+    """The daemon cannot listen where it was asked to (the port is taken, say)."""
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to host:port (listening starts with the server): a taken port is a
+    ListenError that says so, before the daemon loads anything."""
+    try:
+        family, kind, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as exc:
+        raise ListenError(f"cannot listen on {host}:{port}: {exc.strerror} (--host)") from exc
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(addr)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ListenError(
+                f"port {port} on {host} is already in use (another mnemonist? `mnemonist"
+                f" status`); choose another with --port, e.g. mnemonist serve --port"
+                f" {port + 1}") from exc
+        raise ListenError(f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+                          " (--host / --port)") from exc
+    sock.set_inheritable(True)
+    return sock
+
+
+def listen_url(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def serve(home: str | None = None, host: str | None = None, port: int | None = None,
+          on_listening: Callable[[str], None] | None = None) -> None:
+    """Run the daemon until interrupted; `on_listening` gets one line once it answers."""
     import uvicorn
 
     from mnemonist.api.app import create_app
@@ -152,17 +189,33 @@ def serve(home: str | None = None, host: str | None = None, port: int | None = N
             f"{paths.config_file} or MNEMONIST_TOKEN (loopback needs none)"
         )
     config.server.token = token
+    sock = bind_socket(host, port)
     try:
         daemon = Daemon(paths, config).start()
     except AlreadyRunning as exc:
+        sock.close()
         raise SystemExit(f"mnemonist: {exc}") from None
+    except BaseException:
+        sock.close()
+        raise
     daemon.lock.describe(host=host, port=port)
     app = create_app(daemon, bind_host=host)
-    log.info("mnemonist on http://%s:%d, database %s", host, port, paths.database)
+    line = (f"mnemonist listening on {listen_url(host, port)} (home {paths.home},"
+            f" database {paths.database})")
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.started and on_listening is not None:
+                on_listening(line)
+
+    log.info("%s", line)
     try:
-        uvicorn.run(app, host=host, port=port, log_level="warning")
+        Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run([sock])
     finally:
+        sock.close()
         daemon.stop()
 
 
-__all__ = ["AlreadyRunning", "Daemon", "Path", "is_loopback", "open_memory", "serve"]
+__all__ = ["AlreadyRunning", "Daemon", "ListenError", "Path", "bind_socket", "is_loopback",
+           "open_memory", "serve"]

@@ -29,7 +29,7 @@ DESCRIPTIONS = {
     403: "a web page's request (`forbidden_origin`): foreign Origin or Sec-Fetch-Site",
     404: "no such memory, document, checkpoint or action (`not_found`)",
     409: "the state does not allow it (`version_conflict`, `already_deleted`, `pinned`,"
-         " `immutable`, ...)",
+         " `immutable`, ...), or an id prefix matches several memories (`ambiguous_id`)",
     413: "the body is larger than `server.max_body_bytes` (`body_too_large`)",
     415: "the body is not sent as application/json (`unsupported_media_type`)",
     421: "the Host header names something other than this daemon (`forbidden_host`)",
@@ -43,7 +43,10 @@ SERVICE_STATUSES: dict[tuple[str, str], tuple[int, ...]] = {
     ("delete", "/api/memory/{memory_id}"): (404, 409, 503),
     ("post", "/api/memory/{memory_id}/recover"): (404, 409, 503),
     ("post", "/api/memory/{memory_id}/restore"): (404, 409, 503),
-    ("post", "/api/memory/modify"): (503,),
+    ("post", "/api/memory/modify"): (409, 503),
+    ("get", "/api/memory/{memory_id}"): (409,),  # an ambiguous id prefix
+    ("get", "/api/memory/{memory_id}/history"): (409,),
+    ("get", "/api/memory/{memory_id}/neighbours"): (409,),
     ("post", "/api/memory/forget"): (409, 503),
     ("delete", "/api/documents/{doc_id}"): (404, 409),
     ("get", "/api/checkpoints/latest"): (404,),

@@ -5,41 +5,28 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from typing import Any
 
 import click
 
-from mnemonist.client import Client, DaemonError
+from mnemonist.cli.common import call, client, daemon_options
 
 SYNC_TIMEOUT_S = 600.0  # a forced sync of many files reads and chunks them all
-
-
-def _client(ctx: click.Context, timeout: float = 30.0) -> Client:
-    url = (ctx.obj or {}).get("url")
-    return Client(url, timeout=timeout) if url else Client(timeout=timeout)
-
-
-def _call(fn) -> Any:
-    try:
-        return fn()
-    except DaemonError as exc:
-        click.echo(f"mnemonist: {exc}", err=True)
-        sys.exit(1)
 
 
 @click.command("sync")
 @click.option("--force", is_flag=True, help="read and re-chunk every file, changed or not")
 @click.option("--root", default=None, help="only this project root (a folder)")
 @click.option("--json", "as_json", is_flag=True)
+@daemon_options
 @click.pass_context
 def sync(ctx: click.Context, force: bool, root: str | None, as_json: bool) -> None:
     """Sync the memory files of every known project root into the index now."""
     body: dict[str, Any] = {"force": force}
     if root is not None:
         body["root"] = os.path.abspath(os.path.expanduser(root))
-    c = _client(ctx, SYNC_TIMEOUT_S)
-    out = _call(lambda: c.post("/api/files/sync", body))
+    c = client(ctx, SYNC_TIMEOUT_S)
+    out = call(lambda: c.post("/api/files/sync", body))
     if as_json:
         click.echo(json.dumps(out, indent=2))
         return
@@ -56,10 +43,11 @@ def sync(ctx: click.Context, force: bool, root: str | None, as_json: bool) -> No
 
 @click.command("files")
 @click.option("--json", "as_json", is_flag=True)
+@daemon_options
 @click.pass_context
 def files(ctx: click.Context, as_json: bool) -> None:
     """List the indexed memory files and their chunk counts."""
-    out = _call(lambda: _client(ctx).get("/api/files"))
+    out = call(lambda: client(ctx).get("/api/files"))
     if as_json:
         click.echo(json.dumps(out, indent=2))
         return

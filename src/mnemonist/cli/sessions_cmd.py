@@ -3,25 +3,15 @@
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 import click
 
-from mnemonist.client import Client, DaemonError
-
-
-def _client(ctx: click.Context) -> Client:
-    url = (ctx.find_root().obj or {}).get("url")
-    return Client(url) if url else Client()
+from mnemonist.cli.common import call, client, daemon_options
 
 
 def _get(ctx: click.Context, path: str, **params: Any) -> Any:
-    try:
-        return _client(ctx).get(path, **params)
-    except DaemonError as exc:
-        click.echo(f"mnemonist: {exc}", err=True)
-        sys.exit(1)
+    return call(lambda: client(ctx).get(path, **params))
 
 
 @click.group()
@@ -33,6 +23,7 @@ def sessions() -> None:
 @click.option("--project", default=None)
 @click.option("-n", "--limit", type=click.IntRange(1, 1000), default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
+@daemon_options
 @click.pass_context
 def list_(ctx: click.Context, project: str | None, limit: int, as_json: bool) -> None:
     """Sessions the hooks saw, newest first."""
@@ -58,6 +49,7 @@ def list_(ctx: click.Context, project: str | None, limit: int, as_json: bool) ->
 @click.option("-n", "--turns", type=click.IntRange(0, 10000), default=50, show_default=True)
 @click.option("--transcript", is_flag=True, help="print the stored transcript too")
 @click.option("--json", "as_json", is_flag=True)
+@daemon_options
 @click.pass_context
 def show(ctx: click.Context, session_id: str, turns: int, transcript: bool,
          as_json: bool) -> None:

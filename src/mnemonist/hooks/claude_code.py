@@ -10,8 +10,10 @@ new install path replaces the old entry instead of adding one. The MCP server is
 
 Connecting twice changes nothing the second time. Disconnecting removes exactly our entries,
 and the containers (`hooks`, an event's list, `mcpServers`) that connecting created, which a
-small record in `<home>/connectors/claude-code.json` remembers: a file connected and then
-disconnected is byte-for-byte what it was. Every other key, hook and server stays as it was.
+small record in `<home>/connectors/<harness>.json` remembers (with the original text of a
+hand-formatted file, and whether connect created the file): a file connected and then
+disconnected is byte-for-byte what it was, and one connect created is removed. Every other
+key, hook and server stays as it was. The Codex and OpenCode connectors reuse these.
 """
 
 from __future__ import annotations
@@ -58,8 +60,9 @@ def mnemonist_executable() -> str:
     return str(Path(found).absolute()) if found else "mnemonist"
 
 
-def hook_command(executable: str, event: str) -> str:
-    return f"{shlex.quote(executable)} hook {event}"
+def hook_command(executable: str, event: str, harness: str | None = None) -> str:
+    tail = f" --harness {harness}" if harness else ""
+    return f"{shlex.quote(executable)} hook {event}{tail}"
 
 
 def _argv(command: Any) -> list[str]:
@@ -80,12 +83,14 @@ def is_our_hook(entry: Any) -> bool:
 
 
 def is_our_server(server: Any) -> bool:
+    """`{"command": "<mnemonist>", "args": ["mcp"]}` or `{"command": ["<mnemonist>", "mcp"]}`."""
     if not isinstance(server, dict):
         return False
-    command = server.get("command")
-    args = server.get("args") or []
-    return isinstance(command, str) and Path(command).name in ("mnemonist", "mnemonist.exe") \
-        and isinstance(args, list) and args[:1] == ["mcp"]
+    command, args = server.get("command"), server.get("args") or []
+    argv = command if isinstance(command, list) else [command, *args] if (
+        isinstance(args, list)) else []
+    return len(argv) >= 2 and isinstance(argv[0], str) and argv[1] == "mcp" and (
+        Path(argv[0]).name in ("mnemonist", "mnemonist.exe"))
 
 
 # --- the record of containers connect created ----------------------------------------------
@@ -102,21 +107,60 @@ def _record_load(record: Path | None) -> dict[str, Any]:
         return {"files": {}}
 
 
+def drop_created_file(path: Path, data: dict[str, Any], created: set[str] | None) -> bool:
+    """Remove a file connect created once nothing is left in it; True when it did."""
+    if data or created is None or "file" not in created:
+        return False
+    path.unlink(missing_ok=True)
+    return True
+
+
 def _key(path: Path, part: str) -> str:
     return f"{path.resolve()}#{part}"
 
 
-def _record_update(record: Path | None, key: str, created: list[str] | None) -> None:
-    """Remember (or, with None, forget) the containers connect created (`key`: file#part)."""
+def _record_update(record: Path | None, key: str, created: list[str] | None,
+                   original: str | None = None) -> None:
+    """Remember (or, with None, forget) the containers connect created (`key`: file#part),
+    and the file's text when its own style cannot be re-created (a hand-formatted file)."""
     if record is None:
         return
     data = _record_load(record)
     if created is None:
         data["files"].pop(key, None)
     else:
-        before = data["files"].get(key, {}).get("created", [])
-        data["files"][key] = {"created": list(dict.fromkeys([*before, *created]))}
+        entry = data["files"].get(key, {})
+        before = entry.get("created", [])
+        entry = {**entry, "created": list(dict.fromkeys([*before, *created]))}
+        if original is not None and "original" not in entry:
+            entry["original"] = original
+        data["files"][key] = entry
     write_atomic(record, json.dumps(data, indent=2) + "\n")
+
+
+def _original(path: Path, existed: bool) -> str | None:
+    """The file's text when writing its data back in its detected style would not give it."""
+    if not existed:
+        return None
+    text = path.read_text(encoding="utf-8")
+    data, style, _ = load(path)
+    return None if style.dumps(data) == text or not text.strip() else text
+
+
+def _save_back(path: Path, data: dict[str, Any], style: Any, record: Path | None,
+               key: str) -> None:
+    """Write `data`; when it is what the file held before connect, the very text it had."""
+    entry = _record_load(record)["files"].get(key) or {}
+    original = entry.get("original")
+    if isinstance(original, str):
+        try:
+            same = json.loads(original) == data
+        except ValueError:
+            same = False
+        if same:
+            write_atomic(path, original)
+            return
+    save(path, data, style)
 
 
 def _created(record: Path | None, key: str) -> set[str] | None:
@@ -128,11 +172,12 @@ def _created(record: Path | None, key: str) -> set[str] | None:
 # --- hooks ---------------------------------------------------------------------------------
 
 
-def connect_hooks(path: Path, executable: str, timeout_s: int,
-                  record: Path | None = None) -> list[str]:
+def connect_hooks(path: Path, executable: str, timeout_s: int, record: Path | None = None,
+                  *, events: tuple[tuple[str, str], ...] = HOOK_EVENTS,
+                  harness: str | None = None) -> list[str]:
     """Add (or update) our hook under each event; returns what changed."""
-    data, style, _ = load(path)
-    created: list[str] = []
+    data, style, existed = load(path)
+    created: list[str] = [] if existed else ["file"]
     hooks = data.get("hooks")
     if hooks is None:
         hooks = data["hooks"] = {}
@@ -140,8 +185,8 @@ def connect_hooks(path: Path, executable: str, timeout_s: int,
     if not isinstance(hooks, dict):
         raise SettingsError(f"{path}: `hooks` is not an object")
     changes: list[str] = []
-    for event, name in HOOK_EVENTS:
-        want = {"type": "command", "command": hook_command(executable, name),
+    for event, name in events:
+        want = {"type": "command", "command": hook_command(executable, name, harness),
                 "timeout": timeout_s}
         groups = hooks.get(event)
         if groups is None:
@@ -165,8 +210,9 @@ def connect_hooks(path: Path, executable: str, timeout_s: int,
                 groups.remove(group)
             changes.append(f"removed a duplicate {event} hook")
     if changes:
+        original = _original(path, existed)
         save(path, data, style)
-        _record_update(record, _key(path, "hooks"), created)
+        _record_update(record, _key(path, "hooks"), created, original)
     return changes
 
 
@@ -212,7 +258,8 @@ def disconnect_hooks(path: Path, record: Path | None = None) -> list[str]:
     if changes and not hooks:
         _remove_ours(data, "hooks", created, "hooks")
     if changes:
-        save(path, data, style)
+        if not drop_created_file(path, data, created):
+            _save_back(path, data, style, record, _key(path, "hooks"))
         _record_update(record, _key(path, "hooks"), None)
     return changes
 
@@ -224,16 +271,18 @@ def server_entry(executable: str) -> dict[str, Any]:
     return {"type": "stdio", "command": executable, "args": ["mcp"], "env": {}}
 
 
-def connect_mcp(path: Path, executable: str, record: Path | None = None) -> list[str]:
-    data, style, _ = load(path)
-    created: list[str] = []
-    servers = data.get("mcpServers")
+def connect_mcp(path: Path, executable: str, record: Path | None = None, *,
+                container: str = "mcpServers", entry: dict[str, Any] | None = None) -> list[str]:
+    """Register our MCP server as `container.mnemonist` (`entry`, default Claude Code's)."""
+    data, style, existed = load(path)
+    created: list[str] = [] if existed else ["file"]
+    servers = data.get(container)
     if servers is None:
-        servers = data["mcpServers"] = {}
-        created.append("mcpServers")
+        servers = data[container] = {}
+        created.append(container)
     if not isinstance(servers, dict):
-        raise SettingsError(f"{path}: `mcpServers` is not an object")
-    want = server_entry(executable)
+        raise SettingsError(f"{path}: `{container}` is not an object")
+    want = entry or server_entry(executable)
     current = servers.get(SERVER_NAME)
     if current == want:
         return []
@@ -242,22 +291,25 @@ def connect_mcp(path: Path, executable: str, record: Path | None = None) -> list
             f"{path}: an MCP server named {SERVER_NAME!r} exists and is not mnemonist's;"
             " left as it is")
     servers[SERVER_NAME] = want
+    original = _original(path, existed)
     save(path, data, style)
-    _record_update(record, _key(path, "mcp"), created)
+    _record_update(record, _key(path, "mcp"), created, original)
     return [f"{'updated' if current else 'registered'} MCP server {SERVER_NAME}"]
 
 
-def disconnect_mcp(path: Path, record: Path | None = None) -> list[str]:
+def disconnect_mcp(path: Path, record: Path | None = None, *,
+                   container: str = "mcpServers") -> list[str]:
     if not path.exists():
         return []
     data, style, _ = load(path)
-    servers = data.get("mcpServers")
+    servers = data.get(container)
     if not isinstance(servers, dict) or not is_our_server(servers.get(SERVER_NAME)):
         return []
     created = _created(record, _key(path, "mcp"))
     del servers[SERVER_NAME]
     if not servers:
-        _remove_ours(data, "mcpServers", created, "mcpServers")
-    save(path, data, style)
+        _remove_ours(data, container, created, container)
+    if not drop_created_file(path, data, created):
+        _save_back(path, data, style, record, _key(path, "mcp"))
     _record_update(record, _key(path, "mcp"), None)
     return [f"removed MCP server {SERVER_NAME}"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import sqlite3
 import threading
 import time
@@ -17,11 +18,19 @@ from mnemonist.pipeline.embedder import BackgroundEmbedder
 from mnemonist.providers.embedding.base import EmbeddingError, EmbeddingProvider
 from mnemonist.search.hybrid import HybridSearch
 from mnemonist.search.vector_index import VectorIndex
-from mnemonist.store import embeddings, hints
+from mnemonist.service.errors import Conflict
+from mnemonist.store import embeddings, hints, memories
 from mnemonist.store.context import is_line
 from mnemonist.store.db import Database
 
 log = logging.getLogger(__name__)
+
+#: the shortest id prefix that names a memory (`recall` and `list` print 8 characters)
+MIN_ID_PREFIX = 4
+#: an id prefix: hex digits and the dashes of a UUID
+_PREFIX = re.compile(r"[0-9a-fA-F-]+")
+#: ambiguous ids named in the 409's message
+AMBIGUOUS_SHOWN = 5
 
 
 class ServiceBase:
@@ -60,6 +69,28 @@ class ServiceBase:
         )
         self.searcher.context_index = self.context_index
         self.searcher.turn_weight = lambda: self.config.sessions.recall_weight
+
+    # -- memory ids -----------------------------------------------------------------------
+    def resolve_id(self, ref: str, conn: sqlite3.Connection | None = None) -> str:
+        """The id of the memory (live or deleted) that `ref` names: an exact id, else a unique
+        prefix of at least MIN_ID_PREFIX hex characters. An ambiguous prefix is a 409
+        `ambiguous_id`; a ref that names nothing comes back unchanged (the caller's 404)."""
+        conn = conn or self.db.reader()
+        if memories.get(conn, ref) is not None or len(ref) < MIN_ID_PREFIX or (
+                not _PREFIX.fullmatch(ref)):
+            return ref
+        found, count = memories.ids_with_prefix(conn, ref.lower(), AMBIGUOUS_SHOWN)
+        if count == 1:
+            return found[0]
+        if count > 1:
+            shown = ", ".join(found) + (", ..." if count > len(found) else "")
+            raise Conflict(f"prefix {ref} matches {count} memories: {shown}; give more of the"
+                           " id", code="ambiguous_id", prefix=ref, matches=found)
+        return ref
+
+    def resolve_ids(self, refs: list[str], conn: sqlite3.Connection | None = None) -> list[str]:
+        conn = conn or self.db.reader()
+        return [self.resolve_id(ref, conn) for ref in refs]
 
     # -- hints jobs ----------------------------------------------------------------------
     def set_hints_waker(self, wake: Callable[[], None] | None) -> None:

@@ -61,13 +61,14 @@ class MutationOps(ServiceBase):
                 )
             if not patch.changes():
                 raise BadRequest(f"patches[{i}] changes nothing", field=f"patches[{i}]")
-        managed = file_managed_error(self.db.reader(), [p.id or "" for p in req.patches])
+        ids = self.resolve_ids([p.id or "" for p in req.patches])
+        managed = file_managed_error(self.db.reader(), ids)
         if managed is not None:  # nothing of the batch is applied
             raise managed
         results = [
-            self.apply_patch(p.id or "", p, reason=p.reason or req.reason or "",
+            self.apply_patch(memory_id, p, reason=p.reason or req.reason or "",
                              changed_by=req.changed_by)
-            for p in req.patches
+            for memory_id, p in zip(ids, req.patches, strict=True)
         ]
         updated = sum(r["status"] == "updated" for r in results)
         return {"results": results, "updated": updated, "total": len(results)}
@@ -78,6 +79,7 @@ class MutationOps(ServiceBase):
             raise BadRequest("reason is required", field="reason")
         if not patch.changes():
             raise BadRequest("the patch changes nothing", field="body")
+        memory_id = self.resolve_id(memory_id)
         result = self.apply_patch(memory_id, patch, reason=patch.reason, changed_by=changed_by)
         if result["status"] in PATCH_ERRORS:
             status, code = PATCH_ERRORS[result["status"]]
@@ -267,6 +269,7 @@ class MutationOps(ServiceBase):
             raise Unavailable("mutations are frozen (memory.pipelineV2.mutationsFrozen)",
                               code="mutations_frozen")
         days = self.config.memory.retention.tombstone_days
+        memory_id = self.resolve_id(memory_id)
         with self.db.write_tx() as conn:
             m = memories.get(conn, memory_id)
             if m is None:

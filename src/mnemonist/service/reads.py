@@ -129,7 +129,7 @@ class ReadOps(ServiceBase):
 
     def get(self, memory_id: str, *, include_deleted: bool = True) -> dict[str, Any]:
         conn = self.db.reader()
-        m = memories.get(conn, memory_id)
+        m = memories.get(conn, self.resolve_id(memory_id, conn))
         if m is None or (m.is_deleted and not include_deleted):
             raise NotFound(f"no memory {memory_id}")
         out = m.to_public()
@@ -154,6 +154,7 @@ class ReadOps(ServiceBase):
 
     def history(self, memory_id: str) -> dict[str, Any]:
         conn = self.db.reader()
+        memory_id = self.resolve_id(memory_id, conn)
         events = history.for_memory(conn, memory_id)
         if not events and memories.get(conn, memory_id) is None:
             raise NotFound(f"no memory {memory_id}")

@@ -45,7 +45,7 @@ def brief(m: Memory) -> dict[str, Any]:
 class SourceOps(ServiceBase):
     def neighbours(self, memory_id: str, n: int = 2) -> dict[str, Any]:
         conn = self.db.reader()
-        m = memories.get(conn, memory_id)
+        m = memories.get(conn, self.resolve_id(memory_id, conn))
         if m is None:
             raise NotFound(f"no memory {memory_id}")
         around = neighbours_of(conn, m, n)

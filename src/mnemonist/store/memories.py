@@ -95,6 +95,18 @@ def get(conn: sqlite3.Connection, memory_id: str) -> Memory | None:
     return Memory.from_row(row) if row else None
 
 
+def ids_with_prefix(conn: sqlite3.Connection, prefix: str,
+                    limit: int = 5) -> tuple[list[str], int]:
+    """(the first `limit` ids, live or deleted, that start with `prefix`, in id order; how
+    many there are in all)."""
+    bounds = (prefix, prefix + "\U0010ffff")  # a range the UNIQUE index on id answers
+    rows = conn.execute("SELECT id FROM memories WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
+                        (*bounds, limit)).fetchall()
+    total = len(rows) if len(rows) < limit else conn.execute(
+        "SELECT COUNT(*) FROM memories WHERE id >= ? AND id < ?", bounds).fetchone()[0]
+    return [r[0] for r in rows], total
+
+
 def get_many_by_seq(
     conn: sqlite3.Connection, seqs: list[int], where: str = "1", args: list | None = None
 ) -> dict[int, Memory]:

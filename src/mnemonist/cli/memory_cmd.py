@@ -1,0 +1,255 @@
+"""The memory commands: remember, recall, list, get, history, modify, pin, unpin, forget,
+recover. Each is a thin face over one HTTP route; ids may be unique prefixes (the daemon
+resolves them)."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from typing import Any
+
+import click
+
+from mnemonist.cli.common import call, client, daemon_options, emit, fail
+
+#: the id prefix `recall` and `list` print (the daemon accepts any unique prefix of 4 or more)
+SHORT_ID = 8
+
+
+def _one_line(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: max(width - 1, 1)] + "…"
+
+
+@click.command()
+@click.argument("content", nargs=-1, required=True)
+@click.option("--type", "type_", default=None)
+@click.option("--importance", type=float, default=None)
+@click.option("--tags", default=None, help="comma-separated")
+@click.option("--who", default="cli")
+@click.option("--project", default=None)
+@click.option("--pinned", is_flag=True, default=None)
+@click.option("--at", "occurred_at", default=None, help="when it happened (ISO 8601)")
+@click.option("--source", "source_id", default=None, help="source id (conversation, file...)")
+@click.option("--json", "as_json", is_flag=True)
+@daemon_options
+@click.pass_context
+def remember(ctx, content, type_, importance, tags, who, project, pinned, occurred_at, source_id,
+             as_json) -> None:
+    """Store a memory ("critical:" pins it, "[a,b]:" tags it)."""
+    body = {"content": " ".join(content), "type": type_, "importance": importance,
+            "tags": tags, "who": who, "project": project, "pinned": pinned,
+            "occurred_at": occurred_at, "source_id": source_id}
+    out = call(lambda: client(ctx).post("/api/memory/remember", body))
+    if as_json:
+        return emit(out)
+    what = "already remembered" if out["deduplicated"] else "remembered"
+    click.echo(f"{what}: {out['id']} ({out['type']})")
+
+
+@click.command()
+@click.argument("query", nargs=-1, required=True)
+@click.option("-n", "--limit", type=int, default=10)
+@click.option("--type", "type_", default=None)
+@click.option("--tags", default=None)
+@click.option("--who", default=None)
+@click.option("--project", default=None)
+@click.option("--since", default=None)
+@click.option("--until", default=None)
+@click.option("--json", "as_json", is_flag=True)
+@daemon_options
+@click.pass_context
+def recall(ctx, query, limit, type_, tags, who, project, since, until, as_json) -> None:
+    """Hybrid search (ids are printed as 8-character prefixes every command accepts)."""
+    body = {"query": " ".join(query), "limit": limit, "type": type_, "tags": tags, "who": who,
+            "project": project, "since": since, "until": until}
+    out = call(lambda: client(ctx).post("/api/memory/recall", body, idempotent=True))
+    if as_json:
+        return emit(out)
+    if not out["results"]:
+        click.echo("no memories found")
+    for r in out["results"]:
+        pin = " [pinned]" if r["pinned"] else ""
+        click.echo(f"{r['score']:.3f}  {r['id'][:SHORT_ID]}  {r['type']}{pin}  {r['content']}")
+
+
+@click.command("list")
+@click.option("--project", default=None)
+@click.option("--type", "type_", default=None)
+@click.option("--who", default=None)
+@click.option("--since", default=None, help="created at or after (ISO 8601)")
+@click.option("--until", default=None, help="created before (ISO 8601)")
+@click.option("-n", "--limit", type=click.IntRange(1, 1000), default=50, show_default=True)
+@click.option("--deleted", is_flag=True, help="soft-deleted memories too")
+@click.option("--json", "as_json", is_flag=True)
+@daemon_options
+@click.pass_context
+def list_(ctx, project, type_, who, since, until, limit, deleted, as_json) -> None:
+    """Memories, newest first: date, project, type, who, id prefix and content."""
+    out = call(lambda: client(ctx).get(
+        "/api/memories", project=project, type=type_, who=who, since=since, until=until,
+        limit=limit, include_deleted=deleted or None))
+    if as_json:
+        return emit(out)
+    if not out["memories"]:
+        click.echo("no memories")
+        return
+    rows = [(m["created_at"][:16].replace("T", " "), m.get("project") or "-", m["type"],
+             m.get("who") or "-", m["id"][:SHORT_ID],
+             ("[deleted] " if m.get("is_deleted") else "")
+             + ("[pinned] " if m.get("pinned") else "") + m["content"]) for m in out["memories"]]
+    head = ("date", "project", "type", "who", "id", "content")
+    widths = [min(max(len(r[i]) for r in [head, *rows]), 20) for i in range(5)]
+    room = max(shutil.get_terminal_size((120, 24)).columns - sum(widths) - 2 * 5, 30)
+    for r in [head, *rows]:
+        cells = [_one_line(r[i], widths[i]).ljust(widths[i]) for i in range(5)]
+        click.echo("  ".join([*cells, _one_line(r[5], room)]).rstrip())
+    if out["has_more"]:
+        click.echo(f"... {out['total']} in all (--limit)")
+
+
+@click.command()
+@click.argument("memory_id")
+@daemon_options
+@click.pass_context
+def get(ctx, memory_id) -> None:
+    """Show one memory (an id or a unique prefix of it)."""
+    emit(call(lambda: client(ctx).get(f"/api/memory/{memory_id}")))
+
+
+@click.command()
+@click.argument("memory_id")
+@daemon_options
+@click.pass_context
+def history(ctx, memory_id) -> None:
+    """The audit trail of one memory."""
+    out = call(lambda: client(ctx).get(f"/api/memory/{memory_id}/history"))
+    for e in out["events"]:
+        click.echo(f"{e['created_at']}  {e['event']:<9} by {e['changed_by'] or '-'}:"
+                   f" {e['reason'] or ''}")
+
+
+def _patch(ctx: click.Context, memory_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    c = client(ctx)
+    return call(lambda: c.request("PATCH", f"/api/memory/{memory_id}",
+                                  json={k: v for k, v in body.items() if v is not None}))
+
+
+@click.command()
+@click.argument("memory_id")
+@click.option("--content", default=None, help="the new text")
+@click.option("--tags", default=None, help="comma-separated; replaces the tags")
+@click.option("--importance", type=float, default=None)
+@click.option("--type", "type_", default=None)
+@click.option("--reason", required=True, help="why (kept in the history)")
+@click.option("--json", "as_json", is_flag=True)
+@daemon_options
+@click.pass_context
+def modify(ctx, memory_id, content, tags, importance, type_, reason, as_json) -> None:
+    """Change a memory's content, tags, importance or type."""
+    if content is None and tags is None and importance is None and type_ is None:
+        fail("say what to change: --content, --tags, --importance or --type")
+    tag_list = None if tags is None else [t for t in tags.split(",") if t.strip()]
+    out = _patch(ctx, memory_id, {"content": content, "tags": tag_list,
+                                  "importance": importance, "type": type_, "reason": reason})
+    if as_json:
+        return emit(out)
+    if out["status"] == "unchanged":
+        click.echo(f"unchanged: {out['id']} already holds these values")
+    else:
+        click.echo(f"modified {out['id']} (version {out['newVersion']})")
+
+
+def _pin(ctx: click.Context, memory_id: str, pinned: bool, reason: str) -> None:
+    out = _patch(ctx, memory_id, {"pinned": pinned, "reason": reason})
+    word = "pinned" if pinned else "unpinned"
+    if out["status"] == "unchanged":
+        click.echo(f"{out['id']} was already {word}")
+    else:
+        click.echo(f"{word} {out['id']}")
+
+
+@click.command()
+@click.argument("memory_id")
+@click.option("--reason", default="pinned from the CLI", show_default=True)
+@daemon_options
+@click.pass_context
+def pin(ctx, memory_id, reason) -> None:
+    """Pin a memory: always in session context, never forgotten by a query."""
+    _pin(ctx, memory_id, True, reason)
+
+
+@click.command()
+@click.argument("memory_id")
+@click.option("--reason", default="unpinned from the CLI", show_default=True)
+@daemon_options
+@click.pass_context
+def unpin(ctx, memory_id, reason) -> None:
+    """Unpin a memory."""
+    _pin(ctx, memory_id, False, reason)
+
+
+@click.command()
+@click.argument("memory_id")
+@click.option("--reason", required=True, help="why (kept in the history)")
+@daemon_options
+@click.pass_context
+def recover(ctx, memory_id, reason) -> None:
+    """Undo a forget (a soft delete) within the retention window."""
+    out = call(lambda: client(ctx).post(f"/api/memory/{memory_id}/recover",
+                                        {"reason": reason}))
+    click.echo(f"recovered {out['id']} (version {out['newVersion']})")
+
+
+def _named(candidate_id: str, ref: str) -> bool:
+    return candidate_id == ref or candidate_id.startswith(ref.lower())
+
+
+@click.command()
+@click.argument("ids", nargs=-1)
+@click.option("--query", default=None, help="forget what this query clearly matches")
+@click.option("--reason", default=None, help="why (required to execute)")
+@click.option("--project", default=None)
+@click.option("--type", "type_", default=None)
+@click.option("--include-pinned", is_flag=True, help="pinned memories may be selected too")
+@click.option("--purge", "--hard", "purge", is_flag=True,
+              help="remove the text for good (history, indexes, file), soft-deleted ones too")
+@click.option("--yes", is_flag=True, help="do not ask for confirmation")
+@daemon_options
+@click.pass_context
+def forget(ctx, ids, query, reason, project, type_, include_pinned, purge, yes) -> None:
+    """Preview, confirm and soft-delete memories (recoverable for the retention window).
+
+    A query selects only memories that hold its words and score well; the preview shows each
+    one's score and matched words. Execute sends the preview's token, so what runs is exactly
+    what was shown. Exits 1 when it forgot nothing, or not every id named."""
+    c = client(ctx)
+    sel = {"ids": list(ids) or None, "query": query, "project": project, "type": type_,
+           "force": purge, "include_pinned": include_pinned or None}
+    preview = call(lambda: c.post("/api/memory/forget", {**sel, "mode": "preview"}))
+    for skipped in preview.get("excluded", []):
+        click.echo(f"  not selected  {skipped['id'][:SHORT_ID]}  {skipped['why']}:"
+                   f" {skipped['content'][:80]}")
+    missing = [ref for ref in ids
+               if not any(_named(cand["id"], ref) for cand in preview["candidates"])]
+    why = "no such memory" + ("" if include_pinned else ", or pinned (--include-pinned)")
+    if missing:
+        click.echo(f"mnemonist: not selected ({why}): {', '.join(missing)}", err=True)
+    if not preview["count"]:
+        fail("nothing to forget")
+    for cand in preview["candidates"]:
+        score = f"{cand['score']:.3f} [{', '.join(cand['matched_terms'])}]  " if (
+            "score" in cand) else ""
+        click.echo(f"  {cand['id'][:SHORT_ID]}  {score}{cand['content'][:100]}")
+    verb = "purge" if purge else "forget"
+    if not yes and not click.confirm(f"{verb} {preview['count']} memories?"):
+        sys.exit(1)
+    reason = reason or ("forgotten from the CLI" if yes else click.prompt("reason"))
+    body = {**sel, "mode": "execute", "reason": reason, "confirm_token": preview["confirmToken"]}
+    out = call(lambda: c.post("/api/memory/forget", body))
+    click.echo(f"{'purged' if purge else 'forgot'} {out['deleted']} memories")
+    if missing or not out["deleted"]:
+        sys.exit(1)
+
+
+COMMANDS = (remember, recall, list_, get, history, modify, pin, unpin, forget, recover)
