@@ -4,12 +4,14 @@ a file that opens and passes the integrity check, and paths refused for the righ
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import threading
 import time
 
 from click.testing import CliRunner
 
+from conftest import run_daemon
 from mnemonist.cli.main import cli
 
 
@@ -82,3 +84,19 @@ def test_backup_refuses_bad_paths_and_keeps_existing_files(live, tmp_path):
     assert sqlite3.connect(existing).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     out = CliRunner().invoke(cli, ["--url", live.url, "backup", str(existing)])
     assert out.exit_code == 1 and "already exists" in out.output
+
+
+def test_a_backup_restored_as_the_docs_say_starts_with_every_memory(live, tmp_path):
+    made = live.remember("The restore drill happens every first Monday of the quarter")
+    live.flush()
+    snap = tmp_path / "restore-me.db"
+    assert live.http.post("/api/backup", json={"path": str(snap)}).status_code == 200
+    home = tmp_path / "restored"
+    (home / "memory").mkdir(parents=True)
+    shutil.copyfile(snap, home / "memory" / "memories.db")  # steps 2-3: no -wal / -shm
+    with run_daemon(home) as restored:
+        got = restored.http.get(f"/api/memory/{made['id']}")
+        assert got.status_code == 200 and got.json()["content"] == made["content"]
+        restored.flush()
+        found = restored.recall("when is the restore drill?")["results"]
+        assert found and found[0]["id"] == made["id"]
