@@ -234,3 +234,10 @@ def test_credentials_in_a_bundle_are_scrubbed_on_import(live):
         "SELECT content, who, tags, content_hash FROM memories WHERE id = 'm-secret'").fetchone()
     assert SECRET not in "".join(row) and "[REDACTED:" in row[0]
     assert row[3] != "hash-m-secret"  # the hash is of the scrubbed text
+
+
+def test_any_project_name_exports(live):
+    resp = live.http.get("/api/export", params={"project": "café/ünï\U000c9b92 \"x\""})
+    assert resp.status_code == 200
+    assert resp.headers["content-type"].startswith("application/x-ndjson")
+    assert records(resp.text)[0]["project"] == "café/ünï\U000c9b92 \"x\""

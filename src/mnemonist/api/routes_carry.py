@@ -3,6 +3,7 @@ and backup (`POST /api/backup`): docs/export.md."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from fastapi import APIRouter, Query, Request
@@ -23,7 +24,7 @@ router = APIRouter()
 def export(request: Request, project: str | None = Query(None, min_length=1, max_length=500),
            vectors: bool = False):
     lines = _chunks(svc(request).export_lines(project=project, vectors=vectors))
-    name = f"mnemonist-{project or 'all'}.jsonl".replace("/", "_")
+    name = "mnemonist-" + re.sub(r"[^A-Za-z0-9._-]", "_", project or "all")[:80] + ".jsonl"
     return StreamingResponse(lines, media_type="application/x-ndjson",
                              headers={"content-disposition": f'attachment; filename="{name}"'})
 
