@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from conftest import LiveDaemon, run_daemon
 from mnemonist.cli.main import cli
+from mnemonist.pipeline.repair import check_fts
 from mnemonist.service.export import schema_version
 
 FILES = {"interval_minutes": 0}
@@ -133,17 +134,20 @@ def test_a_bundle_round_trips_losslessly_into_an_empty_home(source, tmp_path):
         assert second[0]["exported_at"] >= header["exported_at"]
         assert [{**r, "exported_at": None} for r in second] == [
             {**r, "exported_at": None} for r in recs]
-        # the indexes agree with the table: keyword and vector recall find imported turns
-        found = fresh.recall("which S3 bucket holds the invoices")["results"]
-        assert any("acme-invoices-prod" in r["content"] for r in found[:5])
-        assert count(fresh, "memories_fts") == count(fresh, "memories")
-        stats = fresh.http.get("/api/status").json()["embeddings"]
-        assert stats["missing"] == 0 and stats["embedded"] == stats["live"]
         # idempotent: the same bundle again creates nothing, and changes nothing
         again = import_cli(fresh, bundle)
         assert again["created"] == 0 and again["skipped"] == len(recs) - 1
         assert [{**r, "exported_at": None} for r in records(export_cli(fresh))] == [
             {**r, "exported_at": None} for r in recs]
+        # the indexes agree with the table: keyword and vector recall find imported turns
+        # (last: a recall moves access counts)
+        fts = check_fts(fresh.service.db)
+        assert fts["consistent"], fts  # every FTS index (memories, context, hints) agrees
+        assert fts["tables"]["memories_fts"]["indexed"] == count(fresh, "memories")
+        stats = fresh.http.get("/api/status").json()["embeddings"]
+        assert stats["missing"] == 0 and stats["embedded"] == stats["live"]
+        found = fresh.recall("which S3 bucket holds the invoices")["results"]
+        assert any("acme-invoices-prod" in r["content"] for r in found[:5])
 
 
 def test_import_into_the_home_it_came_from_creates_nothing(source, tmp_path):
