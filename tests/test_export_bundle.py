@@ -81,6 +81,8 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveDaemo
         with d.service.db.write_tx() as conn:  # what the pipeline's UPDATE leaves behind
             conn.execute("UPDATE memories SET superseded_by = ?, superseded_at = ?"
                          " WHERE id = ?", (newer["id"], "2024-04-01T00:00:00.000Z", a["id"]))
+            seq = conn.execute("SELECT seq FROM memories WHERE id = ?", (a["id"],)).fetchone()[0]
+            d.service.db.on_commit(lambda: d.service.unindex(seq))
         key = "sess-carry-1"
         path = transcripts / f"{key}.jsonl"
         path.parent.mkdir(parents=True)
@@ -182,7 +184,10 @@ def test_vectors_travel_and_are_not_computed_again(source, tmp_path):
         import_cli(fresh, bundle)
         fresh.flush()
         assert fresh.service.embedder.stats.processed == 0  # every vector came in the bundle
-        assert len(fresh.service.index) == len(live.service.index)
+        indexed = live.service.db.reader().execute(
+            "SELECT COUNT(*) FROM memories WHERE is_deleted = 0 AND superseded_at IS NULL"
+        ).fetchone()[0]
+        assert len(fresh.service.index) == len(live.service.index) == indexed
         found = fresh.recall("who owns the invoice storage?")["results"]
         assert any("acme-invoices-prod" in r["content"] for r in found[:5])
 
