@@ -4,6 +4,7 @@ daemon is the only writer, so they all talk to it over HTTP."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -108,6 +109,25 @@ class Client:
         """POST `body`; `idempotent=True` for a read-only POST (recall) that may be retried."""
         return self.request("POST", path, idempotent=idempotent,
                             json={k: v for k, v in body.items() if v is not None})
+
+    def stream_lines(self, path: str, **params: Any) -> Iterator[str]:
+        """GET `path` and yield its body line by line as it arrives (an export)."""
+        try:
+            with self._http.stream("GET", path, timeout=None, params={
+                    k: v for k, v in params.items() if v is not None}) as resp:
+                if resp.status_code >= 400:
+                    resp.read()
+                    try:
+                        body = resp.json()
+                    except ValueError:
+                        body = {"message": resp.text}
+                    raise DaemonError(f"{body.get('error', resp.status_code)}:"
+                                      f" {body.get('message')}", resp.status_code, body)
+                yield from resp.iter_lines()
+        except httpx.ConnectError as exc:
+            raise DaemonError(
+                f"the daemon is not running at {self.base_url} (start it: mnemonist serve)"
+            ) from exc
 
     def close(self) -> None:
         self._http.close()

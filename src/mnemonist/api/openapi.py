@@ -52,6 +52,7 @@ SERVICE_STATUSES: dict[tuple[str, str], tuple[int, ...]] = {
     ("get", "/api/checkpoints/latest"): (404,),
     ("get", "/api/diagnostics"): (503,),
     ("post", "/api/repair/{name}"): (404, 503),
+    ("post", "/api/backup"): (409,),
 }
 
 #: (method, path) -> success statuses other than 200

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import sys
-from pathlib import Path
 
 import click
 
@@ -12,6 +11,7 @@ from mnemonist import __version__
 from mnemonist.cli.bench import bench
 from mnemonist.cli.common import call, client, daemon_options, emit
 from mnemonist.cli.connect_cmd import COMMANDS as CONNECT_COMMANDS
+from mnemonist.cli.export_cmd import COMMANDS as CARRY_COMMANDS
 from mnemonist.cli.files_cmd import files, sync
 from mnemonist.cli.hooks_cmd import COMMANDS as HOOK_COMMANDS
 from mnemonist.cli.mcp_cmd import mcp
@@ -82,25 +82,6 @@ def status(ctx: click.Context, as_json: bool) -> None:
     click.echo("degraded: " + ("nothing" if not problems else "\n  " + "\n  ".join(problems)))
 
 
-@cli.command("import")
-@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--project", default=None, help="project for items that name none")
-@click.option("--json", "as_json", is_flag=True)
-@daemon_options
-@click.pass_context
-def import_(ctx, path: Path, project: str | None, as_json: bool) -> None:
-    """Import memories: JSON array, JSON lines, or a conversation file; re-runs create nothing."""
-    from mnemonist.cli.importing import run_import
-
-    try:
-        totals = call(lambda: run_import(client(ctx), path, project, not as_json))
-    except (ValueError, KeyError, TypeError) as exc:
-        click.echo(f"mnemonist: cannot read {path}: {exc}", err=True)
-        sys.exit(2)
-    if as_json:
-        return emit(totals)
-    click.echo(f"imported {totals['total']}: {totals['created']} new, "
-               f"{totals['deduplicated']} duplicates, {totals['replayed']} already imported")
 
 
 @cli.group()
@@ -145,6 +126,8 @@ cli.add_command(mcp)
 cli.add_command(sessions)
 cli.add_command(sync)
 cli.add_command(files)
+for _command in CARRY_COMMANDS:  # export, import, backup
+    cli.add_command(_command)
 
 if __name__ == "__main__":
     cli()

@@ -1,8 +1,10 @@
 """The one door: every read and write of every face (HTTP, CLI, MCP, Python) goes through
 `MemoryService`."""
 
+from mnemonist.service.bundle_import import BundleImportOps
 from mnemonist.service.documents import DocumentOps
 from mnemonist.service.errors import BadRequest, Conflict, NotFound, ServiceError, Unavailable
+from mnemonist.service.export import ExportOps
 from mnemonist.service.files import FileOps
 from mnemonist.service.forget import ForgetOps
 from mnemonist.service.hooks import HookOps
@@ -15,7 +17,7 @@ from mnemonist.service.status import StatusOps
 
 class MemoryService(
     FileOps, HookOps, ImportOps, ForgetOps, ReadOps, SourceOps, StatusOps, DocumentOps,
-    PipelineOps,
+    PipelineOps, ExportOps, BundleImportOps,
 ):
     """remember / recall / modify / forget / recover and the reads around them."""
 

@@ -1,0 +1,214 @@
+"""`mnemonist export`, `mnemonist import` (items, bundles, ChatGPT and Claude exports) and
+`mnemonist backup` (docs/export.md)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+
+from mnemonist.client import Client, DaemonError
+
+BUNDLE_KIND = "mnemonist-bundle"
+#: a bundle goes to the daemon in requests of at most this many bytes (each with the header),
+#: well under the default `server.max_body_bytes` (16 MiB)
+BATCH_BYTES = 4 * 1024 * 1024
+BATCH_RECORDS = 5000
+CHUNK_ITEMS = 1000
+FORMATS = ("auto", "items", "bundle", "chatgpt", "claude")
+
+
+def _client(ctx: click.Context) -> Client:
+    url = ctx.find_root().obj.get("url") if ctx.find_root().obj else None
+    return Client(url, timeout=600.0) if url else Client(timeout=600.0)
+
+
+def _fail(message: str, code: int = 1) -> None:
+    click.echo(f"mnemonist: {message}", err=True)
+    sys.exit(code)
+
+
+@click.command("export")
+@click.option("--project", default=None, help="only this project's memories and what hangs on them")
+@click.option("--vectors", is_flag=True, help="include the embedding vectors (base64 float32)")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="write to this file (default: standard output)")
+@click.pass_context
+def export(ctx: click.Context, project: str | None, vectors: bool, output: Path | None) -> None:
+    """Write every memory with its history, links, sessions and files as a JSON-lines bundle."""
+    lines = _client(ctx).stream_lines("/api/export", project=project,
+                                      vectors="true" if vectors else None)
+    out = output.open("w", encoding="utf-8") if output else None
+    try:
+        count = 0
+        for line in lines:
+            if line:
+                (out.write if out else click.echo)(line + ("\n" if out else ""))
+                count += 1
+    except DaemonError as exc:
+        _fail(str(exc))
+    finally:
+        if out:
+            out.close()
+    if output:
+        click.echo(f"exported {max(count - 1, 0)} records to {output}", err=True)
+
+
+# -- import -----------------------------------------------------------------------------------
+def _first_record(path: Path) -> Any:
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                try:
+                    return json.loads(line)
+                except ValueError:
+                    return None
+    return None
+
+
+def detect_format(path: Path) -> tuple[str, Any]:
+    """(format, parsed JSON when the whole file had to be read to tell)."""
+    first = _first_record(path)
+    if isinstance(first, dict) and first.get("kind") == BUNDLE_KIND:
+        return "bundle", None
+    from mnemonist.ingest.chat_exports import detect
+
+    with path.open(encoding="utf-8") as f:
+        head = f.read(1).strip()
+    if head == "[" or first is None:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            return "items", None
+        return detect(data) or "items", data
+    return "items", None
+
+
+def bundle_batches(path: Path) -> Iterator[tuple[str, list[str]]]:
+    """(header line, record lines) batches of at most BATCH_BYTES / BATCH_RECORDS."""
+    with path.open(encoding="utf-8") as f:
+        header = ""
+        batch: list[str] = []
+        size = 0
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            if not header:
+                header = line
+                continue
+            if batch and (size + len(line) > BATCH_BYTES or len(batch) >= BATCH_RECORDS):
+                yield header, batch
+                batch, size = [], 0
+            batch.append(line)
+            size += len(line) + 1
+        if header:
+            yield header, batch
+
+
+def import_bundle(client: Client, path: Path, show_progress: bool) -> dict[str, Any]:
+    """Send the bundle in batches; each is one transaction on the daemon, and a batch already
+    imported is skipped row by row, so a re-run after a failure is safe."""
+    totals: dict[str, Any] = {"records": 0, "created": 0, "skipped": 0, "scrubbed": 0,
+                              "kinds": {}}
+    with click.progressbar(length=path.stat().st_size, label="importing bundle",
+                           hidden=not show_progress, file=sys.stderr) as bar:
+        for header, batch in bundle_batches(path):
+            body = "\n".join([header, *batch]).encode("utf-8")
+            out = client.request("POST", "/api/import/bundle", content=body,
+                                 headers={"content-type": "application/x-ndjson"})
+            for key in ("records", "created", "skipped", "scrubbed"):
+                totals[key] += out[key]
+            for kind, counts in out["kinds"].items():
+                mine = totals["kinds"].setdefault(kind, dict.fromkeys(counts, 0))
+                for k, v in counts.items():
+                    mine[k] = mine.get(k, 0) + v
+            bar.update(len(body))
+    return totals
+
+
+def post_items(client: Client, items: list[dict[str, Any]], show_progress: bool
+               ) -> dict[str, int]:
+    totals = {"total": 0, "created": 0, "deduplicated": 0, "replayed": 0}
+    with click.progressbar(length=len(items), label="importing", hidden=not show_progress,
+                           file=sys.stderr) as bar:
+        for start in range(0, len(items), CHUNK_ITEMS):
+            chunk = items[start : start + CHUNK_ITEMS]
+            out = client.request("POST", "/api/memory/import", json={"items": chunk})
+            for key in totals:
+                totals[key] += out[key]
+            bar.update(len(chunk))
+    return totals
+
+
+@click.command("import")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto",
+              help="what the file is (default: told from its content)")
+@click.option("--project", default=None, help="project for items that name none")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def import_(ctx: click.Context, path: Path, fmt: str, project: str | None,
+            as_json: bool) -> None:
+    """Import memories: a bundle (mnemonist export), a ChatGPT or Claude conversations.json,
+    or remember items (JSON array, JSON lines, a conversation file). Re-runs create nothing."""
+    from mnemonist.cli.importing import run_import
+    from mnemonist.ingest.chat_exports import items_of
+
+    client = _client(ctx)
+    try:
+        data = None
+        if fmt == "auto":
+            fmt, data = detect_format(path)
+        if fmt == "bundle":
+            totals = import_bundle(client, path, not as_json)
+        elif fmt in ("chatgpt", "claude"):
+            if data is None:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            totals = post_items(client, items_of(data, fmt, project), not as_json)
+        else:
+            totals = run_import(client, path, project, not as_json)
+    except DaemonError as exc:
+        _fail(str(exc))
+        return
+    except (ValueError, KeyError, TypeError) as exc:
+        _fail(f"cannot read {path}: {exc}", 2)
+        return
+    if as_json:
+        click.echo(json.dumps({"format": fmt, **totals}, indent=2))
+    elif fmt == "bundle":
+        click.echo(f"imported bundle: {totals['created']} rows created, {totals['skipped']}"
+                   f" already there ({totals['records']} records)")
+        for kind, counts in totals["kinds"].items():
+            click.echo(f"  {kind:<16} {counts['created']} new, {counts['skipped']} skipped"
+                       + (f", {counts['unresolved']} unresolved" if counts.get("unresolved")
+                          else ""))
+    else:
+        click.echo(f"imported {totals['total']}: {totals['created']} new, "
+                   f"{totals['deduplicated']} duplicates, {totals['replayed']} already imported")
+
+
+@click.command("backup")
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="replace PATH when it exists")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def backup(ctx: click.Context, path: Path, force: bool, as_json: bool) -> None:
+    """Copy the live database to PATH while the daemon keeps running (SQLite online backup)."""
+    try:
+        out = _client(ctx).post("/api/backup", {"path": str(path.absolute()), "force": force})
+    except DaemonError as exc:
+        _fail(str(exc))
+        return
+    if as_json:
+        click.echo(json.dumps(out, indent=2))
+    else:
+        click.echo(f"backed up {out['memories']} memories to {out['path']}"
+                   f" ({out['size']} bytes, {out['pages']} pages, {out['took_ms']:.0f} ms)")
+
+
+COMMANDS = (export, import_, backup)

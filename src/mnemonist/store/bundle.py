@@ -1,0 +1,177 @@
+"""The tables a bundle carries (docs/export.md), read and written generically by column name.
+
+Every record is a row of one table with all of its columns as `PRAGMA table_info` lists them,
+so a column a later migration adds flows through export and import without code here. The
+only columns left out are SQLite's surrogate row numbers that other rows never point to by
+value (`memories.seq`, `memory_hints.id`): an import gives the rows new ones, in bundle order.
+
+Values travel as JSON: BLOB columns as base64 text, `memories.tags` as a list; everything else
+as stored (JSON-text columns stay text, so they come back byte for byte).
+
+Reads page by rowid (keyset, `PAGE` rows a query) on one connection inside one read
+transaction, so a bundle is one consistent snapshot however long it takes to stream.
+Writes are `INSERT ... ON CONFLICT DO NOTHING`: a row whose id (or other unique key) is
+already there is skipped, which makes an import idempotent.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+PAGE = 500
+
+
+@dataclass(frozen=True)
+class Table:
+    kind: str  # the record's `kind`
+    table: str
+    #: WHERE clause (over the table as `t`) selecting one project's rows; `?` is the project
+    project_where: str
+    #: columns not exported (surrogate row numbers)
+    skip: tuple[str, ...] = ()
+
+
+_MEMORY_OF_PROJECT = "t.memory_id IN (SELECT id FROM memories WHERE project = ?)"
+_ENTITY_OF_PROJECT = ("SELECT entity_id FROM memory_entity_mentions WHERE memory_id IN"
+                      " (SELECT id FROM memories WHERE project = ?)")
+
+#: in dependency order: an import meets every row a foreign key points to before the row
+TABLES: tuple[Table, ...] = (
+    Table("memory", "memories", "t.project = ?", skip=("seq",)),
+    Table("history", "memory_history", _MEMORY_OF_PROJECT),
+    Table("hint", "memory_hints", _MEMORY_OF_PROJECT, skip=("id",)),
+    Table("archive", "memory_archive", _MEMORY_OF_PROJECT),
+    Table("embedding", "embeddings",
+          "t.content_hash IN (SELECT content_hash FROM memories WHERE project = ?"
+          " UNION SELECT c.text_hash FROM memory_context c JOIN memories m ON m.seq = c.seq"
+          " WHERE m.project = ?)"),
+    Table("entity", "entities", f"t.id IN ({_ENTITY_OF_PROJECT})"),
+    Table("relation", "relations",
+          f"t.source_entity_id IN ({_ENTITY_OF_PROJECT})"
+          f" AND t.target_entity_id IN ({_ENTITY_OF_PROJECT})"),
+    Table("mention", "memory_entity_mentions", _MEMORY_OF_PROJECT),
+    Table("document", "documents", "t.project = ?"),
+    Table("document_memory", "document_memories",
+          "t.document_id IN (SELECT id FROM documents WHERE project = ?)"),
+    Table("file", "memory_files", "t.project = ?"),
+    Table("file_chunk", "file_chunks",
+          "t.path IN (SELECT path FROM memory_files WHERE project = ?)"),
+    Table("file_root", "file_roots", "t.project = ?"),
+    Table("checkpoint", "session_checkpoints", "t.project = ?"),
+)
+BY_KIND = {t.kind: t for t in TABLES}
+
+#: a session record gathers the rows of these tables under one session key
+SESSION_PARTS = {"state": "session_state", "ingest": "session_ingest",
+                 "transcript": "session_transcripts"}
+SESSION_MEMORIES = "session_memories"
+KINDS = ("header", *(t.kind for t in TABLES), "session")
+
+
+def columns(conn: sqlite3.Connection, table: str) -> dict[str, str]:
+    """Column name -> declared type, in table order."""
+    return {r[1]: (r[2] or "").upper() for r in conn.execute(f"PRAGMA table_info({table})")}
+
+
+def _encode(row: sqlite3.Row, cols: dict[str, str], skip: tuple[str, ...] = ()
+            ) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name in cols:
+        if name in skip:
+            continue
+        value = row[name]
+        if isinstance(value, bytes):
+            value = base64.b64encode(value).decode("ascii")
+        out[name] = value
+    return out
+
+
+def _where(spec: Table, project: str | None) -> tuple[str, list[Any]]:
+    if project is None:
+        return "1", []
+    return spec.project_where, [project] * spec.project_where.count("?")
+
+
+def read_table(conn: sqlite3.Connection, spec: Table, project: str | None
+               ) -> Iterator[dict[str, Any]]:
+    """Every row of `spec.table` (of one project), as records, in rowid order."""
+    cols = columns(conn, spec.table)
+    where, args = _where(spec, project)
+    last = -1
+    while True:
+        rows = conn.execute(
+            f"SELECT rowid AS _rowid_, t.* FROM {spec.table} t WHERE rowid > ? AND {where}"
+            f" ORDER BY rowid LIMIT {PAGE}", [last, *args]).fetchall()
+        if not rows:
+            return
+        for row in rows:
+            record = {"kind": spec.kind, **_encode(row, cols, spec.skip)}
+            if spec.kind == "memory":
+                record["tags"] = json.loads(record.get("tags") or "[]")
+            yield record
+        last = rows[-1]["_rowid_"]
+
+
+def read_sessions(conn: sqlite3.Connection, project: str | None) -> Iterator[dict[str, Any]]:
+    """One record per session key: its state, ingest progress, transcript and the memories
+    it received (each part null / empty when that table has no row for it)."""
+    parts = {name: (table, columns(conn, table)) for name, table in SESSION_PARTS.items()}
+    sm_cols = columns(conn, SESSION_MEMORIES)
+    union = " UNION ".join(
+        f"SELECT session_key FROM {table}" + (" WHERE project = ?" if project is not None else "")
+        for table in SESSION_PARTS.values())
+    args = [project] * len(SESSION_PARTS) if project is not None else []
+    last = ""
+    while True:
+        keys = [r[0] for r in conn.execute(
+            f"SELECT session_key FROM ({union}) WHERE session_key > ? ORDER BY session_key"
+            f" LIMIT {PAGE // 5}", [*args, last])]
+        if not keys:
+            return
+        for key in keys:
+            record: dict[str, Any] = {"kind": "session", "session_key": key}
+            for name, (table, cols) in parts.items():
+                row = conn.execute(f"SELECT * FROM {table} WHERE session_key = ?",
+                                   (key,)).fetchone()
+                record[name] = _encode(row, cols) if row is not None else None
+            record["memories"] = [_encode(r, sm_cols) for r in conn.execute(
+                f"SELECT * FROM {SESSION_MEMORIES} WHERE session_key = ? ORDER BY rowid",
+                (key,))]
+            yield record
+        last = keys[-1]
+
+
+def decode(values: dict[str, Any], cols: dict[str, str], where: str) -> dict[str, Any]:
+    """A record's values for `INSERT`: unknown columns refused, base64 BLOBs decoded."""
+    unknown = sorted(set(values) - set(cols))
+    if unknown:
+        raise ValueError(f"{where}: unknown columns {', '.join(unknown)}")
+    out = dict(values)
+    for name, value in values.items():
+        if "BLOB" in cols[name] and isinstance(value, str):
+            try:
+                out[name] = base64.b64decode(value, validate=True)
+            except ValueError as exc:
+                raise ValueError(f"{where}: column {name} is not base64") from exc
+        elif isinstance(value, dict | list):
+            raise ValueError(f"{where}: column {name} must be a scalar")
+    return out
+
+
+def insert(conn: sqlite3.Connection, table: str, values: dict[str, Any]) -> bool:
+    """Insert the row unless a unique key of it is already there. True when inserted."""
+    names = list(values)
+    cur = conn.execute(
+        f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
+        " ON CONFLICT DO NOTHING", [values[n] for n in names])
+    return cur.rowcount > 0
+
+
+def exists(conn: sqlite3.Connection, table: str, column: str, value: Any) -> bool:
+    return conn.execute(f"SELECT 1 FROM {table} WHERE {column} = ? LIMIT 1",
+                        (value,)).fetchone() is not None
