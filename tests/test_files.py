@@ -105,8 +105,8 @@ def test_memory_files_are_recalled_with_their_line_ranges(live, project):
     doc = project / "memory" / "ops" / "oncall.md"
     doc.parent.mkdir(exist_ok=True)
     doc.write_text(notes(12, "oncall"))
-    out = sync(live)
-    assert out["files_changed"] >= 1 and out["chunks_written"] >= 3
+    sync(live)  # the watcher may have indexed it first: what counts is that it is indexed
+    assert len(chunks_of(live, doc)) >= 3
     live.flush()
     found = live.recall("which version of PostgreSQL runs in production?", limit=5)["results"]
     top = found[0]
