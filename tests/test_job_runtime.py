@@ -94,6 +94,18 @@ def test_reaper_returns_stale_leases(db):
     assert status(db, job_id) == ("pending", 1)
 
 
+def test_a_reaper_given_a_job_type_leaves_other_kinds_alone(db):
+    job_id = enqueue(db, "m")
+    with db.write_tx() as conn:
+        jobs.lease(conn, "extract")
+        conn.execute("UPDATE memory_jobs SET leased_at = '2000-01-01T00:00:00.000Z'")
+        assert jobs.reap_stale(conn, lease_timeout_ms=10_000, job_type="summary") == 0
+    assert status(db, job_id) == ("leased", 1)
+    with db.write_tx() as conn:
+        assert jobs.reap_stale(conn, lease_timeout_ms=10_000, job_type="extract") == 1
+    assert status(db, job_id) == ("pending", 1)
+
+
 def test_requeue_dead(db):
     job_id = enqueue(db, "m", max_attempts=1)
     with db.write_tx() as conn:

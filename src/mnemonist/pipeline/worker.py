@@ -115,7 +115,7 @@ class JobWorker:
 
     def reap(self) -> int:
         with self.db.write_tx() as conn:
-            count = jobs.reap_stale(conn, self.lease_timeout_ms)
+            count = jobs.reap_stale(conn, self.lease_timeout_ms, self.job_type)
         self.stats.reaped += count
         return count
 

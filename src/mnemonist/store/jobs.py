@@ -156,22 +156,26 @@ def defer(conn: sqlite3.Connection, job_id: str, reason: str, retry_in_s: float)
     )
 
 
-def reap_stale(conn: sqlite3.Connection, lease_timeout_ms: int) -> int:
+def reap_stale(conn: sqlite3.Connection, lease_timeout_ms: int,
+               job_type: str | None = None) -> int:
     """Leases older than the timeout (a crashed worker) go back to pending, or dead when
-    their attempts are used up."""
+    their attempts are used up. A worker passes its own `job_type`: each kind of job has its
+    own lease timeout, and one worker must not reap (or count) another's jobs."""
     now = datetime.now(UTC)
     cutoff = format_ts(now - timedelta(milliseconds=lease_timeout_ms))
     stamp = format_ts(now)
+    of_type = " AND job_type = ?" if job_type else ""
+    extra: tuple[Any, ...] = (job_type,) if job_type else ()
     dead = conn.execute(
         "UPDATE memory_jobs SET status = 'dead', failed_at = ?, updated_at = ?,"
         " error = 'lease expired after the last attempt' WHERE status = 'leased'"
-        " AND leased_at < ? AND attempts >= max_attempts",
-        (stamp, stamp, cutoff),
+        f" AND leased_at < ? AND attempts >= max_attempts{of_type}",
+        (stamp, stamp, cutoff, *extra),
     ).rowcount
     back = conn.execute(
         "UPDATE memory_jobs SET status = 'pending', leased_at = NULL, updated_at = ?,"
-        " error = 'lease expired' WHERE status = 'leased' AND leased_at < ?",
-        (stamp, cutoff),
+        f" error = 'lease expired' WHERE status = 'leased' AND leased_at < ?{of_type}",
+        (stamp, cutoff, *extra),
     ).rowcount
     return dead + back
 
