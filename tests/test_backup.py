@@ -68,7 +68,7 @@ def test_backup_refuses_bad_paths_and_keeps_existing_files(live, tmp_path):
     existing.write_text("keep me")
     cases = {
         "relative.db": (400, "absolute"),
-        str(tmp_path / "missing" / "x.db"): (400, "does not exist"),
+        str(existing / "x.db"): (400, "cannot create folder"),
         str(tmp_path): (400, "folder"),
         str(live.daemon.paths.database): (400, "live database"),
         str(existing): (409, "already exists"),
@@ -84,6 +84,19 @@ def test_backup_refuses_bad_paths_and_keeps_existing_files(live, tmp_path):
     assert sqlite3.connect(existing).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     out = CliRunner().invoke(cli, ["--url", live.url, "backup", str(existing)])
     assert out.exit_code == 1 and "already exists" in out.output
+
+
+def test_a_backup_into_a_new_folder_makes_the_folder(live, tmp_path):
+    live.remember("Backups of the memory go to a folder that does not exist yet")
+    target = tmp_path / "backups" / "nightly" / "memories.db"
+    out = CliRunner().invoke(cli, ["--url", live.url, "backup", str(target)])
+    assert out.exit_code == 0, out.output
+    assert target.is_file() and (target.parent.stat().st_mode & 0o777) == 0o700
+    conn = sqlite3.connect(target)
+    try:
+        assert conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0] >= 1
+    finally:
+        conn.close()
 
 
 def test_a_backup_restored_as_the_docs_say_starts_with_every_memory(live, tmp_path):

@@ -104,8 +104,6 @@ def _backup_target(path: str, force: bool, database: Path) -> Path:
         raise BadRequest(f"{path} is a symbolic link: give the real path", field="path")
     if target.is_dir():
         raise BadRequest(f"{path} is a folder: give a file path", field="path")
-    if not target.parent.is_dir():
-        raise BadRequest(f"folder {target.parent} does not exist", field="path")
     real = Path(os.path.realpath(target))
     live = Path(os.path.realpath(database))
     if real in (live, live.with_name(live.name + "-wal"), live.with_name(live.name + "-shm")):
@@ -113,4 +111,10 @@ def _backup_target(path: str, force: bool, database: Path) -> Path:
     if target.exists() and not force:
         raise Conflict(f"{path} already exists (force to replace it)", code="exists",
                        field="path")
+    if not target.parent.is_dir():  # a new backup folder is made, private to this user
+        try:
+            target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as exc:
+            raise BadRequest(f"cannot create folder {target.parent}: {exc.strerror or exc}",
+                             field="path") from exc
     return target
