@@ -16,7 +16,7 @@ Each request passes these checks in order; the first that fails answers with a J
    static files (`/ui/static/…`: scripts and styles, no data) when `server.token` is set: as
    `Authorization: Bearer …`, `X-Mnemonist-Token: …`, or the dashboard's cookie
    (`mnemonist_token`, HttpOnly, SameSite=Strict, set by `/login`). A browser asking for a
-   dashboard page (`/`, `/ui/…`) without it is sent to `/login` (303) instead.
+   dashboard page (`/`, `/ui/…`, accepting text/html) without it is sent to `/login` (303).
 4. **Body size** (413 `body_too_large`): `server.max_body_bytes`, checked on Content-Length
    before anything is read and counted while reading.
 5. **Content type** (415 `unsupported_media_type`): a state-changing request with a body must
@@ -199,9 +199,10 @@ def cookie_value(header: str, name: str) -> str:
     return ""
 
 
-def is_page(path: str) -> bool:
-    """A dashboard page (HTML for people), not the JSON API."""
-    return path == "/" or path.startswith("/ui/")
+def wants_page(method: str, path: str, headers: Mapping[str, str]) -> bool:
+    """A browser navigating to a dashboard page (not a script fetching data, not the API)."""
+    return (method in ("GET", "HEAD") and (path == "/" or path.startswith("/ui/"))
+            and "text/html" in headers.get("accept", ""))
 
 
 def same_origin(origin: str, host: str) -> bool:
@@ -290,7 +291,7 @@ class Boundary:
             body = await self._read_body(scope, receive, headers)
             self._check_body(method, headers, body)
         except Refused as exc:
-            if exc.status == 401 and method in ("GET", "HEAD") and is_page(scope["path"]):
+            if exc.status == 401 and wants_page(method, scope["path"], headers):
                 await send_redirect(send, LOGIN_PATH)  # a person without the cookie: log in
                 return
             close = exc.status == 413  # the rest of a too-large body is never read

@@ -3,6 +3,9 @@
 // fragments and sends actions to the JSON API. Memory text is only ever set as textContent.
 "use strict";
 
+// who the history names for changes made here
+const BY = "dashboard";
+
 async function api(method, path, body) {
   const response = await fetch(path, {
     method,
@@ -86,7 +89,7 @@ function memoryActions() {
     if (!why) throw new Error("say why it changed: a reason is required");
     const patch = { id: form.dataset.id, content: form.elements.content.value,
                     if_version: Number(form.dataset.version) };
-    await api("POST", "/api/memory/modify", { patches: [patch], reason: why });
+    await api("POST", "/api/memory/modify", { patches: [patch], reason: why, changed_by: BY });
     say(form, "Saved.");
     location.reload();
   });
@@ -94,7 +97,7 @@ function memoryActions() {
     const pinned = form.dataset.pinned !== "True";
     const why = reason(form) || (pinned ? "pinned in the dashboard" : "unpinned in the dashboard");
     await api("POST", "/api/memory/modify",
-              { patches: [{ id: form.dataset.id, pinned }], reason: why });
+              { patches: [{ id: form.dataset.id, pinned }], reason: why, changed_by: BY });
     location.reload();
   });
   const forget = document.getElementById("forget");
@@ -128,7 +131,7 @@ function memoryActions() {
         try {
           await api("POST", "/api/memory/forget",
                     { ids: [forget.dataset.id], mode: "execute", reason: reason(forget),
-                      confirm_token: token });
+                      confirm_token: token, changed_by: BY });
           location.reload();
         } catch (err) {
           say(forget, err.message, true);
@@ -141,7 +144,7 @@ function memoryActions() {
     const why = reason(form);
     if (!why) throw new Error("say why it comes back: a reason is required");
     await api("POST", `/api/memory/${encodeURIComponent(form.dataset.id)}/recover`,
-              { reason: why });
+              { reason: why, changed_by: BY });
     location.reload();
   });
 }
