@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webelement import WebElement
@@ -51,7 +52,12 @@ def chrome() -> webdriver.Chrome:
 
 
 def wait(driver: webdriver.Chrome, timeout: float = WAIT_S) -> WebDriverWait:
-    return WebDriverWait(driver, timeout)
+    """An explicit wait that rides out a page reload (an element gone stale mid-check)."""
+    return WebDriverWait(driver, timeout, ignored_exceptions=(StaleElementReferenceException,))
+
+
+def text_is(driver: webdriver.Chrome, css: str, text: str) -> bool:
+    return wait(driver).until(lambda d: d.find_element(By.CSS_SELECTOR, css).text == text)
 
 
 def visible(driver: webdriver.Chrome, css: str) -> WebElement:

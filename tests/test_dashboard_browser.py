@@ -11,7 +11,7 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from browser import chrome, screenshot, text_in, visible, wait
+from browser import chrome, screenshot, text_in, text_is, visible, wait
 from conftest import run_daemon
 from dashboard_data import FACTS, HOSTILE, PROJECT, SESSION, seed
 
@@ -228,3 +228,40 @@ def test_with_a_token_the_browser_logs_in_once(tmp_path, browser):
         assert cookie["httpOnly"] is True and cookie["sameSite"] == "Strict"
         assert browser.execute_script("return document.cookie") == ""
         browser.delete_all_cookies()
+
+
+def test_an_edit_of_a_memory_changed_meanwhile_is_refused_and_says_why(site, browser):
+    live, data = site
+    target = data.ids["fact6"]
+    open_page(browser, live, f"/ui/memory/{target}")
+    visible(browser, "#edit")
+    resp = live.http.post("/api/memory/modify", json={
+        "patches": [{"id": target, "content": "Dave Brown rotates the Stripe keys weekly"}],
+        "reason": "someone else got there first"})
+    assert resp.status_code == 200, resp.text
+    edit = browser.find_element(By.ID, "edit")
+    content = edit.find_element(By.NAME, "content")
+    content.clear()
+    content.send_keys("Dave Brown rotates the Stripe keys daily")
+    edit.find_element(By.NAME, "reason").send_keys("stale page")
+    edit.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    status = visible(browser, "#edit .status.error")
+    assert "version" in status.text.lower()
+    assert live.service.get(target)["content"] == "Dave Brown rotates the Stripe keys weekly"
+
+
+def test_pin_and_unpin_from_the_memory_page(site, browser):
+    live, data = site
+    target = data.ids["fact3"]
+    open_page(browser, live, f"/ui/memory/{target}")
+    pin = visible(browser, "#pin")
+    assert pin.find_element(By.TAG_NAME, "h3").text == "Pin"
+    pin.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    text_is(browser, "#pin h3", "Unpin")
+    assert live.service.get(target)["pinned"] is True
+    unpin = browser.find_element(By.ID, "pin")
+    unpin.find_element(By.NAME, "reason").send_keys("no longer critical")
+    unpin.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    text_is(browser, "#pin h3", "Pin")
+    assert live.service.get(target)["pinned"] is False
+    assert "no longer critical" in browser.find_element(By.ID, "history").text

@@ -22,6 +22,17 @@ async function api(method, path, body) {
   return data;
 }
 
+// modify answers 200 with a status per patch: anything but a change (or no change) is an error
+async function modify(patch, why) {
+  const out = await api("POST", "/api/memory/modify",
+                        { patches: [patch], reason: why, changed_by: BY });
+  const result = out.results[0];
+  if (result.status !== "updated" && result.status !== "unchanged") {
+    throw new Error(result.message || result.status.replace(/_/g, " "));
+  }
+  return result;
+}
+
 function say(form, text, bad) {
   const status = form.querySelector(".status");
   status.textContent = text;
@@ -89,15 +100,14 @@ function memoryActions() {
     if (!why) throw new Error("say why it changed: a reason is required");
     const patch = { id: form.dataset.id, content: form.elements.content.value,
                     if_version: Number(form.dataset.version) };
-    await api("POST", "/api/memory/modify", { patches: [patch], reason: why, changed_by: BY });
+    await modify(patch, why);
     say(form, "Saved.");
     location.reload();
   });
   onSubmit("pin", async (form) => {
     const pinned = form.dataset.pinned !== "True";
     const why = reason(form) || (pinned ? "pinned in the dashboard" : "unpinned in the dashboard");
-    await api("POST", "/api/memory/modify",
-              { patches: [{ id: form.dataset.id, pinned }], reason: why, changed_by: BY });
+    await modify({ id: form.dataset.id, pinned }, why);
     location.reload();
   });
   const forget = document.getElementById("forget");
