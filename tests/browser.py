@@ -21,7 +21,9 @@ SCREENSHOTS = Path(__file__).resolve().parent.parent / "test-output" / "screensh
 WAIT_S = 60
 FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
          "--disable-background-networking", "--no-first-run", "--window-size=1400,1000",
-         "--disable-extensions", "--disable-sync", "--disable-component-update")
+         "--disable-extensions", "--disable-sync", "--disable-component-update",
+         # offline: no name but the daemon's resolves, so a page that needs a CDN shows it
+         "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1")
 
 
 def find_binary(names: tuple[str, ...]) -> str | None:
