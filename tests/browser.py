@@ -17,6 +17,9 @@ from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
+# Selenium Manager is never needed (the driver's path is given); nor are its usage statistics
+os.environ.setdefault("SE_AVOID_STATS", "true")
+
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "test-output" / "screenshots"
 WAIT_S = 60
 FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",

@@ -7,7 +7,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 
 from mnemonist.api.deps import svc
-from mnemonist.dashboard.html import esc, page
+from mnemonist.dashboard.html import esc, page, plural
 
 router = APIRouter()
 
@@ -36,8 +36,10 @@ def graph_page(request: Request, limit: int = Query(100, ge=1, le=500)) -> HTMLR
         f'{c["size"]} · {esc(", ".join(c["members"]))}</li>'
         for c in out["communities"][:12])
     body = (
-        f'<h1>Knowledge graph</h1><p class="count">{len(out["nodes"])} entities (the most'
-        f' mentioned), {len(out["edges"])} relations, {len(out["communities"])} communities</p>'
+        f'<h1>Knowledge graph</h1><p class="count">'
+        f'{plural(len(out["nodes"]), "entity", "entities")} (the most mentioned),'
+        f' {plural(len(out["edges"]), "relation")},'
+        f' {plural(len(out["communities"]), "community", "communities")}</p>'
         f'<div id="graph" data-src="/ui/graph.json?limit={limit}"'
         f' data-nodes="{len(out["nodes"])}"></div>'
         f'<h2>Communities</h2><ol class="legend">{legend}</ol>'

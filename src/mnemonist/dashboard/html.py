@@ -44,6 +44,11 @@ def query(params: Mapping[str, Any]) -> str:
     return "?" + urlencode(kept) if kept else ""
 
 
+def plural(n: int, one: str, many: str | None = None) -> str:
+    """`1 memory`, `2 memories`."""
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
 def short_time(ts: str | None) -> str:
     """`2025-10-01T10:00:00.123Z` as `2025-10-01 10:00`."""
     if not ts:

@@ -10,7 +10,15 @@ from fastapi.responses import HTMLResponse
 from pydantic import ValidationError
 
 from mnemonist.api.deps import svc
-from mnemonist.dashboard.html import attr, esc, fragment, page, short_time, url_path
+from mnemonist.dashboard.html import (
+    attr,
+    esc,
+    fragment,
+    page,
+    plural,
+    short_time,
+    url_path,
+)
 from mnemonist.model.memory import MEMORY_TYPES
 from mnemonist.model.requests import ListRequest, RecallRequest
 from mnemonist.service import ServiceError
@@ -79,7 +87,7 @@ def render_hits(items: list[dict[str, Any]], *, recall: bool, method: str | None
     if recall:
         head = f"{len(items)} found by recall ({esc(method or 'hybrid')})"
     else:
-        head = f"{total} memories, newest first" if total is not None else ""
+        head = f"{plural(total, 'memory', 'memories')}, newest first" if total is not None else ""
     if not items:
         return f'<p class="count">{head}</p><p class="empty">No memories match.</p>'
     rows = [f'<p class="count">{head}</p><ol class="memories">']

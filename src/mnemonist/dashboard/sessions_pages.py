@@ -9,7 +9,15 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
 from mnemonist.api.deps import svc
-from mnemonist.dashboard.html import esc, kv_table, page, problem_page, short_time, url_path
+from mnemonist.dashboard.html import (
+    esc,
+    kv_table,
+    page,
+    plural,
+    problem_page,
+    short_time,
+    url_path,
+)
 from mnemonist.service import ServiceError
 
 router = APIRouter()
@@ -40,7 +48,7 @@ def sessions_table(items: list[dict[str, Any]]) -> str:
 def sessions_page(request: Request,
                   project: str | None = Query(None, max_length=500)) -> HTMLResponse:
     out = svc(request).list_sessions(project=project or None, limit=200)
-    body = (f'<h1>Sessions</h1><p class="count">{out["total"]} sessions, newest first</p>'
+    body = (f'<h1>Sessions</h1><p class="count">{plural(out["total"], "session")}, newest first</p>'
             f"{sessions_table(out['sessions'])}")
     return page("Sessions", "sessions", body)
 
