@@ -221,6 +221,7 @@ def test_with_a_token_the_browser_logs_in_once(tmp_path, browser):
         field = visible(browser, "#token")
         field.send_keys("not-the-token-at-all", Keys.ENTER)
         text_in(browser, "#login .error", "not this daemon's")
+        screenshot(browser, "11-login-refused")
         field.clear()
         field.send_keys(token, Keys.ENTER)
         text_in(browser, "#results", "Tokens guard pages")
