@@ -70,6 +70,7 @@ def seed(live: LiveDaemon, cwd: str) -> Seeded:
                         key="staging database")
     out.ids["old"], out.ids["new"] = old["id"], new["id"]
     out.ids["hostile"] = live.remember(HOSTILE, project="web")["id"]
+    out.ids["global"] = live.remember("The user prefers tabs over spaces")["id"]  # no project
     out.ids["flow"] = live.remember(
         "The nightly invoice export writes CSV files to the acme-ledger bucket",
         project=PROJECT)["id"]

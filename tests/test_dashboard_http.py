@@ -64,6 +64,32 @@ def test_bad_filters_are_a_400_naming_the_field_and_change_nothing(site):
     assert live.service.status()["memories"] == before
 
 
+def ids_shown(html: str) -> set[str]:
+    return set(re.findall(r'<li class="memory" data-id="([^"]+)"', html))
+
+
+def test_scope_shows_those_projects_and_memories_of_no_project(site):
+    live, data = site
+    listed = ids_shown(live.http.get("/ui/memories/results", params={"scope": "web"}).text)
+    assert listed == {data.ids["hostile"], data.ids["global"]}
+    both = ids_shown(live.http.get("/ui/memories/results",
+                                   params={"scope": f"web, {PROJECT}"}).text)
+    assert {data.ids["hostile"], data.ids["global"], data.ids["fact0"]} <= both
+    recalled = ids_shown(live.http.get("/ui/memories/results",
+                                       params={"q": "tabs or spaces", "scope": "web"}).text)
+    assert data.ids["global"] in recalled and data.ids["fact0"] not in recalled
+
+
+def test_time_filters_keep_what_falls_inside(site):
+    live, data = site
+    future = ids_shown(live.http.get("/ui/memories/results", params={"since": "2999-01-01"}).text)
+    assert future == set()
+    past = ids_shown(live.http.get("/ui/memories/results", params={"until": "2000-01-01"}).text)
+    assert past == set()
+    now = ids_shown(live.http.get("/ui/memories/results", params={"since": "2000-01-01"}).text)
+    assert data.ids["fact0"] in now
+
+
 def test_an_unknown_memory_or_session_is_a_404_page(site):
     live, _ = site
     for path in ("/ui/memory/00000000-0000-0000-0000-000000000000", "/ui/sessions/nope"):

@@ -25,7 +25,7 @@ LOGIN_FORM = (
     '<link rel="stylesheet" href="/ui/static/dashboard.css">'
     '<script src="/ui/static/login.js" defer></script></head><body class="login"><main>'
     "<h1>mnemonist</h1><p>This daemon has a token (<code>server.token</code>). Paste it once;"
-    " the browser keeps it in an HttpOnly cookie for this address.</p>"
+    " the browser keeps it in an HttpOnly cookie for this host.</p>"
     '<form id="login"><label>Token <input type="password" name="token" id="token"'
     ' autocomplete="current-password" required></label><button type="submit">Log in</button>'
     '<p class="error" role="alert">{problem}</p></form></main></body></html>'
