@@ -182,6 +182,13 @@ def test_graph_page_draws_entities_coloured_by_community(site, browser):
     legend = browser.find_element(By.CSS_SELECTOR, "ol.legend").text
     assert "Alice Jones" in legend and "Dave Brown" in legend
     screenshot(browser, "08-graph")
+    # a click on an entity searches the memories that name it
+    browser.execute_script(
+        "const net = window.mnemonistGraph;"
+        "const alice = net.body.data.nodes.get().find(n => n.label === 'Alice Jones');"
+        "net.body.emitter.emit('click', {nodes: [alice.id], edges: [], event: {}});")
+    text_in(browser, "#results", "Alice Jones tunes PostgreSQL autovacuum")
+    assert browser.find_element(By.ID, "q").get_attribute("value") == "Alice Jones"
 
 
 def test_health_page_says_the_state_in_words(site, browser):

@@ -90,6 +90,26 @@ def test_time_filters_keep_what_falls_inside(site):
     assert data.ids["fact0"] in now
 
 
+def test_the_list_pages_through_every_memory(tmp_path):
+    with run_daemon(tmp_path / "home") as live:
+        items = [{"content": f"Inventory note number {n} for the warehouse"} for n in range(120)]
+        resp = live.http.post("/api/memory/import", json={"items": items})
+        assert resp.status_code in (200, 201), resp.text
+        seen: list[str] = []
+        path = "/"
+        for _ in range(5):
+            html = live.http.get(path).text
+            seen += re.findall(r'<li class="memory" data-id="([^"]+)"', html)
+            older = re.search(r'<a class="page" href="([^"]+)">older', html)
+            if older is None:
+                break
+            path = older.group(1).replace("&amp;", "&")
+        assert len(seen) == len(set(seen)) == 120
+        last = live.http.get("/?offset=100").text
+        assert "101–120 of 120" in last and "← newer" in last and "older →" not in last
+        assert live.http.get("/?offset=-1").status_code == 400
+
+
 def test_an_unknown_memory_or_session_is_a_404_page(site):
     live, _ = site
     for path in ("/ui/memory/00000000-0000-0000-0000-000000000000", "/ui/sessions/nope"):

@@ -16,6 +16,7 @@ from mnemonist.dashboard.html import (
     fragment,
     page,
     plural,
+    query,
     short_time,
     url_path,
 )
@@ -27,7 +28,7 @@ router = APIRouter()
 
 SNIPPET_CHARS = 300
 LIMIT = 50
-FIELDS = ("q", "project", "type", "scope", "since", "until", "deleted")
+FIELDS = ("q", "project", "type", "scope", "since", "until", "deleted", "offset")
 
 
 def form_values(request: Request) -> dict[str, str]:
@@ -63,9 +64,11 @@ def results_of(request: Request, values: dict[str, str]) -> tuple[str, int]:
             out = service.recall(req)
             return render_hits(out["results"], recall=True, method=out.get("method")), 200
         req = ListRequest.model_validate({"limit": LIMIT, **filters_of(values),
+                                          "offset": values["offset"] or 0,
                                           "include_deleted": values["deleted"] == "1"})
         out = service.list(req)
-        return render_hits(out["memories"], recall=False, total=out["total"]), 200
+        html = render_hits(out["memories"], recall=False, total=out["total"])
+        return html + pager(values, req.offset, out["total"]), 200
     except ValidationError as exc:
         return f'<p class="error" role="alert">{esc(why_invalid(exc))}</p>', 400
     except ServiceError as exc:
@@ -117,6 +120,21 @@ def render_hits(items: list[dict[str, Any]], *, recall: bool, method: str | None
             f'<span class="id">{esc(m["id"][:8])}</span></div></li>')
     rows.append("</ol>")
     return "".join(rows)
+
+
+def pager(values: dict[str, str], offset: int, total: int) -> str:
+    """Links to the previous and next page of the list."""
+    links = []
+    steps = (("← newer", max(offset - LIMIT, 0), offset > 0),
+             ("older →", offset + LIMIT, offset + LIMIT < total))
+    for label, to, possible in steps:
+        if possible:
+            params = {**values, "offset": str(to) if to else ""}
+            links.append(f'<a class="page" href="/{query(params)}">{label}</a>')
+    if not links:
+        return ""
+    shown = f"{offset + 1}–{min(offset + LIMIT, total)} of {total}"
+    return f'<nav class="pager"><span>{shown}</span>{"".join(links)}</nav>'
 
 
 def search_form(values: dict[str, str]) -> str:

@@ -20,6 +20,12 @@ document.addEventListener("DOMContentLoaded", async () => {
     interaction: { hover: true, tooltipDelay: 100 },
   });
   window.mnemonistGraph = network;
+  // a click on an entity searches the memories that name it
+  network.on("click", (event) => {
+    if (!event.nodes || event.nodes.length === 0) return;
+    const node = nodes.get(event.nodes[0]);
+    location.assign(`/?q=${encodeURIComponent(node.label)}`);
+  });
   network.once("stabilizationIterationsDone", () => network.setOptions({ physics: false }));
   // the number of nodes on the canvas, once it has been drawn (what the browser tests read)
   network.once("afterDrawing", () => {
