@@ -25,6 +25,7 @@ from mnemonist.api import (
 from mnemonist.api.boundary import Boundary, BoundaryPolicy, allowed_hosts_of
 from mnemonist.api.errors import CrashGuard, describe_validation, error, install_handlers
 from mnemonist.api.openapi import install_openapi
+from mnemonist.dashboard import install_dashboard
 from mnemonist.mcp.backends import ServiceBackend
 from mnemonist.mcp.server import McpHttpEndpoint
 
@@ -56,8 +57,10 @@ def create_app(daemon: Any, *, bind_host: str | None = None) -> FastAPI:
         async with mcp_endpoint.run():
             yield
 
+    # /docs is the dashboard's offline Swagger UI; ReDoc (CDN-only) is not served
     app = FastAPI(title="mnemonist", version=__version__,
-                  description="Long-term memory for AI agents.", lifespan=lifespan)
+                  description="Long-term memory for AI agents.", lifespan=lifespan,
+                  docs_url=None, redoc_url=None)
     app.state.daemon = daemon
     app.state.service = daemon.service
     app.state.policy = policy_for(daemon, bind_host)
@@ -77,5 +80,6 @@ def create_app(daemon: Any, *, bind_host: str | None = None) -> FastAPI:
     app.include_router(routes_carry.router)
     # stateless: no SSE stream to GET, no session to DELETE (405, as the MCP spec allows)
     app.router.add_route("/mcp", mcp_endpoint, methods=["POST"], include_in_schema=False)
+    install_dashboard(app)  # the web dashboard at / and /ui/..., and /docs
     install_openapi(app)
     return app

@@ -12,7 +12,11 @@ Each request passes these checks in order; the first that fails answers with a J
    as the request's Host), or `Sec-Fetch-Site` other than `same-origin`/`none`, comes from a web
    page: refused. No Origin (curl, the CLI, hooks, MCP clients) passes. No CORS headers are ever
    sent, so a page cannot read any answer either.
-3. **Token** (401 `unauthorized`) on every path but `/health` when `server.token` is set.
+3. **Token** (401 `unauthorized`) on every path but `/health`, `/login` and the dashboard's
+   static files (`/ui/static/…`: scripts and styles, no data) when `server.token` is set: as
+   `Authorization: Bearer …`, `X-Mnemonist-Token: …`, or the dashboard's cookie
+   (`mnemonist_token`, HttpOnly, SameSite=Strict, set by `/login`). A browser asking for a
+   dashboard page (`/`, `/ui/…`, accepting text/html) without it is sent to `/login` (303).
 4. **Body size** (413 `body_too_large`): `server.max_body_bytes`, checked on Content-Length
    before anything is read and counted while reading.
 5. **Content type** (415 `unsupported_media_type`): a state-changing request with a body must
@@ -29,7 +33,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import numpy as np
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -43,7 +47,12 @@ JSON_TYPES = frozenset({"application/json", "application/x-ndjson", "application
 MAX_JSON_DEPTH = 64
 MIN_TOKEN_CHARS = 16
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
-OPEN_PATHS = frozenset({"/health"})
+OPEN_PATHS = frozenset({"/health", "/login"})
+#: the dashboard's scripts, styles and vendored libraries: the same for everyone, no data
+OPEN_PREFIXES = ("/ui/static/",)
+#: the dashboard's session cookie: the token itself, HttpOnly and SameSite=Strict
+TOKEN_COOKIE = "mnemonist_token"
+LOGIN_PATH = "/login"
 
 
 def is_loopback(host: str) -> bool:
@@ -101,6 +110,7 @@ class BoundaryPolicy:
     #: path prefix -> a larger body limit for that route (documents carry whole texts)
     body_limits: Mapping[str, int] = field(default_factory=dict)
     open_paths: frozenset[str] = OPEN_PATHS
+    open_prefixes: tuple[str, ...] = OPEN_PREFIXES
 
     @property
     def loopback(self) -> bool:
@@ -133,6 +143,7 @@ class BoundaryPolicy:
         header = headers.get("authorization", "")
         given = header[7:] if header.lower().startswith("bearer ") else ""
         given = given or headers.get("x-mnemonist-token", "")
+        given = given or unquote(cookie_value(headers.get("cookie", ""), TOKEN_COOKIE))
         return hmac.compare_digest(given.encode(), self.token.encode())
 
     def body_limit(self, path: str) -> int:
@@ -172,9 +183,26 @@ class BoundaryPolicy:
         return None
 
     def check_token(self, path: str, headers: Mapping[str, str]) -> tuple[int, str, str] | None:
-        if path in self.open_paths or self.token_ok(headers):
+        if path in self.open_paths or path.startswith(self.open_prefixes) or self.token_ok(
+                headers):
             return None
         return 401, "unauthorized", "a valid bearer token is required"
+
+
+def cookie_value(header: str, name: str) -> str:
+    """The raw value of cookie `name` in a Cookie header ('' when absent); the first counts.
+    The dashboard stores the token percent-encoded, so any token survives the cookie syntax."""
+    for part in header.split(";"):
+        key, sep, value = part.strip().partition("=")
+        if sep and key == name:
+            return value.strip().strip('"')
+    return ""
+
+
+def wants_page(method: str, path: str, headers: Mapping[str, str]) -> bool:
+    """A browser navigating to a dashboard page (not a script fetching data, not the API)."""
+    return (method in ("GET", "HEAD") and (path == "/" or path.startswith("/ui/"))
+            and "text/html" in headers.get("accept", ""))
 
 
 def same_origin(origin: str, host: str) -> bool:
@@ -239,6 +267,12 @@ async def send_json(send: Send, status: int, body: dict[str, Any], *, close: boo
     await send({"type": "http.response.body", "body": b"" if head else payload})
 
 
+async def send_redirect(send: Send, location: str) -> None:
+    await send({"type": "http.response.start", "status": 303,
+                "headers": [(b"location", location.encode()), (b"content-length", b"0")]})
+    await send({"type": "http.response.body", "body": b""})
+
+
 class Boundary:
     """ASGI middleware enforcing a `BoundaryPolicy` on every HTTP request."""
 
@@ -257,6 +291,9 @@ class Boundary:
             body = await self._read_body(scope, receive, headers)
             self._check_body(method, headers, body)
         except Refused as exc:
+            if exc.status == 401 and wants_page(method, scope["path"], headers):
+                await send_redirect(send, LOGIN_PATH)  # a person without the cookie: log in
+                return
             close = exc.status == 413  # the rest of a too-large body is never read
             await send_json(send, exc.status, {"error": exc.code, "message": exc.message},
                             close=close, head=method == "HEAD")

@@ -7,6 +7,7 @@ from mnemonist.service.errors import BadRequest, Conflict, NotFound, ServiceErro
 from mnemonist.service.export import ExportOps
 from mnemonist.service.files import FileOps
 from mnemonist.service.forget import ForgetOps
+from mnemonist.service.graph_view import GraphViewOps
 from mnemonist.service.hooks import HookOps
 from mnemonist.service.importer import ImportOps
 from mnemonist.service.pipeline_ops import PipelineOps
@@ -17,7 +18,7 @@ from mnemonist.service.status import StatusOps
 
 class MemoryService(
     FileOps, HookOps, ImportOps, ForgetOps, ReadOps, SourceOps, StatusOps, DocumentOps,
-    PipelineOps, ExportOps, BundleImportOps,
+    PipelineOps, ExportOps, BundleImportOps, GraphViewOps,
 ):
     """remember / recall / modify / forget / recover and the reads around them."""
 

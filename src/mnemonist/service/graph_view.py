@@ -1,0 +1,53 @@
+"""The knowledge graph as the dashboard draws it: the top entities by live mentions, the
+relations among them, and communities (Louvain, seeded so the same graph colours the same)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import networkx as nx
+
+from mnemonist.service.base import ServiceBase
+from mnemonist.service.errors import BadRequest
+from mnemonist.store import graph_overview
+
+MAX_GRAPH_NODES = 500
+#: Louvain is randomised; a fixed seed keeps the communities (and colours) stable
+COMMUNITY_SEED = 7
+
+
+def communities_of(nodes: list[str], edges: list[dict[str, Any]]) -> list[list[str]]:
+    """Communities of the weighted undirected graph, largest first (ties by first member)."""
+    graph = nx.Graph()
+    graph.add_nodes_from(nodes)
+    for e in edges:
+        if e["source"] == e["target"]:
+            continue
+        old = graph.get_edge_data(e["source"], e["target"], {}).get("weight", 0.0)
+        graph.add_edge(e["source"], e["target"], weight=old + max(e["weight"], 0.0001))
+    found = nx.community.louvain_communities(graph, weight="weight", seed=COMMUNITY_SEED)
+    order = {node: i for i, node in enumerate(nodes)}
+    groups = [sorted(c, key=order.__getitem__) for c in found]
+    return sorted(groups, key=lambda g: (-len(g), order[g[0]]))
+
+
+class GraphViewOps(ServiceBase):
+    def graph_overview(self, limit: int = 100) -> dict[str, Any]:
+        """Nodes (entity, live mentions, community), edges (relation, weight = strength ×
+        mentions) and each community's size and best-known members."""
+        if not 1 <= limit <= MAX_GRAPH_NODES:
+            raise BadRequest(f"limit must be between 1 and {MAX_GRAPH_NODES}", field="limit")
+        conn = self.db.reader()
+        entities = graph_overview.top_entities(conn, limit)
+        ids = [e["id"] for e in entities]
+        edges = graph_overview.relations_among(conn, ids)
+        groups = communities_of(ids, edges)
+        community = {node: n for n, group in enumerate(groups) for node in group}
+        nodes = [{**e, "community": community[e["id"]]} for e in entities]
+        names = {e["id"]: e["name"] for e in entities}
+        return {
+            "nodes": nodes,
+            "edges": edges,
+            "communities": [{"id": n, "size": len(g), "members": [names[i] for i in g[:8]]}
+                            for n, g in enumerate(groups)],
+        }
