@@ -231,7 +231,10 @@ def context_memories(
     only_project: bool = False,
     order: str = "importance",
     limit: int = 10,
+    visible: tuple[str, list[Any]] = ("m.agent_id IS NULL AND m.user_id IS NULL", []),
 ) -> list[Memory]:
+    """`visible`: the reader's scope as an SQL condition (the search layer's
+    `visibility_clause`); by default global memories only."""
     if only_project:
         if not projects:
             return []
@@ -239,7 +242,9 @@ def context_memories(
         args: list[Any] = [p.lower() for p in projects]
     else:
         cond, args = _project_clause(projects)
-    where = ["m.is_deleted = 0", "m.superseded_at IS NULL", NOT_INDEXED_LINES, cond]
+    where = ["m.is_deleted = 0", "m.superseded_at IS NULL", NOT_INDEXED_LINES, cond,
+             visible[0]]
+    args = [*args, *visible[1]]
     if pinned is not None:
         where.append("m.pinned = ?")
         args.append(int(pinned))
