@@ -14,6 +14,7 @@ from mnemonist.model.config import MemoryConfig, RerankerConfig, SearchConfig
 from mnemonist.model.memory import Memory, format_ts, parse_ts
 from mnemonist.model.requests import RecallFilters
 from mnemonist.search.authors import KnownAuthors
+from mnemonist.search.corroboration import corroboration_factor
 from mnemonist.search.dampening import dampen
 from mnemonist.search.filters import hidden_private, historical, only_project, where_clause
 from mnemonist.search.fusion import Fused, fuse, normalize_bm25
@@ -309,6 +310,7 @@ class HybridSearch:
                 score *= boost
             if m.source_type == "session":
                 score *= turn_weight
+            score *= corroboration_factor(m.observation_count, cfg.corroboration_weight)
             hits.append(Hit(m, score, f.source, f.keyword, f.vector))
         if self._boost_by_graph(conn, hits, query, filters):
             degraded.append("graph_timeout")
