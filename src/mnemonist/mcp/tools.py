@@ -159,6 +159,7 @@ SEARCH_INPUT = _object(
             "Attach the full stored session transcript to each result that has one (can be "
             "long).", False,
         ),
+        **READER,
     },
     ["query"],
 )

@@ -263,12 +263,15 @@ def context_memories(
 def session_remembers(
     conn: sqlite3.Connection, session_key: str, projects: list[str], since: str, limit: int = 10
 ) -> list[str]:
-    """What was remembered during the session: its own source id, or its project since start."""
+    """What was remembered during the session: its own source id, or its project since start
+    (of those, only global memories: a checkpoint is no way into another agent's private
+    ones)."""
     cond, args = _project_clause(projects)
     rows = conn.execute(
         f"SELECT m.content FROM memories m WHERE m.is_deleted = 0 AND {NOT_INDEXED_LINES}"
         f" AND (m.source_id = ?"
-        f" OR (m.created_at >= ? AND {cond} AND m.project IS NOT NULL))"
+        f" OR (m.created_at >= ? AND {cond} AND m.project IS NOT NULL"
+        f" AND m.agent_id IS NULL AND m.user_id IS NULL))"
         f" ORDER BY m.created_at DESC LIMIT ?",
         [session_key, since, *args, limit],
     )
