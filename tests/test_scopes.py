@@ -421,3 +421,19 @@ def test_supersession_stays_within_a_scope(tmp_path: Path) -> None:
         assert got["superseded_by"] is None
         newer = live.remember("The build runs on GitHub Actions", key="build system")
         assert newer["superseded"] == shared["id"]
+
+
+def test_vector_index_masks_hidden_rows_before_taking_the_top_k() -> None:
+    import numpy as np
+
+    from mnemonist.search.vector_index import VectorIndex
+
+    index = VectorIndex(2)
+    index.add(1, np.array([1.0, 0.0], dtype=np.float32))
+    index.add(2, np.array([0.9, 0.1], dtype=np.float32) / np.linalg.norm([0.9, 0.1]))
+    index.add(3, np.array([0.0, 1.0], dtype=np.float32))
+    query = np.array([1.0, 0.0], dtype=np.float32)
+    assert [s for s, _ in index.search(query, 2)] == [1, 2]
+    # the hidden rows give their places to the next best, they are not merely dropped
+    assert [s for s, _ in index.search(query, 2, hidden={1})] == [2, 3]
+    assert index.search(query, 2, hidden={1, 2, 3}) == []
