@@ -437,3 +437,26 @@ def test_vector_index_masks_hidden_rows_before_taking_the_top_k() -> None:
     # the hidden rows give their places to the next best, they are not merely dropped
     assert [s for s, _ in index.search(query, 2, hidden={1})] == [2, 3]
     assert index.search(query, 2, hidden={1, 2, 3}) == []
+
+
+def test_cli_reads_and_writes_as_an_agent(world: World) -> None:
+    from click.testing import CliRunner
+
+    from mnemonist.cli.main import cli
+
+    def run(*args: str, env: dict[str, str] | None = None):
+        return CliRunner(env=env).invoke(cli, [*args, "--url", world.live.url],
+                                         catch_exceptions=False)
+
+    stored = run("remember", "The cli-only quokkanote stays with agent c", "--private",
+                 "--agent", "agent-c", "--json")
+    assert stored.exit_code == 0, stored.output
+    mid = json.loads(stored.output)["id"]
+    assert json.loads(stored.output)["agent_id"] == "agent-c"
+    assert run("get", mid).exit_code == 1  # no identity: not found
+    assert "quokkanote" in run("get", mid, "--agent", "agent-c").output
+    assert "quokkanote" in run("get", mid, env={"MNEMONIST_AGENT": "agent-c"}).output
+    seen = run("recall", "quokkanote", "--json", env={"MNEMONIST_AGENT": "agent-b"})
+    assert mid not in seen.output
+    refused = run("remember", "no owner to be private to", "--private")
+    assert refused.exit_code == 1 and "--agent" in refused.output
