@@ -460,3 +460,18 @@ def test_cli_reads_and_writes_as_an_agent(world: World) -> None:
     assert mid not in seen.output
     refused = run("remember", "no owner to be private to", "--private")
     assert refused.exit_code == 1 and "--agent" in refused.output
+
+
+def test_others_private_memories_take_no_place_in_the_vector_leg(tmp_path: Path) -> None:
+    """The vector leg's top k is taken after the mask: A's many close private memories do not
+    push the global answer out of B's candidates (the keyword leg cannot find it here)."""
+    with run_daemon(tmp_path, {"search": {"top_k": 3}}) as live:
+        answer = live.remember("The quarterly offsite happens in Lisbon")
+        for city in ("Porto", "Madrid", "Seville", "Valencia", "Bilbao", "Malaga"):
+            live.remember(f"Our team retreat is held in {city} this year", agent_id=A)
+        live.flush()
+        query = "where is the company retreat held?"
+        as_b = [r["id"] for r in live.recall(query, agent_id=B, min_score=0)["results"]]
+        assert answer["id"] in as_b
+        as_a = live.recall(query, agent_id=A, min_score=0)["results"]
+        assert all(r["agent_id"] == A for r in as_a[:3])
