@@ -89,7 +89,7 @@ class ServiceBase:
         if len(ref) < MIN_ID_PREFIX or not _PREFIX.fullmatch(ref):
             return ref
         found, count = memories.ids_with_prefix(conn, ref.lower(), AMBIGUOUS_SHOWN)
-        if count and visible_ids(conn, found, caller) != set(found):
+        if count and (count > len(found) or visible_ids(conn, found, caller) != set(found)):
             found, count = self._visible_with_prefix(conn, ref.lower(), caller)
         if count == 1:
             return found[0]
