@@ -298,12 +298,24 @@ def test_every_mcp_tool_hides_the_private_memory(world: World) -> None:
                 else:
                     assert _tool_sees(mine), name
                     assert _tool_sees(await _try(session, name, {**args, **CROSS})), name
-            # a store by B of the same text is B's own row, never A's
-            own = await call(session, "memory_store", {"content": SECRET, "agent_id": B})
-            assert own["id"] != world.private and own["agent_id"] == B
             await fail(session, "memory_store", {"content": "x", "agent_id": "*"})
 
     anyio.run(main)
+
+
+def test_mcp_store_of_the_same_text_by_another_agent_is_its_own_row(tmp_path: Path) -> None:
+    """(Its own daemon: B's copy would be what B legitimately sees in the shared world.)"""
+    async def main(live: LiveDaemon) -> None:
+        async with http_session(live.url) as session:
+            mine = await call(session, "memory_store", {"content": SECRET, "agent_id": A})
+            own = await call(session, "memory_store", {"content": SECRET, "agent_id": B})
+            assert own["id"] != mine["id"] and own["agent_id"] == B
+            assert own["created"] is True and own["corroborated"] is False
+            got = await _try(session, "memory_get", {"id": mine["id"], "agent_id": B})
+            assert got is None
+
+    with run_daemon(tmp_path) as live:
+        anyio.run(main, live)
 
 
 def test_mcp_identity_headers_read_as_that_agent(world: World) -> None:
