@@ -487,3 +487,13 @@ def test_others_private_memories_take_no_place_in_the_vector_leg(tmp_path: Path)
         assert answer["id"] in as_b
         as_a = live.recall(query, agent_id=A, min_score=0)["results"]
         assert all(r["agent_id"] == A for r in as_a[:3])
+
+
+def test_private_text_never_reaches_a_neighbours_context(world: World) -> None:
+    """Memories are indexed with their source's neighbours (the context index): a private
+    line must not be one of them, or a global memory beside it would match its words."""
+    out = world.live.recall(MARK, agent_id=B, min_score=0)
+    shared = [r for r in out["results"] if r["id"] == world.shared]
+    assert shared and not shared[0]["scores"]["keyword"], shared
+    mine = world.live.recall(MARK, agent_id=A, min_score=0)["results"]
+    assert mine[0]["id"] == world.private and mine[0]["scores"]["keyword"]
