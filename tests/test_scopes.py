@@ -497,3 +497,25 @@ def test_private_text_never_reaches_a_neighbours_context(world: World) -> None:
     assert shared and not shared[0]["scores"]["keyword"], shared
     mine = world.live.recall(MARK, agent_id=A, min_score=0)["results"]
     assert mine[0]["id"] == world.private and mine[0]["scores"]["keyword"]
+
+
+def test_export_and_import_keep_owners_and_observers(tmp_path: Path) -> None:
+    with run_daemon(tmp_path / "one") as one:
+        private = one.remember("Agent a keeps its deploy checklist here", agent_id=A,
+                               user_id="maria")
+        shared = one.remember("The on-call rota changes on Mondays", who=A)
+        one.remember("The on-call rota changes on Mondays", who=B)
+        bundle = one.http.get("/api/export", params={"all_scopes": "true"}).content
+        before = {m: one.http.get(f"/api/memory/{m}", params={"agents": "*", "users": "*"})
+                  .json() for m in (private["id"], shared["id"])}
+    with run_daemon(tmp_path / "two") as two:
+        resp = two.http.post("/api/import/bundle", content=bundle,
+                             headers={"content-type": "application/x-ndjson"})
+        assert resp.status_code == 200, resp.text
+        for mid, was in before.items():
+            now = two.http.get(f"/api/memory/{mid}",
+                               params={"agents": "*", "users": "*"}).json()
+            for field in ("agent_id", "user_id", "observed_by", "observation_count"):
+                assert now[field] == was[field], field
+        assert before[shared["id"]]["observed_by"] == [A, B]
+        assert two.http.get(f"/api/memory/{private['id']}").status_code == 404
