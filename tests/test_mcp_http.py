@@ -22,6 +22,7 @@ from mnemonist.mcp.server import build_server
 from mnemonist.mcp.tools import BY_NAME
 from mnemonist.model.memory import MEMORY_TYPES
 from mnemonist.model.requests import (
+    Caller,
     ForgetRequest,
     ListRequest,
     MemoryPatch,
@@ -131,6 +132,8 @@ def test_every_argument_is_a_field_of_the_request(tool: str) -> None:
     ranges and enums as the model that validates it."""
     model = MODELS[tool]
     fields = model.model_json_schema(by_alias=False)["properties"]
+    if tool == "memory_modify":  # the reader's identity travels beside the patch
+        fields = {**Caller.model_json_schema(by_alias=False)["properties"], **fields}
     for name, spec in BY_NAME[tool].input_schema["properties"].items():
         assert name in fields, f"{tool}.{name} is not a field of {model.__name__}"
         mine, theirs = _bounds(spec), _bounds(fields[name])
@@ -152,7 +155,7 @@ class _Exploding:
 
 
 class _BrokenBackend(ServiceBackend):
-    async def history(self, memory_id: str) -> dict[str, Any]:
+    async def history(self, memory_id: str, caller: Any = None) -> dict[str, Any]:
         raise KeyError(memory_id)  # outside the backend's own guard
 
 

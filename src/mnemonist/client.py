@@ -56,12 +56,18 @@ def default_timeout() -> float:
 
 class Client:
     def __init__(self, base_url: str | None = None, token: str | None = None,
-                 timeout: float | None = None) -> None:
+                 timeout: float | None = None, identity: dict[str, str] | None = None,
+                 ) -> None:
+        """`identity`: {"agent_id": ..., "user_id": ...}, sent as the X-Mnemonist-Agent /
+        X-Mnemonist-User headers (who reads: docs/scopes.md)."""
         url, tok = default_url()
         self.base_url = (base_url or url).rstrip("/")
         token = tok if token is None else token
         self.timeout = timeout or default_timeout()
         headers = {"Authorization": f"Bearer {token}"} if token else {}
+        for field, header in (("agent_id", "X-Mnemonist-Agent"), ("user_id", "X-Mnemonist-User")):
+            if (identity or {}).get(field):
+                headers[header] = (identity or {})[field]
         self._http = httpx.Client(base_url=self.base_url, timeout=self.timeout,
                                   headers=headers)
 

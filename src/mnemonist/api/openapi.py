@@ -71,6 +71,29 @@ OWN_BODIES: dict[tuple[str, str], tuple[type, bool]] = {
 
 UNSAFE = ("post", "put", "patch", "delete")
 
+#: who reads (docs/scopes.md): headers any route takes, and the query parameters of the routes
+#: that read them from the query string (list and DELETE declare them through their models)
+IDENTITY_HEADERS = (("X-Mnemonist-Agent", "read as this agent (global memories and its own)"),
+                    ("X-Mnemonist-User", "read as this user (global memories and theirs)"))
+IDENTITY_QUERY = (("agent_id", "read as this agent"), ("user_id", "read as this user"),
+                  ("agents", "also these agents' private memories: ids, comma-separated, or *"),
+                  ("users", "also these users' private memories: ids, comma-separated, or *"))
+NO_IDENTITY = frozenset({"/health", "/api/status", "/api/diagnostics", "/api/pipeline/status"})
+
+
+def _declare_identity(op: dict[str, Any], method: str, path: str) -> None:
+    params = op.setdefault("parameters", [])
+    have = {(p.get("in"), p.get("name")) for p in params}
+    for name, what in IDENTITY_HEADERS:
+        params.append({"name": name, "in": "header", "required": False,
+                       "description": what, "schema": {"type": "string", "maxLength": 200}})
+    if method in ("get", "patch") and ("{memory_id}" in path or path in (
+            "/memory/search", "/api/embeddings", "/api/export")):
+        for name, what in IDENTITY_QUERY:
+            if ("query", name) not in have:
+                params.append({"name": name, "in": "query", "required": False,
+                               "description": what, "schema": {"type": "string"}})
+
 
 def statuses(method: str, path: str, open_paths: frozenset[str]) -> list[int]:
     out = {400, 421}
@@ -108,6 +131,8 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     open_paths = app.state.policy.open_paths
     for path, operations in schema.get("paths", {}).items():
         for method, op in operations.items():
+            if path not in NO_IDENTITY:
+                _declare_identity(op, method, path)
             if (method, path) in OWN_BODIES:
                 model, required = OWN_BODIES[(method, path)]
                 _declare_body(op, schemas, model, required)

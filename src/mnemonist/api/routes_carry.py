@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from mnemonist.api.deps import svc
+from mnemonist.api.deps import caller_of, svc
 from mnemonist.api.routes_memory import body_json
 from mnemonist.model.carry import BackupRequest
 from mnemonist.service.bundle_import import parse_lines
@@ -22,8 +22,10 @@ router = APIRouter()
             responses={200: {"content": {"application/x-ndjson": {}},
                              "description": "the bundle: a header line, then one record a line"}})
 def export(request: Request, project: str | None = Query(None, min_length=1, max_length=500),
-           vectors: bool = False):
-    lines = _chunks(svc(request).export_lines(project=project, vectors=vectors))
+           vectors: bool = False, all_scopes: bool = False):
+    lines = _chunks(svc(request).export_lines(project=project, vectors=vectors,
+                                              caller=caller_of(request),
+                                              all_scopes=all_scopes))
     name = "mnemonist-" + re.sub(r"[^A-Za-z0-9._-]", "_", project or "all")[:80] + ".jsonl"
     return StreamingResponse(lines, media_type="application/x-ndjson",
                              headers={"content-disposition": f'attachment; filename="{name}"'})

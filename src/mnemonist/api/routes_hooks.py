@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
-from mnemonist.api.deps import svc
+from mnemonist.api.deps import svc, with_caller
 from mnemonist.model.hooks import (
     CheckpointRequest,
     CompactionCompleteRequest,
@@ -22,15 +22,20 @@ from mnemonist.model.requests import MAX_OFFSET
 router = APIRouter()
 
 
+def _as(request: Request, body: SessionStartRequest | PromptSubmitRequest):
+    """A hook reads as the agent / user its body or headers name (none: global memories)."""
+    return with_caller(request, body)
+
+
 
 @router.post("/api/hooks/session-start")
 def session_start(body: SessionStartRequest, request: Request):
-    return svc(request).hook_session_start(body)
+    return svc(request).hook_session_start(_as(request, body))
 
 
 @router.post("/api/hooks/user-prompt-submit")
 def user_prompt_submit(body: PromptSubmitRequest, request: Request):
-    return svc(request).hook_user_prompt_submit(body)
+    return svc(request).hook_user_prompt_submit(_as(request, body))
 
 
 @router.post("/api/hooks/pre-compaction")

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 
+from mnemonist.api.deps import caller_of
 from mnemonist.model.requests import ImportRequest
 from mnemonist.service import BadRequest
 
@@ -64,4 +65,4 @@ async def import_memories(request: Request):
 
 @router.get("/api/memory/{memory_id}/neighbours")
 def neighbours(memory_id: str, request: Request, n: Annotated[int, Query(ge=0, le=50)] = 2):
-    return request.app.state.service.neighbours(memory_id, n)
+    return request.app.state.service.neighbours(memory_id, n, caller_of(request))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
-from mnemonist.api.deps import svc
+from mnemonist.api.deps import caller_of, svc, with_caller
 from mnemonist.model.requests import RecoverRequest
 
 router = APIRouter()
@@ -18,9 +18,9 @@ def pipeline_status(request: Request):
 
 @router.post("/api/memory/{memory_id}/restore")
 def restore_superseded(memory_id: str, body: RecoverRequest, request: Request):
-    return svc(request).restore_superseded(memory_id, body)
+    return svc(request).restore_superseded(memory_id, with_caller(request, body))
 
 
 @router.get("/api/memory/{memory_id}/archive")
 def archived_versions(memory_id: str, request: Request):
-    return svc(request).archived_versions(memory_id)
+    return svc(request).archived_versions(memory_id, caller_of(request))

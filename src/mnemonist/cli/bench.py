@@ -127,6 +127,17 @@ def temporal(seed: int, as_json: bool) -> None:
     click.echo(json.dumps(report, indent=2) if as_json else markdown(report))
 
 
+@bench.command()
+@click.option("--seed", type=int, default=5, show_default=True, help="test set seed")
+@click.option("--json", "as_json", is_flag=True, help="print JSON instead of the table")
+def corroboration(seed: int, as_json: bool) -> None:
+    """Corroboration as a ranking signal, on a constructed set, over several weights."""
+    from mnemonist.bench.corroboration import markdown, run_corroboration
+
+    report = run_corroboration(seed)
+    click.echo(json.dumps(report, indent=2) if as_json else markdown(report))
+
+
 bench.add_command(locomo)
 bench.add_command(sessions)
 

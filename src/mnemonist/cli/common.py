@@ -4,6 +4,7 @@ sub-command too, the client they build from them, and one-line failures (exit 1)
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
@@ -51,6 +52,11 @@ def _store(name: str):
 def daemon_options(fn: F) -> F:
     """`--url` and `--timeout` on a command that talks to the daemon (also accepted before
     the sub-command, and from MNEMONIST_URL / MNEMONIST_TIMEOUT)."""
+    fn = click.option("--agent", default=None, expose_value=False, callback=_store("agent"),
+                      help="read as this agent: global memories and its own (default"
+                           " MNEMONIST_AGENT; none: global memories only)")(fn)
+    fn = click.option("--user", default=None, expose_value=False, callback=_store("user"),
+                      help="read as this user (default MNEMONIST_USER)")(fn)
     fn = click.option("--timeout", type=click.FloatRange(min=0.01), default=None,
                       expose_value=False, callback=_store("timeout"),
                       help="seconds to wait for the daemon (default MNEMONIST_TIMEOUT or"
@@ -64,4 +70,14 @@ def client(ctx: click.Context, timeout: float | None = None) -> Client:
     """The client for this invocation: `--url`/`--timeout` wherever they were given; a
     command's own longer `timeout` unless the user set one."""
     opts = _settings(ctx)
-    return Client(opts.get("url"), timeout=opts.get("timeout") or timeout)
+    return Client(opts.get("url"), timeout=opts.get("timeout") or timeout,
+                  identity=identity(ctx))
+
+
+def identity(ctx: click.Context) -> dict[str, str]:
+    """Who this invocation reads as: `--agent` / `--user`, else MNEMONIST_AGENT /
+    MNEMONIST_USER; none: global memories only."""
+    opts = _settings(ctx)
+    out = {"agent_id": opts.get("agent") or os.environ.get("MNEMONIST_AGENT"),
+           "user_id": opts.get("user") or os.environ.get("MNEMONIST_USER")}
+    return {k: v for k, v in out.items() if v}

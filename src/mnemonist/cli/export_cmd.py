@@ -37,11 +37,20 @@ def _fail(message: str, code: int = 1) -> None:
 @click.option("--vectors", is_flag=True, help="include the embedding vectors (base64 float32)")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="write to this file (default: standard output)")
+@click.option("--agent", default=None,
+              help="also this agent's private memories (default: global memories only)")
+@click.option("--user", default=None, help="also this user's private memories")
+@click.option("--all-scopes", is_flag=True,
+              help="every memory, every agent's and user's private ones too (a full export)")
 @click.pass_context
-def export(ctx: click.Context, project: str | None, vectors: bool, output: Path | None) -> None:
-    """Write every memory with its history, links, sessions and files as a JSON-lines bundle."""
+def export(ctx: click.Context, project: str | None, vectors: bool, output: Path | None,
+           agent: str | None, user: str | None, all_scopes: bool) -> None:
+    """Write the memories with their history, links, sessions and files as a JSON-lines
+    bundle: global memories (and --agent / --user's own), or all of them with --all-scopes."""
     lines = _client(ctx).stream_lines("/api/export", project=project,
-                                      vectors="true" if vectors else None)
+                                      vectors="true" if vectors else None,
+                                      agent_id=agent, user_id=user,
+                                      all_scopes="true" if all_scopes else None)
     out = output.open("w", encoding="utf-8") if output else None
     try:
         count = 0

@@ -16,9 +16,14 @@ import click
 @click.option("--format", "fmt", default="claude-code",
               help="claude-code (JSON hookSpecificOutput) | text | json")
 @click.option("--harness", default="claude-code", help="harness name stored with the session")
+@click.option("--agent", envvar="MNEMONIST_AGENT", default=None,
+              help="read as this agent: global memories and its own (default: MNEMONIST_AGENT;"
+                   " none: global memories only)")
+@click.option("--user", envvar="MNEMONIST_USER", default=None,
+              help="read as this user (default: MNEMONIST_USER)")
 @click.pass_context
 def hook(ctx: click.Context, event: str, timeout_ms: int | None, fmt: str,
-         harness: str) -> None:
+         harness: str, agent: str | None, user: str | None) -> None:
     """Run a harness hook: session-start, user-prompt-submit, pre-compaction (pre-compact),
     compaction-complete, session-end. Reads the hook JSON on stdin; always exits 0."""
     from mnemonist.hooks.runner import emit, load_settings, log_line, run_hook
@@ -30,7 +35,7 @@ def hook(ctx: click.Context, event: str, timeout_ms: int | None, fmt: str,
         click.echo(f"mnemonist hook: {exc}", err=True)
         return
     try:
-        out = run_hook(event, settings, fmt=fmt, harness=harness)
+        out = run_hook(event, settings, fmt=fmt, harness=harness, agent=agent, user=user)
     except Exception as exc:
         log_line(settings, event, f"hook failed: {type(exc).__name__}: {exc}")
         out = ""

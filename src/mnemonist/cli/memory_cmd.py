@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from mnemonist.cli.common import call, client, daemon_options, emit, fail
+from mnemonist.cli.common import call, client, daemon_options, emit, fail, identity
 
 #: the id prefix `recall` and `list` print (the daemon accepts any unique prefix of 4 or more)
 SHORT_ID = 8
@@ -26,20 +26,26 @@ def _one_line(text: str, width: int) -> str:
 @click.option("--type", "type_", default=None)
 @click.option("--importance", type=float, default=None)
 @click.option("--tags", default=None, help="comma-separated")
-@click.option("--who", default="cli")
+@click.option("--who", default=None, help="who states it (default: --agent, else cli)")
 @click.option("--project", default=None)
 @click.option("--pinned", is_flag=True, default=None)
 @click.option("--at", "occurred_at", default=None, help="when it happened (ISO 8601)")
 @click.option("--source", "source_id", default=None, help="source id (conversation, file...)")
+@click.option("--private", is_flag=True,
+              help="private to --agent / --user (MNEMONIST_AGENT / MNEMONIST_USER)")
 @click.option("--json", "as_json", is_flag=True)
 @daemon_options
 @click.pass_context
 def remember(ctx, content, type_, importance, tags, who, project, pinned, occurred_at, source_id,
-             as_json) -> None:
-    """Store a memory ("critical:" pins it, "[a,b]:" tags it)."""
+             private, as_json) -> None:
+    """Store a memory ("critical:" pins it, "[a,b]:" tags it); global unless --private."""
+    me = identity(ctx)
+    if private and not me:
+        fail("--private needs --agent or --user (or MNEMONIST_AGENT / MNEMONIST_USER)")
     body = {"content": " ".join(content), "type": type_, "importance": importance,
-            "tags": tags, "who": who, "project": project, "pinned": pinned,
-            "occurred_at": occurred_at, "source_id": source_id}
+            "tags": tags, "who": who or me.get("agent_id") or "cli", "project": project,
+            "pinned": pinned, "occurred_at": occurred_at, "source_id": source_id,
+            **(me if private else {})}
     out = call(lambda: client(ctx).post("/api/memory/remember", body))
     if as_json:
         return emit(out)

@@ -181,8 +181,11 @@ def emit(text: str) -> None:
 
 
 def run_hook(event_name: str, settings: HookSettings, *, fmt: str = "claude-code",
-             harness: str = "claude-code", stdin: Any = read_stdin) -> str:
-    """What to print for this hook ("" on any failure); returns within the deadline."""
+             harness: str = "claude-code", stdin: Any = read_stdin,
+             agent: str | None = None, user: str | None = None) -> str:
+    """What to print for this hook ("" on any failure); returns within the deadline.
+    `agent` / `user`: who the hook reads as (its private memories are offered too); none:
+    global memories only."""
     started = time.monotonic()
     deadline = started + settings.timeout_s
     event = canonical_event(event_name)
@@ -198,6 +201,9 @@ def run_hook(event_name: str, settings: HookSettings, *, fmt: str = "claude-code
     def work() -> None:
         try:
             payload = parse_payload(stdin(), harness)
+            for field, value in (("agent_id", agent), ("user_id", user)):
+                if value:
+                    payload.setdefault(field, value)
             answer = post(settings, EVENTS[event][0], payload, deadline)
             result["out"] = render(event, answer, fmt)
         except Exception as exc:

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from mnemonist.client import Client, DaemonError
 from mnemonist.model.requests import (
+    Caller,
     ForgetRequest,
     ListRequest,
     MemoryPatch,
@@ -55,19 +56,19 @@ class Backend(ABC):
     async def remember(self, body: Body) -> Body: ...
 
     @abstractmethod
-    async def get(self, memory_id: str) -> Body: ...
+    async def get(self, memory_id: str, caller: Body | None = None) -> Body: ...
 
     @abstractmethod
     async def list(self, params: Body) -> Body: ...
 
     @abstractmethod
-    async def patch(self, memory_id: str, body: Body) -> Body: ...
+    async def patch(self, memory_id: str, body: Body, caller: Body | None = None) -> Body: ...
 
     @abstractmethod
     async def forget(self, body: Body) -> Body: ...
 
     @abstractmethod
-    async def history(self, memory_id: str) -> Body: ...
+    async def history(self, memory_id: str, caller: Body | None = None) -> Body: ...
 
 
 def _path_id(memory_id: str) -> str:
@@ -80,6 +81,10 @@ def _query_value(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return ",".join(str(v) for v in value)
     return value
+
+
+def _params(caller: Body | None) -> Body:
+    return {k: _query_value(v) for k, v in (caller or {}).items() if v is not None}
 
 
 class HttpBackend(Backend):
@@ -121,21 +126,24 @@ class HttpBackend(Backend):
     async def remember(self, body: Body) -> Body:
         return await self._call("POST", "/api/memory/remember", json=body)
 
-    async def get(self, memory_id: str) -> Body:
-        return await self._call("GET", f"/api/memory/{_path_id(memory_id)}")
+    async def get(self, memory_id: str, caller: Body | None = None) -> Body:
+        return await self._call("GET", f"/api/memory/{_path_id(memory_id)}",
+                                params=_params(caller))
 
     async def list(self, params: Body) -> Body:
         query = {k: _query_value(v) for k, v in params.items() if v is not None}
         return await self._call("GET", "/api/memories", params=query)
 
-    async def patch(self, memory_id: str, body: Body) -> Body:
-        return await self._call("PATCH", f"/api/memory/{_path_id(memory_id)}", json=body)
+    async def patch(self, memory_id: str, body: Body, caller: Body | None = None) -> Body:
+        return await self._call("PATCH", f"/api/memory/{_path_id(memory_id)}", json=body,
+                                params=_params(caller))
 
     async def forget(self, body: Body) -> Body:
         return await self._call("POST", "/api/memory/forget", json=body)
 
-    async def history(self, memory_id: str) -> Body:
-        return await self._call("GET", f"/api/memory/{_path_id(memory_id)}/history")
+    async def history(self, memory_id: str, caller: Body | None = None) -> Body:
+        return await self._call("GET", f"/api/memory/{_path_id(memory_id)}/history",
+                                params=_params(caller))
 
 
 class ServiceBackend(Backend):
@@ -171,19 +179,22 @@ class ServiceBackend(Backend):
             lambda: self.service.remember(RememberRequest.model_validate(body))
         )
 
-    async def get(self, memory_id: str) -> Body:
-        return await self._run(lambda: self.service.get(memory_id))
+    async def get(self, memory_id: str, caller: Body | None = None) -> Body:
+        return await self._run(
+            lambda: self.service.get(memory_id, caller=Caller.model_validate(caller or {})))
 
     async def list(self, params: Body) -> Body:
         return await self._run(lambda: self.service.list(ListRequest.model_validate(params)))
 
-    async def patch(self, memory_id: str, body: Body) -> Body:
+    async def patch(self, memory_id: str, body: Body, caller: Body | None = None) -> Body:
         return await self._run(
-            lambda: self.service.patch(memory_id, MemoryPatch.model_validate(body))
+            lambda: self.service.patch(memory_id, MemoryPatch.model_validate(body),
+                                       caller=Caller.model_validate(caller or {}))
         )
 
     async def forget(self, body: Body) -> Body:
         return await self._run(lambda: self.service.forget(ForgetRequest.model_validate(body)))
 
-    async def history(self, memory_id: str) -> Body:
-        return await self._run(lambda: self.service.history(memory_id))
+    async def history(self, memory_id: str, caller: Body | None = None) -> Body:
+        return await self._run(
+            lambda: self.service.history(memory_id, Caller.model_validate(caller or {})))

@@ -11,6 +11,7 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import mcp_types as types
@@ -25,6 +26,10 @@ from mnemonist.mcp.backends import Backend, ToolError
 from mnemonist.mcp.tools import BY_NAME, INSTRUCTIONS, TOOLS, ToolSpec, call_tool
 
 log = logging.getLogger(__name__)
+
+#: the identity the /mcp request's X-Mnemonist-Agent / X-Mnemonist-User headers name
+REQUEST_IDENTITY: ContextVar[dict[str, Any] | None] = ContextVar("mcp_identity", default=None)
+IDENTITY_HEADERS = {b"x-mnemonist-agent": "agent_id", b"x-mnemonist-user": "user_id"}
 
 
 def mcp_tool(spec: ToolSpec) -> types.Tool:
@@ -48,12 +53,13 @@ def _text(data: Any) -> types.TextContent:
     return types.TextContent(type="text", text=json.dumps(data, ensure_ascii=False))
 
 
-async def run_tool(backend: Backend, name: str, arguments: dict[str, Any] | None
-                   ) -> types.CallToolResult:
+async def run_tool(backend: Backend, name: str, arguments: dict[str, Any] | None,
+                   identity: dict[str, Any] | None = None) -> types.CallToolResult:
     """One tool call as an MCP result: the daemon's JSON answer, or a tool error carrying its
-    error code and message (`isError`); never an exception."""
+    error code and message (`isError`); never an exception. `identity`: who the server
+    reads as where the call names nobody."""
     try:
-        data = await call_tool(backend, name, arguments)
+        data = await call_tool(backend, name, arguments, identity)
     except ToolError as exc:
         log.info("MCP tool %s failed: %s", name, exc)
         return types.CallToolResult(content=[_text(exc.to_dict())], is_error=True)
@@ -64,14 +70,17 @@ async def run_tool(backend: Backend, name: str, arguments: dict[str, Any] | None
     return types.CallToolResult(content=[_text(data)], structured_content=data)
 
 
-def build_server(backend: Backend) -> Server[Any]:
+def build_server(backend: Backend, identity: dict[str, Any] | None = None) -> Server[Any]:
+    """`identity`: the agent / user this server reads as (`mnemonist mcp --agent/--user`);
+    on /mcp the request's identity headers name it instead."""
     tools = [mcp_tool(spec) for spec in TOOLS]
 
     async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
 
     async def call(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        return await run_tool(backend, params.name, params.arguments)
+        return await run_tool(backend, params.name, params.arguments,
+                              identity or REQUEST_IDENTITY.get())
 
     def input_schema(name: str) -> dict[str, Any] | None:
         spec = BY_NAME.get(name)
@@ -92,18 +101,18 @@ def build_server(backend: Backend) -> Server[Any]:
 # -- stdio -------------------------------------------------------------------------------------
 
 
-async def serve_stdio(backend: Backend) -> None:
+async def serve_stdio(backend: Backend, identity: dict[str, Any] | None = None) -> None:
     from mcp.server.stdio import stdio_server
 
-    server = build_server(backend)
+    server = build_server(backend, identity)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def run_stdio(backend: Backend) -> None:
+def run_stdio(backend: Backend, identity: dict[str, Any] | None = None) -> None:
     import anyio
 
-    anyio.run(serve_stdio, backend)
+    anyio.run(serve_stdio, backend, identity)
 
 
 # -- streamable HTTP on the daemon ---------------------------------------------------------------
@@ -147,4 +156,10 @@ class McpHttpEndpoint:
             )
             await response(scope, receive, send)
             return
-        await manager.handle_request(scope, receive, send)
+        named = {IDENTITY_HEADERS[k]: v.decode("latin-1").strip()
+                 for k, v in scope.get("headers", ()) if k.lower() in IDENTITY_HEADERS}
+        token = REQUEST_IDENTITY.set(named or None)  # the tool calls of this request read it
+        try:
+            await manager.handle_request(scope, receive, send)
+        finally:
+            REQUEST_IDENTITY.reset(token)

@@ -98,6 +98,27 @@ def _filters(verb: str) -> dict[str, dict[str, Any]]:
     }
 
 
+_SCOPE_LIST = {
+    "type": "array",
+    "items": {"type": "string", "minLength": 1, "maxLength": 200},
+    "maxItems": 100,
+}
+#: who reads: every tool but memory_store takes them (the server's --agent / --user fill them)
+READER = {
+    "agent_id": _string(
+        "Read as this agent: global memories plus this agent's private ones (default: the "
+        "server's --agent; none: global memories only).", min_length=1, max_length=200),
+    "user_id": _string(
+        "Read as this user: global memories plus this user's private ones (default: the "
+        "server's --user).", min_length=1, max_length=200),
+    "agents": {**_SCOPE_LIST, "description": (
+        "Also read these agents' private memories (an explicit cross-scope read); [\"*\"]: "
+        "every agent's.")},
+    "users": {**_SCOPE_LIST, "description": (
+        "Also read these users' private memories; [\"*\"]: every user's.")},
+}
+
+
 def _object(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
     schema: dict[str, Any] = {
         "type": "object",
@@ -138,6 +159,7 @@ SEARCH_INPUT = _object(
             "Attach the full stored session transcript to each result that has one (can be "
             "long).", False,
         ),
+        **READER,
     },
     ["query"],
 )
@@ -189,11 +211,18 @@ STORE_INPUT = _object(
         ),
         "valid_from": _string(f"Since when it is true: {WHEN}. Default: occurred_at."),
         "valid_to": _string(f"Until when it is true, if known: {WHEN}. Default: open."),
+        "agent_id": _string(
+            "Make it private to this agent: only reads as this agent (or explicit cross-scope "
+            "reads) see it. Leave unset for a memory every agent shares.",
+            min_length=1, max_length=200),
+        "user_id": _string(
+            "Make it private to this user. Leave unset for a memory every user shares.",
+            min_length=1, max_length=200),
     },
     ["content"],
 )
 
-GET_INPUT = _object({"id": MEMORY_ID}, ["id"])
+GET_INPUT = _object({"id": MEMORY_ID, **READER}, ["id"])
 
 LIST_INPUT = _object(
     {
@@ -208,6 +237,7 @@ LIST_INPUT = _object(
             "default": "created_at",
             "description": "Sort key, newest (or most important) first.",
         },
+        **READER,
     },
 )
 
@@ -231,6 +261,7 @@ MODIFY_INPUT = _object(
             "Only change it if its version is still this one (from memory_get or "
             "memory_store); otherwise fail with version_conflict.", 1,
         ),
+        **READER,
     },
     ["id", "reason"],
 )
@@ -274,10 +305,11 @@ FORGET_INPUT = _object(
             "to the preview as well: its token is only good for a purge.", False,
         ),
         "include_pinned": _boolean("Also forget pinned memories (skipped by default).", False),
+        **READER,
     },
 )
 
-HISTORY_INPUT = _object({"id": MEMORY_ID}, ["id"])
+HISTORY_INPUT = _object({"id": MEMORY_ID, **READER}, ["id"])
 
 # -- output schemas (what structuredContent holds; loose: the daemon may add fields) -------------
 
@@ -398,8 +430,14 @@ async def _store(backend: Backend, args: Body) -> Body:
     return await backend.remember(args)
 
 
+def _reader(args: Body) -> Body:
+    """The identity fields of `args`, taken out of them (a by-id call's caller)."""
+    return {k: args.pop(k) for k in list(args) if k in READER}
+
+
 async def _get(backend: Backend, args: Body) -> Body:
-    return await backend.get(_memory_id(args))
+    memory_id = _memory_id(args)
+    return await backend.get(memory_id, _reader(args))
 
 
 async def _list(backend: Backend, args: Body) -> Body:
@@ -408,7 +446,8 @@ async def _list(backend: Backend, args: Body) -> Body:
 
 async def _modify(backend: Backend, args: Body) -> Body:
     memory_id = _memory_id(args)
-    return await backend.patch(memory_id, args)
+    caller = _reader(args)
+    return await backend.patch(memory_id, args, caller)
 
 
 async def _forget(backend: Backend, args: Body) -> Body:
@@ -416,7 +455,8 @@ async def _forget(backend: Backend, args: Body) -> Body:
 
 
 async def _history(backend: Backend, args: Body) -> Body:
-    return await backend.history(_memory_id(args))
+    memory_id = _memory_id(args)
+    return await backend.history(memory_id, _reader(args))
 
 
 @dataclass(frozen=True)
@@ -564,7 +604,22 @@ INSTRUCTIONS = (
 )
 
 
-async def call_tool(backend: Backend, name: str, arguments: dict[str, Any] | None) -> Body:
+def with_identity(name: str, args: Body, identity: Body | None) -> Body:
+    """The server's identity (`mnemonist mcp --agent/--user`, or the /mcp request's
+    X-Mnemonist-Agent / X-Mnemonist-User headers) where the call names none. A read reads as
+    it; a store records the agent as `who` (its observer), never as an owner: a memory is
+    private only when the call says so with agent_id / user_id."""
+    if not identity:
+        return args
+    if name == "memory_store":
+        if identity.get("agent_id") and "who" not in args:
+            return {**args, "who": identity["agent_id"]}
+        return args
+    return {**{k: v for k, v in identity.items() if v is not None}, **args}
+
+
+async def call_tool(backend: Backend, name: str, arguments: dict[str, Any] | None,
+                    identity: Body | None = None) -> Body:
     """Run one tool. Raises `ToolError` with the daemon's code and message on any failure."""
     spec = BY_NAME.get(name)
     if spec is None:
@@ -580,4 +635,4 @@ async def call_tool(backend: Backend, name: str, arguments: dict[str, Any] | Non
         raise ToolError(
             "invalid_request", "; ".join(f"{k}: unknown field" for k in sorted(unknown))
         )
-    return await spec.run(backend, args)
+    return await spec.run(backend, with_identity(name, args, identity))

@@ -308,6 +308,10 @@ class SearchConfig(SnakeModel):
     time_weight: float = Range(
         1.0, 0.0, 5.0, "score boost (×(1+w)) for memories whose event time is in the window"
     )
+    corroboration_weight: float = Range(
+        0.1, 0.0, 2.0,
+        "lift ×(1+w·log2(observation_count)) for memories several agents stored (0: off)",
+    )
 
 
 # --- embedding and server -------------------------------------------------------------------

@@ -12,6 +12,8 @@ from typing import Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
+from mnemonist.model.requests import Caller, ScopeId
+
 SESSION_ALIASES = AliasChoices("session_id", "sessionId", "session_key", "sessionKey")
 
 
@@ -37,8 +39,15 @@ class HookRequest(BaseModel):
     harness: str | None = Field(default=None, max_length=100)
     project: str | None = Field(default=None, max_length=500,
                                 description="overrides the project derived from cwd")
+    agent_id: ScopeId | None = Field(
+        default=None, description="the agent the hook reads as: global memories and its own")
+    user_id: ScopeId | None = Field(
+        default=None, description="the user the hook reads as: global memories and theirs")
 
     _session = field_validator("session_id")(lambda cls, v: _key(v))
+
+    def caller(self) -> Caller:
+        return Caller(agent_id=self.agent_id, user_id=self.user_id)
 
 
 class SessionStartRequest(HookRequest):

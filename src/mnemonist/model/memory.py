@@ -28,7 +28,11 @@ MEMORY_TYPES = (
 
 HISTORY_EVENTS = (
     "created", "modified", "deleted", "recovered", "none", "purged", "superseded",
+    "corroborated",
 )
+
+#: the most distinct agents `observed_by` lists (observation_count keeps counting past it)
+MAX_OBSERVERS = 20
 
 
 def utcnow() -> str:
@@ -83,6 +87,10 @@ class Memory:
     supersedes: str | None = None
     valid_from: str | None = None
     valid_to: str | None = None
+    agent_id: str | None = None
+    user_id: str | None = None
+    observed_by: list[str] = field(default_factory=list)
+    observation_count: int = 1
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -121,6 +129,10 @@ class Memory:
             supersedes=row["supersedes"] if "supersedes" in keys else None,
             valid_from=row["valid_from"] if "valid_from" in keys else None,
             valid_to=row["valid_to"] if "valid_to" in keys else None,
+            agent_id=row["agent_id"] if "agent_id" in keys else None,
+            user_id=row["user_id"] if "user_id" in keys else None,
+            observed_by=json.loads(row["observed_by"] or "[]") if "observed_by" in keys else [],
+            observation_count=row["observation_count"] if "observation_count" in keys else 1,
         )
 
     def to_public(self) -> dict[str, Any]:

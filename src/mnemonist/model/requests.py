@@ -109,6 +109,56 @@ class Request(BaseModel):
     )
 
 
+#: every scope in `agents` / `users` (an explicit cross-scope read)
+ANY_SCOPE = "*"
+MAX_SCOPE_ID_CHARS = 200
+
+
+def _scope_name(value: str, *, star: bool) -> str:
+    """An agent or user id: trimmed, not empty, no control characters; `*` only where it
+    means "every scope" (a list of scopes to read)."""
+    text = value.strip()
+    if not text:
+        raise ValueError("is empty")
+    if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in text):
+        raise ValueError("contains a control character")
+    if text == ANY_SCOPE and not star:
+        raise ValueError('"*" is not an id (it means every scope in `agents` / `users`)')
+    return text
+
+
+#: an owner / caller id (agent_id, user_id)
+ScopeId = Annotated[str, Field(min_length=1, max_length=MAX_SCOPE_ID_CHARS),
+                    AfterValidator(lambda v: _scope_name(v, star=False))]
+_ScopeOrStar = Annotated[str, Field(min_length=1, max_length=MAX_SCOPE_ID_CHARS),
+                         AfterValidator(lambda v: _scope_name(v, star=True))]
+#: scopes a read asks to see beyond its own: ids, or "*" for all (a list or "a,b")
+ScopeList = Annotated[
+    Annotated[list[_ScopeOrStar], Field(max_length=100)] | None,
+    BeforeValidator(lambda v: v.split(",") if isinstance(v, str) else v),
+]
+#: the fields that say who reads, not what to read
+IDENTITY_FIELDS = ("agent_id", "user_id", "agents", "users")
+
+
+class Caller(Request):
+    """Who is reading. No identity: only global memories. `agent_id` / `user_id`: global
+    ones and that agent's / user's own. `agents` / `users`: explicit cross-scope reads of
+    these agents' / users' private memories too (`["*"]`: all of them)."""
+
+    agent_id: ScopeId | None = None
+    user_id: ScopeId | None = None
+    agents: ScopeList = None
+    users: ScopeList = None
+
+    def identity(self) -> Caller:
+        return Caller(**{k: getattr(self, k) for k in IDENTITY_FIELDS})
+
+    def sees_everything(self) -> bool:
+        """True when no private memory is hidden from this caller."""
+        return ANY_SCOPE in (self.agents or ()) and ANY_SCOPE in (self.users or ())
+
+
 class RememberRequest(Request):
     content: str = Field(min_length=1)
     type: MemoryType | None = None
@@ -127,6 +177,10 @@ class RememberRequest(Request):
     key: LifecycleKey | None = None
     valid_from: Timestamp | None = None
     valid_to: Timestamp | None = None
+    agent_id: ScopeId | None = Field(
+        default=None, description="owner: the memory is private to this agent")
+    user_id: ScopeId | None = Field(
+        default=None, description="owner: the memory is private to this user")
 
     _tags = field_validator("tags")(lambda cls, v: _clean_tags(v))
 
@@ -160,7 +214,7 @@ class RememberRequest(Request):
         return value
 
 
-class RecallFilters(Request):
+class RecallFilters(Caller):
     type: MemoryType | None = None
     tags: Tags = None
     who: str | None = Field(default=None, max_length=200)
@@ -182,9 +236,10 @@ class RecallFilters(Request):
     _tags = field_validator("tags")(lambda cls, v: _clean_tags(v))
 
     def is_empty(self) -> bool:
-        """No filter that selects (include_superseded widens, it selects nothing)."""
+        """No filter that selects (include_superseded widens, it selects nothing; the caller's
+        identity says who reads, not what)."""
         return all(getattr(self, name) is None for name in type(self).model_fields
-                   if name != "include_superseded")
+                   if name != "include_superseded" and name not in IDENTITY_FIELDS)
 
 
 class RecallRequest(RecallFilters):
@@ -232,13 +287,13 @@ class MemoryPatch(Request):
         return {f: getattr(self, f) for f in names if getattr(self, f) is not None}
 
 
-class ModifyRequest(Request):
+class ModifyRequest(Caller):
     patches: list[MemoryPatch] = Field(min_length=1, max_length=10_000)
     reason: Reason | None = None
     changed_by: str | None = Field(default=None, max_length=200)
 
 
-class DeleteRequest(Request):
+class DeleteRequest(Caller):
     reason: Reason
     if_version: int | None = Field(default=None, ge=1)
     force: bool = False
@@ -246,7 +301,7 @@ class DeleteRequest(Request):
     changed_by: str | None = Field(default=None, max_length=200)
 
 
-class RecoverRequest(Request):
+class RecoverRequest(Caller):
     reason: Reason
     if_version: int | None = Field(default=None, ge=1)
     changed_by: str | None = Field(default=None, max_length=200)

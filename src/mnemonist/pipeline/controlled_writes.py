@@ -194,8 +194,10 @@ class Applier:
     def _duplicate(self, norm: NormalizedContent) -> str | None:
         row = self.conn.execute(
             "SELECT id FROM memories WHERE content_hash = ? AND COALESCE(project, '') = ?"
+            " AND COALESCE(agent_id, '') = ? AND COALESCE(user_id, '') = ?"
             " AND is_deleted = 0 AND superseded_at IS NULL ORDER BY seq LIMIT 1",
-            (norm.content_hash, self.ctx.source.project or ""),
+            (norm.content_hash, self.ctx.source.project or "",
+             self.ctx.source.agent_id or "", self.ctx.source.user_id or ""),
         ).fetchone()
         return row[0] if row else None
 
@@ -223,6 +225,7 @@ class Applier:
             source_type=src.source_type, source_id=src.source_id, idempotency_key=None,
             occurred_at=src.occurred_at, created_at=now, confidence=p.fact.confidence,
             extraction_model=self.ctx.extraction_model, key=key,
+            agent_id=src.agent_id, user_id=src.user_id,  # a private memory's facts stay private
         )
         try:
             seq = memories.insert(self.conn, new)

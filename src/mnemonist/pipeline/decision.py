@@ -61,17 +61,23 @@ def find_candidates(
     project: str | None,
     exclude_id: str,
     limit: int = CANDIDATE_LIMIT,
+    agent_id: str | None = None,
+    user_id: str | None = None,
 ) -> list[Candidate]:
     """The search runs with no threshold and the threshold is applied here, to vector-only
     hits: the source memory, which shares every word with its own fact, takes the top of the
-    per-query keyword normalisation, so a real keyword match can be scored 0 beside it."""
-    filters = RecallFilters(project=project) if project else None
+    per-query keyword normalisation, so a real keyword match can be scored 0 beside it.
+    Only memories of the source's own scope (owners `agent_id` / `user_id`) are candidates:
+    a fact from one agent's private memory never updates another scope's."""
+    filters = RecallFilters(project=project, agent_id=agent_id, user_id=user_id)
     outcome = searcher.search(conn, content, filters, limit * 4, 0.0)
     out: list[Candidate] = []
     for hit in outcome.hits:
         m = hit.memory
         if m.id == exclude_id or m.project != project or m.source_type == "file":
             continue  # a memory file's chunk changes only with its file
+        if (m.agent_id, m.user_id) != (agent_id, user_id):
+            continue
         if hit.keyword_score is None and hit.score < searcher.cfg.min_score:
             continue
         out.append(Candidate(m.id, m.seq, m.content, m.type, m.pinned))

@@ -142,7 +142,8 @@ class ExtractionPipeline:
         out: list[Proposal] = []
         for fact in extraction.facts:
             candidates = find_candidates(self.host.searcher, conn, fact.content,
-                                         project=source.project, exclude_id=source.id)
+                                         project=source.project, exclude_id=source.id,
+                                         agent_id=source.agent_id, user_id=source.user_id)
             out.append(decide(self.llm, fact, candidates, timeout_s, warnings))
         return out
 

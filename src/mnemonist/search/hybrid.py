@@ -14,8 +14,9 @@ from mnemonist.model.config import MemoryConfig, RerankerConfig, SearchConfig
 from mnemonist.model.memory import Memory, format_ts, parse_ts
 from mnemonist.model.requests import RecallFilters
 from mnemonist.search.authors import KnownAuthors
+from mnemonist.search.corroboration import corroboration_factor
 from mnemonist.search.dampening import dampen
-from mnemonist.search.filters import historical, only_project, where_clause
+from mnemonist.search.filters import hidden_private, historical, only_project, where_clause
 from mnemonist.search.fusion import Fused, fuse, normalize_bm25
 from mnemonist.search.graph_boost import graph_boost
 from mnemonist.search.keyword import keyword_search, phrase_search
@@ -186,15 +187,18 @@ class HybridSearch:
         cfg, index = self.cfg, self.index
         assert index is not None
         allowed = None
+        hidden: set[int] = set()
         if not only_project(filters):
             where, args = where_clause(filters)
             sql = f"SELECT m.seq FROM memories m WHERE {where}"
             allowed = {r[0] for r in conn.execute(sql, args)}
+        else:  # others' private memories never take a place in the vector leg's top k
+            hidden = hidden_private(conn, filters)
         project = filters.project if filters else None
         scope = filters.scope if filters else None
         top = index.search(
             qvec, cfg.top_k, project=project, filter_project=project is not None,
-            allowed=allowed, scope=scope,
+            allowed=allowed, scope=scope, hidden=hidden,
         )
         old: dict[int, float] = {}
         if historical(filters):  # superseded rows are scored from their stored vectors
@@ -209,7 +213,7 @@ class HybridSearch:
         if ctx is not None and weight > 0 and cfg.context_window > 0:
             ctx_top = ctx.search(qvec, cfg.top_k, project=project,
                                  filter_project=project is not None, allowed=allowed,
-                                 scope=scope)
+                                 scope=scope, hidden=hidden)
             vector_hits |= {seq for seq, _ in ctx_top}
             candidates = vector_hits | set(keyword)
             cosines.update(index.scores(qvec, [s for s in candidates if s not in cosines]))
@@ -306,6 +310,7 @@ class HybridSearch:
                 score *= boost
             if m.source_type == "session":
                 score *= turn_weight
+            score *= corroboration_factor(m.observation_count, cfg.corroboration_weight)
             hits.append(Hit(m, score, f.source, f.keyword, f.vector))
         if self._boost_by_graph(conn, hits, query, filters):
             degraded.append("graph_timeout")

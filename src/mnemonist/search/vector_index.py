@@ -108,9 +108,11 @@ class VectorIndex:
         filter_project: bool = False,
         allowed: set[int] | None = None,
         scope: Collection[str] | None = None,
+        hidden: Collection[int] | None = None,
     ) -> list[tuple[int, float]]:
         """Top-k (seq, cosine), optionally within one project, within `scope` (any of these
-        projects, case-insensitive, or no project) and/or an allowed set of seqs."""
+        projects, case-insensitive, or no project) and/or an allowed set of seqs, never one
+        of the `hidden` seqs (private memories the reader may not see)."""
         q = np.asarray(query, dtype=np.float32)
         with self._lock:
             n = self._n
@@ -135,6 +137,10 @@ class VectorIndex:
                 positions = [self._pos[s] for s in allowed if s in self._pos]
                 allow[positions] = True
                 mask = allow if mask is None else (mask & allow)
+            if hidden:
+                keep = np.ones(n, dtype=bool)
+                keep[[self._pos[s] for s in hidden if s in self._pos]] = False
+                mask = keep if mask is None else (mask & keep)
         if mask is not None:
             sims = np.where(mask, sims, -np.inf)
             k = min(k, int(mask.sum()))

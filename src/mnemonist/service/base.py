@@ -13,12 +13,14 @@ from collections.abc import Callable
 import numpy as np
 
 from mnemonist.model.config import Config
+from mnemonist.model.requests import Caller
 from mnemonist.pipeline.access import AccessRecorder
 from mnemonist.pipeline.embedder import BackgroundEmbedder
 from mnemonist.providers.embedding.base import EmbeddingError, EmbeddingProvider
+from mnemonist.search.filters import visible_ids
 from mnemonist.search.hybrid import HybridSearch
 from mnemonist.search.vector_index import VectorIndex
-from mnemonist.service.errors import Conflict
+from mnemonist.service.errors import Conflict, NotFound
 from mnemonist.store import embeddings, hints, memories
 from mnemonist.store.context import is_line
 from mnemonist.store.db import Database
@@ -71,15 +73,24 @@ class ServiceBase:
         self.searcher.turn_weight = lambda: self.config.sessions.recall_weight
 
     # -- memory ids -----------------------------------------------------------------------
-    def resolve_id(self, ref: str, conn: sqlite3.Connection | None = None) -> str:
+    def resolve_id(self, ref: str, conn: sqlite3.Connection | None = None,
+                   caller: Caller | None = None) -> str:
         """The id of the memory (live or deleted) that `ref` names: an exact id, else a unique
         prefix of at least MIN_ID_PREFIX hex characters. An ambiguous prefix is a 409
-        `ambiguous_id`; a ref that names nothing comes back unchanged (the caller's 404)."""
+        `ambiguous_id`; a ref that names nothing comes back unchanged (the caller's 404).
+
+        Every read or change by id passes here: a memory `caller` may not see (another
+        agent's or user's private one) is a 404 `not_found`, exactly as a missing one."""
         conn = conn or self.db.reader()
-        if memories.get(conn, ref) is not None or len(ref) < MIN_ID_PREFIX or (
-                not _PREFIX.fullmatch(ref)):
+        if memories.get(conn, ref) is not None:
+            if not visible_ids(conn, [ref], caller):
+                raise NotFound(f"no memory {ref}")
+            return ref
+        if len(ref) < MIN_ID_PREFIX or not _PREFIX.fullmatch(ref):
             return ref
         found, count = memories.ids_with_prefix(conn, ref.lower(), AMBIGUOUS_SHOWN)
+        if count and (count > len(found) or visible_ids(conn, found, caller) != set(found)):
+            found, count = self._visible_with_prefix(conn, ref.lower(), caller)
         if count == 1:
             return found[0]
         if count > 1:
@@ -88,9 +99,29 @@ class ServiceBase:
                            " id", code="ambiguous_id", prefix=ref, matches=found)
         return ref
 
-    def resolve_ids(self, refs: list[str], conn: sqlite3.Connection | None = None) -> list[str]:
+    @staticmethod
+    def _visible_with_prefix(conn: sqlite3.Connection, prefix: str,
+                             caller: Caller | None) -> tuple[list[str], int]:
+        """ids_with_prefix among the memories `caller` may see (the rare slow case)."""
+        ids, _ = memories.ids_with_prefix(conn, prefix, limit=10_000)
+        seen = visible_ids(conn, ids, caller)
+        mine = [i for i in ids if i in seen]
+        return mine[:AMBIGUOUS_SHOWN], len(mine)
+
+    def resolve_ids(self, refs: list[str], conn: sqlite3.Connection | None = None,
+                    caller: Caller | None = None, *, missing_ok: bool = False) -> list[str]:
+        """`missing_ok`: a memory the caller may not see comes back unchanged, as a ref
+        naming nothing does (a selection that simply does not find it)."""
         conn = conn or self.db.reader()
-        return [self.resolve_id(ref, conn) for ref in refs]
+        out = []
+        for ref in refs:
+            try:
+                out.append(self.resolve_id(ref, conn, caller))
+            except NotFound:
+                if not missing_ok:
+                    raise
+                out.append(ref)
+        return out
 
     # -- hints jobs ----------------------------------------------------------------------
     def set_hints_waker(self, wake: Callable[[], None] | None) -> None:

@@ -20,6 +20,8 @@ from typing import Any
 
 from mnemonist import __version__
 from mnemonist.model.memory import utcnow
+from mnemonist.model.requests import Caller
+from mnemonist.search.filters import PRIVATE, visibility_clause
 from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import BadRequest, Conflict
 from mnemonist.store import bundle
@@ -39,9 +41,16 @@ def _line(record: dict[str, Any]) -> str:
 
 
 class ExportOps(ServiceBase):
-    def export_lines(self, *, project: str | None = None, vectors: bool = False
+    def export_lines(self, *, project: str | None = None, vectors: bool = False,
+                     caller: Caller | None = None, all_scopes: bool = False
                      ) -> Iterator[str]:
-        """The bundle, one JSON line at a time (header first); read in pages, never whole."""
+        """The bundle, one JSON line at a time (header first); read in pages, never whole.
+        It holds the global memories and the caller's own (none: global only), or every
+        memory with `all_scopes` (a full, backup-like export)."""
+        hidden = None
+        if not all_scopes:
+            visible, args = visibility_clause(caller)
+            hidden = (f"SELECT m.id FROM memories m WHERE {PRIVATE} AND NOT ({visible})", args)
         conn = sqlite3.connect(str(self.db.path), isolation_level=None, check_same_thread=False,
                                timeout=30.0)
         try:
@@ -51,11 +60,13 @@ class ExportOps(ServiceBase):
             conn.execute("SELECT 1 FROM memories LIMIT 1").fetchall()  # the snapshot starts
             yield _line({"kind": BUNDLE_KIND, "version": BUNDLE_VERSION,
                          "schema": schema_version(), "exported_at": utcnow(),
-                         "project": project, "vectors": vectors, "mnemonist": __version__})
+                         "project": project, "vectors": vectors, "mnemonist": __version__,
+                         "scopes": "all" if all_scopes else (
+                             (caller or Caller()).identity().model_dump(exclude_none=True))})
             for spec in bundle.TABLES:
                 if spec.kind == "embedding" and not vectors:
                     continue
-                for record in bundle.read_table(conn, spec, project):
+                for record in bundle.read_table(conn, spec, project, hidden):
                     yield _line(record)
             for record in bundle.read_sessions(conn, project):
                 yield _line(record)

@@ -69,7 +69,8 @@ class ForgetOps(PurgeOps):
             raise BadRequest("say what to forget: query, ids or at least one filter",
                              code="no_selector")
         if req.ids:  # prefixes name their memory; a chunk of a memory file is an error
-            req = req.model_copy(update={"ids": self.resolve_ids(list(req.ids))})
+            ids = self.resolve_ids(list(req.ids), caller=req, missing_ok=True)
+            req = req.model_copy(update={"ids": ids})
             managed = file_managed_error(self.db.reader(), list(req.ids))
             if managed is not None:
                 raise managed

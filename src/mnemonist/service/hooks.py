@@ -26,8 +26,9 @@ from mnemonist.model.hooks import (
     SessionStartRequest,
 )
 from mnemonist.model.memory import Memory, parse_ts, utcnow
-from mnemonist.model.requests import RecallFilters
+from mnemonist.model.requests import Caller, RecallFilters
 from mnemonist.pipeline.summary_worker import summary_unavailable
+from mnemonist.search.filters import visibility_clause
 from mnemonist.search.hybrid import Hit
 from mnemonist.service.session_turns import SessionTurnOps
 from mnemonist.sessions.context import (
@@ -57,13 +58,13 @@ TURN_SLACK = 40  # extra candidates for the session turns dropped after the sear
 
 class HookOps(SessionTurnOps):
     # -- helpers -------------------------------------------------------------------------
-    def _search(self, query: str, names: list[str], limit: int, *,
+    def _search(self, query: str, names: list[str], limit: int, *, caller: Caller,
                 skip_session: str | None = None, no_turns: bool = False) -> list[Hit]:
         """Hybrid recall within this project's memories and memories of no project (the
         scope is a filter of the search itself: each leg ranks within it, so other projects'
         better matches take no place); never the turns of the session `skip_session` (it
         holds them already), nor any session turn with `no_turns`."""
-        scope = RecallFilters(scope=names)
+        scope = RecallFilters(scope=names, **caller.model_dump())
         outcome = self.searcher.search(self.db.reader(), query, scope, limit + TURN_SLACK, 0.0)
         out = []
         for h in outcome.hits:
@@ -107,17 +108,19 @@ class HookOps(SessionTurnOps):
                 sections.append(Section("Recovered", text=recovered[0]))
         conn = self.db.reader()
         cap, chars = hooks.session_start_max_memories, hooks.memory_chars
-        pinned = store.context_memories(conn, names, pinned=True, limit=cap)
+        caller = req.caller()
+        visible = visibility_clause(caller)  # the hook reads as its agent / user, or global
+        pinned = store.context_memories(conn, names, pinned=True, limit=cap, visible=visible)
         decisions = store.context_memories(conn, names, types=DECISION_TYPES, order="recent",
-                                           limit=10)
+                                           limit=10, visible=visible)
         sections += [memory_section("Pinned", pinned, chars),
                      memory_section("Decisions and rules", decisions, chars)]
         if project:
             best: dict[str, Memory] = {
                 m.id: m for m in store.context_memories(conn, names, only_project=True,
-                                                        limit=10)
+                                                        limit=10, visible=visible)
             }
-            for hit in self._search(project, names, 10, no_turns=True):
+            for hit in self._search(project, names, 10, caller=caller, no_turns=True):
                 if hit.score >= hooks.prompt_min_score:
                     best.setdefault(hit.memory.id, hit.memory)
             sections.append(memory_section(f"Project {project}", list(best.values()), chars))
@@ -173,7 +176,7 @@ class HookOps(SessionTurnOps):
             queries = union_capped(queries, [clip(prompt)], 20)
             held = store.injected_ids(self.db.reader(), key, state["context_reset_at"])
             hits = self._search(prompt[:2000], names, max(20, 4 * hooks.prompt_max_memories),
-                                skip_session=key)
+                                caller=req.caller(), skip_session=key)
             fresh = [h.memory for h in hits
                      if h.score >= hooks.prompt_min_score and h.memory.id not in held]
             where = {mid: f"{x['path']}:{x['start_line']}-{x['end_line']}" for mid, x in

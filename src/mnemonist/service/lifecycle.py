@@ -48,7 +48,8 @@ def supersede_keyed(
     if not new.key:
         return out
     successor_from = new.valid_from or new.occurred_at
-    olds = [m for m in memories.live_with_key(conn, new.key, new.project, new.type)
+    olds = [m for m in memories.live_with_key(conn, new.key, new.project, new.type,
+                                              new.agent_id, new.user_id)
             if m.id != new.id]
     for old in reversed(olds):
         if old.pinned:

@@ -8,7 +8,13 @@ from typing import Any
 import numpy as np
 
 from mnemonist.model.memory import Memory, parse_ts, utcnow
-from mnemonist.model.requests import DeleteRequest, MemoryPatch, ModifyRequest, RecoverRequest
+from mnemonist.model.requests import (
+    Caller,
+    DeleteRequest,
+    MemoryPatch,
+    ModifyRequest,
+    RecoverRequest,
+)
 from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import BadRequest, Conflict, NotFound, Unavailable
 from mnemonist.service.lifecycle import immutable_message
@@ -61,7 +67,7 @@ class MutationOps(ServiceBase):
                 )
             if not patch.changes():
                 raise BadRequest(f"patches[{i}] changes nothing", field=f"patches[{i}]")
-        ids = self.resolve_ids([p.id or "" for p in req.patches])
+        ids = self.resolve_ids([p.id or "" for p in req.patches], caller=req)
         managed = file_managed_error(self.db.reader(), ids)
         if managed is not None:  # nothing of the batch is applied
             raise managed
@@ -73,13 +79,14 @@ class MutationOps(ServiceBase):
         updated = sum(r["status"] == "updated" for r in results)
         return {"results": results, "updated": updated, "total": len(results)}
 
-    def patch(self, memory_id: str, patch: MemoryPatch, changed_by: str | None = None):
+    def patch(self, memory_id: str, patch: MemoryPatch, changed_by: str | None = None,
+              caller: Caller | None = None):
         """PATCH /api/memory/{id}: one patch; failures raise the matching 4xx."""
         if not patch.reason:
             raise BadRequest("reason is required", field="reason")
         if not patch.changes():
             raise BadRequest("the patch changes nothing", field="body")
-        memory_id = self.resolve_id(memory_id)
+        memory_id = self.resolve_id(memory_id, caller=caller)
         result = self.apply_patch(memory_id, patch, reason=patch.reason, changed_by=changed_by)
         if result["status"] in PATCH_ERRORS:
             status, code = PATCH_ERRORS[result["status"]]
@@ -150,7 +157,8 @@ class MutationOps(ServiceBase):
         if norm is not None and text_changed:
             project = fields.get("project", m.project)
             dup = memories.find_live_duplicate(
-                conn, norm.content_hash, project, m.source_id, m.id
+                conn, norm.content_hash, project, m.source_id, m.id,
+                agent_id=m.agent_id, user_id=m.user_id,
             )
             if dup is not None:
                 return self._result(
@@ -161,7 +169,8 @@ class MutationOps(ServiceBase):
                           content_hash=norm.content_hash)
         if "project" in fields and not content_changed:
             dup = memories.find_live_duplicate(
-                conn, m.content_hash, fields["project"], m.source_id, m.id
+                conn, m.content_hash, fields["project"], m.source_id, m.id,
+                agent_id=m.agent_id, user_id=m.user_id,
             )
             if dup is not None:
                 return self._result(memory_id, "duplicate_content", m, duplicate=dup,
@@ -269,7 +278,7 @@ class MutationOps(ServiceBase):
             raise Unavailable("mutations are frozen (memory.pipelineV2.mutationsFrozen)",
                               code="mutations_frozen")
         days = self.config.memory.retention.tombstone_days
-        memory_id = self.resolve_id(memory_id)
+        memory_id = self.resolve_id(memory_id, caller=req)
         with self.db.write_tx() as conn:
             m = memories.get(conn, memory_id)
             if m is None:
@@ -282,7 +291,8 @@ class MutationOps(ServiceBase):
             age = (parse_ts(utcnow()) - parse_ts(m.deleted_at or utcnow())).total_seconds()
             if age > days * 86400:
                 raise Conflict(f"deleted more than {days} days ago", code="retention_expired")
-            dup = memories.find_live_duplicate(conn, m.content_hash, m.project, m.source_id, m.id)
+            dup = memories.find_live_duplicate(conn, m.content_hash, m.project, m.source_id, m.id,
+                                               agent_id=m.agent_id, user_id=m.user_id)
             if dup is not None:
                 raise Conflict(f"memory {dup} now holds the same content",
                                code="duplicate_content", duplicateMemoryId=dup)

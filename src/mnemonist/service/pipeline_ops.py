@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from mnemonist.model.memory import utcnow
-from mnemonist.model.requests import RecoverRequest
+from mnemonist.model.requests import Caller, RecoverRequest
 from mnemonist.pipeline.extract_worker import ExtractionRuntime, pipeline_mode
 from mnemonist.pipeline.hints_worker import HintsRuntime, not_running_reason
 from mnemonist.service.base import ServiceBase
@@ -165,8 +165,10 @@ class PipelineOps(ServiceBase):
         }
 
     # -- supersession ----------------------------------------------------------------------
-    def archived_versions(self, memory_id: str) -> dict[str, Any]:
+    def archived_versions(self, memory_id: str,
+                          caller: Caller | None = None) -> dict[str, Any]:
         conn = self.db.reader()
+        memory_id = self.resolve_id(memory_id, conn, caller)
         if memories.get(conn, memory_id) is None:
             raise NotFound(f"no memory {memory_id}")
         return {"memory_id": memory_id, "versions": archive.archived_versions(conn, memory_id)}
@@ -176,6 +178,7 @@ class PipelineOps(ServiceBase):
         if self.config.memory.pipeline_v2.mutations_frozen:
             raise Unavailable("mutations are frozen (memory.pipelineV2.mutationsFrozen)",
                               code="mutations_frozen")
+        memory_id = self.resolve_id(memory_id, caller=req)
         with self.db.write_tx() as conn:
             m = memories.get(conn, memory_id)
             if m is None:
@@ -187,7 +190,8 @@ class PipelineOps(ServiceBase):
             if req.if_version is not None and req.if_version != m.version:
                 raise Conflict(f"version is {m.version}, not {req.if_version}",
                                code="version_conflict", currentVersion=m.version)
-            dup = memories.find_live_duplicate(conn, m.content_hash, m.project, m.source_id, m.id)
+            dup = memories.find_live_duplicate(conn, m.content_hash, m.project, m.source_id, m.id,
+                                               agent_id=m.agent_id, user_id=m.user_id)
             if dup is not None:
                 raise Conflict(f"memory {dup} now holds the same content",
                                code="duplicate_content", duplicateMemoryId=dup)

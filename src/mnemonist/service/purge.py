@@ -27,7 +27,7 @@ CHECKPOINT_WAIT_MS = 2000
 
 class PurgeOps(MutationOps):
     def delete(self, memory_id: str, req: DeleteRequest) -> dict[str, Any]:
-        memory_id = self.resolve_id(memory_id)
+        memory_id = self.resolve_id(memory_id, caller=req)
         if not req.purge:
             return super().delete(memory_id, req)
         reason = scrub_optional(req.reason) or ""

@@ -7,8 +7,8 @@ import time
 from typing import Any
 
 from mnemonist.model.memory import format_ts, parse_ts
-from mnemonist.model.requests import ListRequest, RecallRequest
-from mnemonist.search.filters import where_clause
+from mnemonist.model.requests import Caller, ListRequest, RecallFilters, RecallRequest
+from mnemonist.search.filters import visibility_clause, where_clause
 from mnemonist.search.fusion import normalize_bm25
 from mnemonist.search.hybrid import Hit
 from mnemonist.search.keyword import keyword_search
@@ -45,6 +45,10 @@ def result_of(hit: Hit) -> dict[str, Any]:
         "valid_to": m.valid_to,
         "superseded_by": m.superseded_by,
         "supersedes": m.supersedes,
+        "agent_id": m.agent_id,
+        "user_id": m.user_id,
+        "observed_by": m.observed_by,
+        "observation_count": m.observation_count,
         "scores": {"keyword": hit.keyword_score, "vector": hit.vector_score},
     }
 
@@ -74,14 +78,14 @@ class ReadOps(ServiceBase):
         results = [result_of(h) for h in outcome.hits]
         if req.context:
             for hit, result in zip(outcome.hits, results, strict=True):
-                around = neighbours_of(conn, hit.memory, req.context)
+                around = neighbours_of(conn, hit.memory, req.context, req)
                 result["context"] = {side: [brief(m) for m in items]
                                      for side, items in around.items()}
         if req.expand:
             self._attach_transcripts(results)
             for hit, result in zip(outcome.hits, results, strict=True):
                 if hit.memory.source_type == "session":  # the turns around it, not all of it
-                    around = neighbours_of(conn, hit.memory, EXPAND_TURNS)
+                    around = neighbours_of(conn, hit.memory, EXPAND_TURNS, req)
                     result["turns_around"] = {side: [brief(m) for m in items]
                                               for side, items in around.items()}
         attach_file_lines(conn, results)
@@ -114,10 +118,12 @@ class ReadOps(ServiceBase):
             if r["source_id"] in found:
                 r["transcript"] = found[r["source_id"]]
 
-    def keyword_only(self, query: str, limit: int = 10) -> dict[str, Any]:
+    def keyword_only(self, query: str, limit: int = 10,
+                     caller: Caller | None = None) -> dict[str, Any]:
         """GET /memory/search: the legacy keyword-only search."""
         conn = self.db.reader()
-        raw = dict(keyword_search(conn, query, None, limit))
+        filters = None if caller is None else RecallFilters(**caller.identity().model_dump())
+        raw = dict(keyword_search(conn, query, filters, limit))
         norm = normalize_bm25(raw, self.config.search.keyword_norm)
         rows = memories.get_many_by_seq(conn, list(raw))
         results = [
@@ -127,9 +133,10 @@ class ReadOps(ServiceBase):
         ]
         return {"query": query, "count": len(results), "results": results}
 
-    def get(self, memory_id: str, *, include_deleted: bool = True) -> dict[str, Any]:
+    def get(self, memory_id: str, *, include_deleted: bool = True,
+            caller: Caller | None = None) -> dict[str, Any]:
         conn = self.db.reader()
-        m = memories.get(conn, self.resolve_id(memory_id, conn))
+        m = memories.get(conn, self.resolve_id(memory_id, conn, caller))
         if m is None or (m.is_deleted and not include_deleted):
             raise NotFound(f"no memory {memory_id}")
         out = m.to_public()
@@ -152,9 +159,9 @@ class ReadOps(ServiceBase):
         return {"memories": items, "total": total, "limit": req.limit, "offset": req.offset,
                 "has_more": req.offset + len(items) < total}
 
-    def history(self, memory_id: str) -> dict[str, Any]:
+    def history(self, memory_id: str, caller: Caller | None = None) -> dict[str, Any]:
         conn = self.db.reader()
-        memory_id = self.resolve_id(memory_id, conn)
+        memory_id = self.resolve_id(memory_id, conn, caller)
         events = history.for_memory(conn, memory_id)
         if not events and memories.get(conn, memory_id) is None:
             raise NotFound(f"no memory {memory_id}")
@@ -162,26 +169,28 @@ class ReadOps(ServiceBase):
         return {"memory_id": memory_id, "events": [e.__dict__ for e in events],
                 "chain": lifecycle_chain(conn, m) if m is not None else None}
 
-    def chain(self, memory_id: str) -> dict[str, Any]:
+    def chain(self, memory_id: str, caller: Caller | None = None) -> dict[str, Any]:
         """GET /api/memory/{id}/chain: the versions before and after it, with validity."""
         conn = self.db.reader()
-        m = memories.get(conn, memory_id)
+        m = memories.get(conn, self.resolve_id(memory_id, conn, caller))
         if m is None:
             raise NotFound(f"no memory {memory_id}")
         return lifecycle_chain(conn, m)
 
     def export_embeddings(
-        self, limit: int = 100, offset: int = 0, with_vectors: bool = True
+        self, limit: int = 100, offset: int = 0, with_vectors: bool = True,
+        caller: Caller | None = None,
     ) -> dict[str, Any]:
         conn = self.db.reader()
         model = self.provider.model_id if self.provider else ""
+        visible, args = visibility_clause(caller)
         base = (" FROM memories m JOIN embeddings e ON e.content_hash = m.content_hash"
-                " WHERE m.is_deleted = 0 AND e.model = ?")
-        total = conn.execute("SELECT COUNT(*)" + base, (model,)).fetchone()[0]
+                f" WHERE m.is_deleted = 0 AND e.model = ? AND {visible}")
+        total = conn.execute("SELECT COUNT(*)" + base, (model, *args)).fetchone()[0]
         rows = conn.execute(
             "SELECT m.id, m.content, m.content_hash, e.model, e.dimensions, e.vector" + base
             + " ORDER BY m.seq LIMIT ? OFFSET ?",
-            (model, limit, offset),
+            (model, *args, limit, offset),
         ).fetchall()
         items = []
         for r in rows:

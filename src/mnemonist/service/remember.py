@@ -7,7 +7,7 @@ import sqlite3
 import uuid
 from typing import Any
 
-from mnemonist.model.memory import Memory, utcnow
+from mnemonist.model.memory import MAX_OBSERVERS, Memory, utcnow
 from mnemonist.model.requests import RememberRequest
 from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import BadRequest
@@ -76,7 +76,10 @@ class RememberOps(ServiceBase):
             key=req.key,
             valid_from=req.valid_from or occurred_at,
             valid_to=req.valid_to,
+            agent_id=req.agent_id,
+            user_id=req.user_id,
         )
+        new.observer = observer_of(new)
         actor = scrub_optional(changed_by or req.who or req.harness) or "api"
         return new, actor, list(scrubbed.kinds)
 
@@ -91,13 +94,17 @@ class RememberOps(ServiceBase):
             first = memories.find_by_idempotency_key(conn, new.idempotency_key)
             if first is not None:
                 return self._answer(first, created=False, deduplicated=False, replay=True)
-        dup = memories.find_live_duplicate(conn, new.content_hash, new.project, new.source_id)
+        dup = memories.find_live_duplicate(conn, new.content_hash, new.project, new.source_id,
+                                           agent_id=new.agent_id, user_id=new.user_id)
         if dup is not None:
             if new.idempotency_key:  # a retry with this key must replay this answer
                 memories.adopt_idempotency_key(conn, dup, new.idempotency_key)
+            corroborated = self._corroborate(conn, dup, new.observer, new.created_at)
             existing = memories.get(conn, dup)
             assert existing is not None
-            return self._answer(existing, created=False, deduplicated=True)
+            out = self._answer(existing, created=False, deduplicated=True)
+            out["corroborated"] = corroborated
+            return out
         seq = memories.insert(conn, new)
         lifecycle = supersede_keyed(conn, new, actor, at=new.created_at,
                                     unindex=lambda s: self.db.on_commit(
@@ -133,6 +140,19 @@ class RememberOps(ServiceBase):
         return out
 
     @staticmethod
+    def _corroborate(conn: sqlite3.Connection, memory_id: str, observer: str | None,
+                     at: str) -> bool:
+        """Another agent stored the same content in the same scope: it joins `observed_by`
+        and the count grows, with its history event, in this write transaction. The same
+        agent again (or no agent named) is plain deduplication."""
+        if not observer or not memories.corroborate(conn, memory_id, observer, MAX_OBSERVERS):
+            return False
+        history.append(conn, memory_id, "corroborated", changed_by=observer,
+                       reason="stored again by another agent",
+                       metadata={"observer": observer}, at=at)
+        return True
+
+    @staticmethod
     def _answer(m: Memory, *, created: bool, deduplicated: bool, replay: bool = False):
         return {
             "id": m.id,
@@ -155,6 +175,11 @@ class RememberOps(ServiceBase):
             "superseded_by": m.superseded_by,
             "superseded": None,
             "kept_pinned": None,
+            "agent_id": m.agent_id,
+            "user_id": m.user_id,
+            "observed_by": m.observed_by,
+            "observation_count": m.observation_count,
+            "corroborated": False,
         }
 
     def save_transcript(
@@ -182,4 +207,11 @@ def _as_memory(new: NewMemory, seq: int, supersedes: str | None = None) -> Memor
         occurred_at=new.occurred_at, created_at=new.created_at, updated_at=new.created_at,
         updated_by=new.who, key=new.key, supersedes=supersedes,
         valid_from=new.valid_from or new.occurred_at, valid_to=new.valid_to,
+        agent_id=new.agent_id, user_id=new.user_id,
+        observed_by=[new.observer] if new.observer else [],
     )
+
+
+def observer_of(new: NewMemory) -> str | None:
+    """Who corroborates by storing this: the owning agent, else who wrote it."""
+    return new.agent_id or new.who

@@ -7,6 +7,8 @@ import sqlite3
 from typing import Any
 
 from mnemonist.model.memory import Memory
+from mnemonist.model.requests import Caller
+from mnemonist.search.filters import visibility_clause
 from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import NotFound
 from mnemonist.store import memories
@@ -19,17 +21,20 @@ _SIDE = {
 }
 
 
-def neighbours_of(conn: sqlite3.Connection, m: Memory, n: int) -> dict[str, list[Memory]]:
-    """Up to n live memories on each side of `m` in its source (same project), in order."""
+def neighbours_of(conn: sqlite3.Connection, m: Memory, n: int,
+                  caller: Caller | None = None) -> dict[str, list[Memory]]:
+    """Up to n live memories on each side of `m` in its source (same project), in order;
+    only those `caller` may see."""
     out: dict[str, list[Memory]] = {"before": [], "after": []}
     if not m.source_id or n <= 0:
         return out
+    visible, args = visibility_clause(caller)
     for side, (cond, order) in _SIDE.items():
         rows = conn.execute(
             f"SELECT m.seq FROM memories m WHERE m.source_id = ?"
             f" AND COALESCE(m.project, '') = ? AND m.is_deleted = 0 AND {cond}"
-            f" ORDER BY {order} LIMIT ?",
-            (m.source_id, m.project or "", m.occurred_at, m.occurred_at, m.seq, n),
+            f" AND {visible} ORDER BY {order} LIMIT ?",
+            (m.source_id, m.project or "", m.occurred_at, m.occurred_at, m.seq, *args, n),
         ).fetchall()
         seqs = [r[0] for r in rows]
         found = memories.get_many_by_seq(conn, seqs)
@@ -43,12 +48,13 @@ def brief(m: Memory) -> dict[str, Any]:
 
 
 class SourceOps(ServiceBase):
-    def neighbours(self, memory_id: str, n: int = 2) -> dict[str, Any]:
+    def neighbours(self, memory_id: str, n: int = 2,
+                   caller: Caller | None = None) -> dict[str, Any]:
         conn = self.db.reader()
-        m = memories.get(conn, self.resolve_id(memory_id, conn))
+        m = memories.get(conn, self.resolve_id(memory_id, conn, caller))
         if m is None:
             raise NotFound(f"no memory {memory_id}")
-        around = neighbours_of(conn, m, n)
+        around = neighbours_of(conn, m, n, caller)
         return {
             "id": m.id,
             "source_id": m.source_id,

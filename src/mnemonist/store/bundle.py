@@ -34,27 +34,42 @@ class Table:
     project_where: str
     #: columns not exported (surrogate row numbers)
     skip: tuple[str, ...] = ()
+    #: WHERE clause leaving out the rows of memories the reader may not see; `{hidden}` is a
+    #: subquery of those memories' ids
+    scope_where: str = ""
 
 
 _MEMORY_OF_PROJECT = "t.memory_id IN (SELECT id FROM memories WHERE project = ?)"
 _ENTITY_OF_PROJECT = ("SELECT entity_id FROM memory_entity_mentions WHERE memory_id IN"
                       " (SELECT id FROM memories WHERE project = ?)")
 
+_NOT_HIDDEN = "t.memory_id NOT IN ({hidden})"
+#: an entity only hidden memories mention is theirs (its name is words of their text)
+_ENTITY_SEEN = ("(t.{col} IN (SELECT entity_id FROM memory_entity_mentions WHERE memory_id NOT"
+                " IN ({hidden})) OR t.{col} NOT IN (SELECT entity_id FROM"
+                " memory_entity_mentions WHERE memory_id IN ({hidden})))")
+
 #: in dependency order: an import meets every row a foreign key points to before the row
 TABLES: tuple[Table, ...] = (
-    Table("memory", "memories", "t.project = ?", skip=("seq",)),
-    Table("history", "memory_history", _MEMORY_OF_PROJECT),
-    Table("hint", "memory_hints", _MEMORY_OF_PROJECT, skip=("id",)),
-    Table("archive", "memory_archive", _MEMORY_OF_PROJECT),
+    Table("memory", "memories", "t.project = ?", skip=("seq",),
+          scope_where="t.id NOT IN ({hidden})"),
+    Table("history", "memory_history", _MEMORY_OF_PROJECT, scope_where=_NOT_HIDDEN),
+    Table("hint", "memory_hints", _MEMORY_OF_PROJECT, skip=("id",), scope_where=_NOT_HIDDEN),
+    Table("archive", "memory_archive", _MEMORY_OF_PROJECT, scope_where=_NOT_HIDDEN),
     Table("embedding", "embeddings",
           "t.content_hash IN (SELECT content_hash FROM memories WHERE project = ?"
           " UNION SELECT c.text_hash FROM memory_context c JOIN memories m ON m.seq = c.seq"
-          " WHERE m.project = ?)"),
-    Table("entity", "entities", f"t.id IN ({_ENTITY_OF_PROJECT})"),
+          " WHERE m.project = ?)",
+          scope_where="t.content_hash NOT IN (SELECT content_hash FROM memories WHERE id IN"
+                      " ({hidden}))"),
+    Table("entity", "entities", f"t.id IN ({_ENTITY_OF_PROJECT})",
+          scope_where=_ENTITY_SEEN.replace("{col}", "id")),
     Table("relation", "relations",
           f"t.source_entity_id IN ({_ENTITY_OF_PROJECT})"
-          f" AND t.target_entity_id IN ({_ENTITY_OF_PROJECT})"),
-    Table("mention", "memory_entity_mentions", _MEMORY_OF_PROJECT),
+          f" AND t.target_entity_id IN ({_ENTITY_OF_PROJECT})",
+          scope_where=_ENTITY_SEEN.replace("{col}", "source_entity_id") + " AND "
+          + _ENTITY_SEEN.replace("{col}", "target_entity_id")),
+    Table("mention", "memory_entity_mentions", _MEMORY_OF_PROJECT, scope_where=_NOT_HIDDEN),
     Table("document", "documents", "t.project = ?"),
     Table("document_memory", "document_memories",
           "t.document_id IN (SELECT id FROM documents WHERE project = ?)"),
@@ -91,17 +106,28 @@ def _encode(row: sqlite3.Row, cols: dict[str, str], skip: tuple[str, ...] = ()
     return out
 
 
-def _where(spec: Table, project: str | None) -> tuple[str, list[Any]]:
-    if project is None:
-        return "1", []
-    return spec.project_where, [project] * spec.project_where.count("?")
+#: the memories a reader may not see, as (SELECT of their ids, its arguments); None: all seen
+Hidden = tuple[str, list[Any]] | None
 
 
-def read_table(conn: sqlite3.Connection, spec: Table, project: str | None
-               ) -> Iterator[dict[str, Any]]:
-    """Every row of `spec.table` (of one project), as records, in rowid order."""
+def _where(spec: Table, project: str | None, hidden: Hidden = None) -> tuple[str, list[Any]]:
+    parts, args = [], []
+    if project is not None:
+        parts.append(spec.project_where)
+        args += [project] * spec.project_where.count("?")
+    if hidden is not None and spec.scope_where:
+        sql, hidden_args = hidden
+        parts.append(spec.scope_where.replace("{hidden}", sql))
+        args += hidden_args * spec.scope_where.count("{hidden}")
+    return (" AND ".join(parts) or "1"), args
+
+
+def read_table(conn: sqlite3.Connection, spec: Table, project: str | None,
+               hidden: Hidden = None) -> Iterator[dict[str, Any]]:
+    """Every row of `spec.table` (of one project), as records, in rowid order; none of the
+    `hidden` memories' rows."""
     cols = columns(conn, spec.table)
-    where, args = _where(spec, project)
+    where, args = _where(spec, project, hidden)
     last = -1
     while True:
         rows = conn.execute(

@@ -24,7 +24,10 @@ _WINDOWS: dict[int, int] = {}
 #: lines of that source: they never appear in another memory's context (their own context is
 #: the lines around them).
 DERIVED_WHY = "extracted-fact"
-LINE = f"COALESCE(why, '') != '{DERIVED_WHY}'"
+#: A private memory (an owner in `agent_id` / `user_id`) is not a line either: its text must
+#: never reach the context of a memory other readers see (docs/scopes.md).
+LINE = (f"COALESCE(why, '') != '{DERIVED_WHY}'"
+        " AND agent_id IS NULL AND user_id IS NULL")
 
 
 def is_line(why: str | None) -> bool:

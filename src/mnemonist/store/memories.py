@@ -19,7 +19,7 @@ COLUMNS = (
     "id", "content", "normalized_content", "content_hash", "type", "importance", "tags",
     "pinned", "who", "why", "project", "source_type", "source_id", "idempotency_key",
     "confidence", "occurred_at", "created_at", "updated_at", "updated_by", "extraction_model",
-    "key", "supersedes", "valid_from", "valid_to",
+    "key", "supersedes", "valid_from", "valid_to", "agent_id", "user_id", "observed_by",
 )  # fmt: skip
 
 
@@ -47,6 +47,9 @@ class NewMemory:
     supersedes: str | None = None
     valid_from: str | None = None  # None: from occurred_at
     valid_to: str | None = None
+    agent_id: str | None = None  # owner: private to this agent (None: global)
+    user_id: str | None = None  # owner: private to this user (None: global)
+    observer: str | None = None  # the first observer (agent_id, else who)
 
 
 def insert(conn: sqlite3.Connection, m: NewMemory) -> int:
@@ -62,6 +65,7 @@ def insert(conn: sqlite3.Connection, m: NewMemory) -> int:
         "updated_at": m.created_at,
         "updated_by": who,
         "valid_from": m.valid_from or m.occurred_at,
+        "observed_by": json.dumps([m.observer] if m.observer else []),
     }
     cur = conn.execute(
         f"INSERT INTO memories ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
@@ -130,26 +134,51 @@ def find_live_duplicate(
     project: str | None,
     source_id: str | None = None,
     exclude_id: str | None = None,
+    *,
+    agent_id: str | None = None,
+    user_id: str | None = None,
 ) -> str | None:
-    """The live (not deleted, not superseded) memory with this content in the same project and
-    source, if any."""
+    """The live (not deleted, not superseded) memory with this content in the same project,
+    source and visibility scope (owners), if any: the row the unique `memories_live_hash`
+    index would collide with."""
     row = conn.execute(
-        "SELECT id FROM memories WHERE content_hash = ? AND COALESCE(project, '') = ?"
-        " AND COALESCE(source_id, '') = ? AND is_deleted = 0 AND superseded_at IS NULL"
-        " AND id IS NOT ? LIMIT 1",
-        (content_hash, project or "", source_id or "", exclude_id),
+        "SELECT id FROM memories WHERE COALESCE(project, '') = ? AND COALESCE(source_id, '') = ?"
+        " AND COALESCE(agent_id, '') = ? AND COALESCE(user_id, '') = ? AND content_hash = ?"
+        " AND is_deleted = 0 AND superseded_at IS NULL AND id IS NOT ? LIMIT 1",
+        (project or "", source_id or "", agent_id or "", user_id or "", content_hash,
+         exclude_id),
     ).fetchone()
     return row["id"] if row else None
 
 
+def corroborate(conn: sqlite3.Connection, memory_id: str, observer: str,
+                cap: int) -> bool:
+    """Record that `observer` stored this memory's content too, in one UPDATE (the caller's
+    write transaction): a new observer joins `observed_by` (while it holds fewer than `cap`)
+    and `observation_count` grows. An observer already listed changes nothing (False). Past
+    the cap an observer cannot be told from one already counted, so each store counts."""
+    cur = conn.execute(
+        "UPDATE memories SET observation_count = observation_count + 1,"
+        " observed_by = CASE WHEN json_array_length(observed_by) < ?"
+        "   THEN json_insert(observed_by, '$[#]', ?) ELSE observed_by END"
+        " WHERE id = ? AND NOT EXISTS (SELECT 1 FROM json_each(observed_by)"
+        "   WHERE json_each.value = ?)",
+        (cap, observer, memory_id, observer),
+    )
+    return cur.rowcount > 0
+
+
 def live_with_key(
-    conn: sqlite3.Connection, key: str, project: str | None, type_: str
+    conn: sqlite3.Connection, key: str, project: str | None, type_: str,
+    agent_id: str | None = None, user_id: str | None = None,
 ) -> list[Memory]:
-    """The live memories holding this lifecycle key, type and project, newest first."""
+    """The live memories holding this lifecycle key, type, project and owners (a private
+    version never replaces a global one, nor another scope's), newest first."""
     rows = conn.execute(
         "SELECT * FROM memories WHERE key = ? AND COALESCE(project, '') = ? AND type = ?"
+        " AND COALESCE(agent_id, '') = ? AND COALESCE(user_id, '') = ?"
         " AND is_deleted = 0 AND superseded_at IS NULL ORDER BY valid_from DESC, seq DESC",
-        (key, project or "", type_),
+        (key, project or "", type_, agent_id or "", user_id or ""),
     ).fetchall()
     return [Memory.from_row(r) for r in rows]
 

@@ -563,3 +563,30 @@ def _lifecycles(conn: sqlite3.Connection) -> None:
             WHERE is_deleted = 0 AND superseded_at IS NULL;
         """,
     )
+
+
+@migration(11, "scopes and corroboration: agent_id / user_id owners, observed_by, "
+               "observation_count; the duplicate guard is per visibility scope")
+def _scopes(conn: sqlite3.Connection) -> None:
+    # `agent_id` / `user_id`: the owner in each dimension (NULL: global in that dimension); a
+    # read sees a row only when both dimensions let it through (search/filters.py).
+    # `observed_by`: the distinct agents that stored this content (JSON array, capped at 20);
+    # `observation_count`: every store by a different agent, past the cap too. The duplicate
+    # guard now includes the owners, so A's private copy and B's are two rows.
+    _script(
+        conn,
+        """
+        ALTER TABLE memories ADD COLUMN agent_id TEXT;
+        ALTER TABLE memories ADD COLUMN user_id TEXT;
+        ALTER TABLE memories ADD COLUMN observed_by TEXT NOT NULL DEFAULT '[]';
+        ALTER TABLE memories ADD COLUMN observation_count INTEGER NOT NULL DEFAULT 1;
+        UPDATE memories SET observed_by = json_array(who) WHERE who IS NOT NULL;
+        DROP INDEX memories_live_hash;
+        CREATE UNIQUE INDEX memories_live_hash
+            ON memories(COALESCE(project, ''), COALESCE(source_id, ''),
+                        COALESCE(agent_id, ''), COALESCE(user_id, ''), content_hash)
+            WHERE is_deleted = 0 AND superseded_at IS NULL;
+        CREATE INDEX memories_private ON memories(agent_id, user_id)
+            WHERE agent_id IS NOT NULL OR user_id IS NOT NULL;
+        """,
+    )

@@ -231,7 +231,10 @@ def context_memories(
     only_project: bool = False,
     order: str = "importance",
     limit: int = 10,
+    visible: tuple[str, list[Any]] = ("m.agent_id IS NULL AND m.user_id IS NULL", []),
 ) -> list[Memory]:
+    """`visible`: the reader's scope as an SQL condition (the search layer's
+    `visibility_clause`); by default global memories only."""
     if only_project:
         if not projects:
             return []
@@ -239,7 +242,9 @@ def context_memories(
         args: list[Any] = [p.lower() for p in projects]
     else:
         cond, args = _project_clause(projects)
-    where = ["m.is_deleted = 0", "m.superseded_at IS NULL", NOT_INDEXED_LINES, cond]
+    where = ["m.is_deleted = 0", "m.superseded_at IS NULL", NOT_INDEXED_LINES, cond,
+             visible[0]]
+    args = [*args, *visible[1]]
     if pinned is not None:
         where.append("m.pinned = ?")
         args.append(int(pinned))
@@ -258,12 +263,15 @@ def context_memories(
 def session_remembers(
     conn: sqlite3.Connection, session_key: str, projects: list[str], since: str, limit: int = 10
 ) -> list[str]:
-    """What was remembered during the session: its own source id, or its project since start."""
+    """What was remembered during the session: its own source id, or its project since start
+    (of those, only global memories: a checkpoint is no way into another agent's private
+    ones)."""
     cond, args = _project_clause(projects)
     rows = conn.execute(
         f"SELECT m.content FROM memories m WHERE m.is_deleted = 0 AND {NOT_INDEXED_LINES}"
         f" AND (m.source_id = ?"
-        f" OR (m.created_at >= ? AND {cond} AND m.project IS NOT NULL))"
+        f" OR (m.created_at >= ? AND {cond} AND m.project IS NOT NULL"
+        f" AND m.agent_id IS NULL AND m.user_id IS NULL))"
         f" ORDER BY m.created_at DESC LIMIT ?",
         [session_key, since, *args, limit],
     )
