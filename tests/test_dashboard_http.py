@@ -265,3 +265,23 @@ def test_degraded_states_are_said_in_words(tmp_path):
         live.remember("Keyword search still finds this")
         text = live.http.get("/ui/health").text
         assert "Degraded" in text and "recall is keyword-only" in text
+
+
+def test_the_owners_console_shows_and_acts_on_private_memories_naming_their_owner(tmp_path):
+    """The dashboard reads every scope explicitly; its actions send the same explicit scope
+    (`agents=*&users=*`, as dashboard.js does), and the page says whose the memory is."""
+    with run_daemon(tmp_path / "home") as live:
+        made = live.http.post("/api/memory/remember", json={
+            "content": "The ops bot rotates the staging certificates every Sunday",
+            "agent_id": "ops-bot"}).json()
+        assert live.http.get(f"/api/memory/{made['id']}").status_code == 404  # API: explicit
+        listing = live.http.get("/ui/memories/results", params={"q": ""}).text
+        assert "rotates the staging certificates" in listing
+        assert "private to agent ops-bot" in listing
+        page = live.http.get(f"/ui/memory/{made['id']}").text
+        assert "agent ops-bot" in page and "rotates the staging certificates" in page
+        changed = live.http.post("/api/memory/modify?agents=*&users=*", json={
+            "patches": [{"id": made["id"], "content": "The ops bot rotates them on Mondays"}],
+            "reason": "moved", "changed_by": "dashboard"}).json()
+        assert changed["results"][0]["status"] == "updated"
+        assert "rotates them on Mondays" in live.http.get(f"/ui/memory/{made['id']}").text

@@ -14,6 +14,14 @@ from urllib.parse import quote, urlencode
 
 from fastapi.responses import HTMLResponse
 
+from mnemonist.model.requests import ANY_SCOPE, Caller
+
+#: The dashboard is the owner's console: it reads every scope, explicitly (the same
+#: cross-scope read as `agents: ["*"], users: ["*"]` on the API), and says whose each
+#: private memory is. Its script layer sends the same explicit scope with every action.
+OWNER = Caller(agents=[ANY_SCOPE], users=[ANY_SCOPE])
+OWNER_SCOPE = {"agents": [ANY_SCOPE], "users": [ANY_SCOPE]}
+
 #: scripts and styles only from the daemon itself; inline styles for the graph library's canvas
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline';"
        " img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none';"

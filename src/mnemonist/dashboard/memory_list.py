@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from mnemonist.api.deps import svc
 from mnemonist.dashboard.html import (
+    OWNER_SCOPE,
     attr,
     esc,
     fragment,
@@ -60,12 +61,13 @@ def results_of(request: Request, values: dict[str, str]) -> tuple[str, int]:
     try:
         if values["q"]:
             req = RecallRequest.model_validate({"query": values["q"], "limit": LIMIT,
-                                                **filters_of(values)})
+                                                **filters_of(values), **OWNER_SCOPE})
             out = service.recall(req)
             return render_hits(out["results"], recall=True, method=out.get("method")), 200
         req = ListRequest.model_validate({"limit": LIMIT, **filters_of(values),
                                           "offset": values["offset"] or 0,
-                                          "include_deleted": values["deleted"] == "1"})
+                                          "include_deleted": values["deleted"] == "1",
+                                          **OWNER_SCOPE})
         out = service.list(req)
         html = render_hits(out["memories"], recall=False, total=out["total"])
         return html + pager(values, req.offset, out["total"]), 200
@@ -82,6 +84,10 @@ def provenance(m: dict[str, Any]) -> str:
         parts.append(str(m["source_id"]))
     if m.get("who"):
         parts.append(f"by {m['who']}")
+    owners = [f"{kind} {m[key]}" for kind, key in (("agent", "agent_id"), ("user", "user_id"))
+              if m.get(key)]
+    if owners:
+        parts.append("private to " + " and ".join(owners))
     return " · ".join(parts)
 
 

@@ -10,7 +10,16 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from mnemonist.api.deps import svc
-from mnemonist.dashboard.html import attr, esc, kv_table, page, problem_page, short_time, url_path
+from mnemonist.dashboard.html import (
+    OWNER,
+    attr,
+    esc,
+    kv_table,
+    page,
+    problem_page,
+    short_time,
+    url_path,
+)
 from mnemonist.service import ServiceError
 
 router = APIRouter()
@@ -26,6 +35,11 @@ def facts(m: dict[str, Any]) -> str:
         ("occurred", m.get("occurred_at")), ("created", m.get("created_at")),
         ("updated", m.get("updated_at")), ("key", m.get("key")),
         ("valid", f"{m.get('valid_from') or m.get('occurred_at')} → {m.get('valid_to') or 'now'}"),
+        ("owner", " · ".join(f"{kind} {m[key]}" for kind, key in
+                             (("agent", "agent_id"), ("user", "user_id")) if m.get(key))
+         or "global (every reader)"),
+        ("observed by", ", ".join(m.get("observed_by") or ()) or None),
+        ("observations", m.get("observation_count")),
     ])
 
 
@@ -92,8 +106,8 @@ def actions(m: dict[str, Any]) -> str:
 def memory_page(memory_id: str, request: Request) -> HTMLResponse:
     service = svc(request)
     try:
-        m = service.get(memory_id)
-        hist = service.history(m["id"])
+        m = service.get(memory_id, caller=OWNER)
+        hist = service.history(m["id"], caller=OWNER)
     except ServiceError as exc:
         return problem_page("Memory", "memories", exc.status, exc.message)
     banner = ""

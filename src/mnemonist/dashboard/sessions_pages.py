@@ -10,6 +10,7 @@ from fastapi.responses import HTMLResponse
 
 from mnemonist.api.deps import svc
 from mnemonist.dashboard.html import (
+    OWNER,
     esc,
     kv_table,
     page,
@@ -96,7 +97,7 @@ def session_page(session_key: str, request: Request) -> HTMLResponse:
     contents: dict[str, str] = {}
     for item in s["injected"]:
         try:
-            contents[item["memory_id"]] = service.get(item["memory_id"])["content"]
+            contents[item["memory_id"]] = service.get(item["memory_id"], caller=OWNER)["content"]
         except ServiceError:
             contents[item["memory_id"]] = f"{item['memory_id']} (gone)"
     state = s.get("state") or {}

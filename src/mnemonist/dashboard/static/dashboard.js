@@ -6,8 +6,12 @@
 // who the history names for changes made here
 const BY = "dashboard";
 
+// the dashboard is the owner's console: every action names every scope explicitly
+const OWNER_SCOPE = "agents=*&users=*";
+
 async function api(method, path, body) {
-  const response = await fetch(path, {
+  const url = path + (path.includes("?") ? "&" : "?") + OWNER_SCOPE;
+  const response = await fetch(url, {
     method,
     headers: body === undefined ? {} : { "content-type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
