@@ -56,9 +56,12 @@ def narrow(filters: RecallFilters | None, window: TimeWindow) -> RecallFilters:
 
 
 def effective_importance(m: Memory, decay_rate: float, now: datetime) -> float:
-    """importance × decay_rate^days since last access (or creation); pinned never decays."""
+    """importance × decay_rate^days since last access (or creation); pinned never decays, and
+    neither does a decision (decision auto-protection: a decision holds until superseded)."""
     if m.pinned:
         return 1.0
+    if m.type == "decision":
+        return m.importance
     anchor = m.last_accessed or m.created_at
     try:
         days = max(0.0, (now - parse_ts(anchor)).total_seconds() / 86400.0)

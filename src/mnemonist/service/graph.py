@@ -1,0 +1,401 @@
+"""Knowledge-graph reads: entities, an entity's neighbourhood, `knowledge_expand` (an entity or
+a memory -> its neighbourhood with the memories that support each edge, within a token
+budget), `knowledge_expand_session` and `graph_impact` ("what breaks if X changes").
+
+Entities and relations are shared by every project; memories are not. So every memory these
+reads return or count passes the caller's recall filters (`where_clause`, the same condition
+recall uses), and an edge is followed only when a memory that passes them supports it (links
+both ends): a walk never crosses an edge that only another project's memories know.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from mnemonist.model.graph import (
+    EntityListRequest,
+    ExpandRequest,
+    ExpandSessionRequest,
+    ImpactRequest,
+    NeighbourhoodRequest,
+)
+from mnemonist.model.requests import RecallFilters
+from mnemonist.search.filters import where_clause
+from mnemonist.search.traversal import Edge, Limits, Reach, walk
+from mnemonist.service.base import ServiceBase
+from mnemonist.service.errors import NotFound
+from mnemonist.store import memories
+from mnemonist.store import sessions as session_store
+from mnemonist.text.entities import canonical_name
+from mnemonist.text.entity_words import TECH_ALIASES
+
+#: impact tiers by path confidence (the product of the edges' confidences)
+WILL_BREAK = 0.7
+LIKELY_AFFECTED = 0.45
+TIERS = (("will_break", "WILL BREAK"), ("likely_affected", "LIKELY AFFECTED"),
+         ("may_need_testing", "MAY NEED TESTING"))
+SUPPORT_PER_EDGE = 3
+ENTITY_MEMORIES = 5
+MEMORY_CHARS = 1000
+MAX_ENTITY_LIST = 500
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters a token (English prose with this model family's tokenizers)."""
+    return max(1, (len(text) + 3) // 4)
+
+
+def impact_tier(confidence: float) -> tuple[str, str]:
+    if confidence >= WILL_BREAK:
+        return TIERS[0]
+    if confidence >= LIKELY_AFFECTED:
+        return TIERS[1]
+    return TIERS[2]
+
+
+class _Scoped:
+    """The caller's filters over one read connection, with the support of each edge cached."""
+
+    def __init__(self, conn: sqlite3.Connection, filters: RecallFilters | None) -> None:
+        self.conn = conn
+        self.where, self.args = where_clause(filters)
+        self._support: dict[tuple[str, str], list[dict[str, Any]]] = {}
+
+    def supporting(self, a: str, b: str, limit: int = SUPPORT_PER_EDGE) -> list[dict[str, Any]]:
+        """Memories (passing the filters) linked to both entities, most important first."""
+        key = (a, b) if a < b else (b, a)
+        if key not in self._support:
+            rows = self.conn.execute(
+                "SELECT m.id, m.content, m.type, m.importance FROM memory_entity_mentions x"
+                " JOIN memory_entity_mentions y ON y.memory_id = x.memory_id AND y.entity_id = ?"
+                f" CROSS JOIN memories m ON m.id = x.memory_id WHERE x.entity_id = ?"
+                f" AND {self.where} ORDER BY m.importance DESC, m.created_at DESC, m.id LIMIT ?",
+                [b, a, *self.args, limit],
+            ).fetchall()
+            self._support[key] = [_memory(r) for r in rows]
+        return self._support[key]
+
+    def supported(self, edge: Edge) -> bool:
+        return bool(self.supporting(edge.source, edge.target))
+
+    def memories_of(self, entity_id: str, limit: int, offset: int = 0) -> list[dict[str, Any]]:
+        rows = self.conn.execute(
+            "SELECT m.id, m.content, m.type, m.importance FROM memory_entity_mentions mm"
+            f" CROSS JOIN memories m ON m.id = mm.memory_id WHERE mm.entity_id = ?"
+            f" AND {self.where} ORDER BY m.importance DESC, m.created_at DESC, m.id"
+            " LIMIT ? OFFSET ?",
+            [entity_id, *self.args, limit, offset],
+        ).fetchall()
+        return [_memory(r) for r in rows]
+
+    def count_of(self, entity_id: str) -> int:
+        return int(self.conn.execute(
+            "SELECT COUNT(*) FROM memory_entity_mentions mm CROSS JOIN memories m"
+            f" ON m.id = mm.memory_id WHERE mm.entity_id = ? AND {self.where}",
+            [entity_id, *self.args]).fetchone()[0])
+
+
+def _memory(row: sqlite3.Row | tuple) -> dict[str, Any]:
+    return {"id": row[0], "content": str(row[1])[:MEMORY_CHARS], "type": row[2],
+            "importance": row[3]}
+
+
+def _entity(row: sqlite3.Row) -> dict[str, Any]:
+    return {"id": row["id"], "name": row["name"], "type": row["entity_type"],
+            "mentions": row["mentions"], "community": row["community_id"]}
+
+
+def _edge(edge: Edge, weight: float | None = None) -> dict[str, Any]:
+    out = {"id": edge.id, "source": edge.source, "target": edge.target,
+           "type": edge.relation_type, "reason": edge.reason,
+           "confidence": round(edge.confidence, 4), "mentions": edge.mentions}
+    if weight is not None and abs(weight - edge.confidence) > 1e-9:
+        out["counted_as"] = round(weight, 4)
+    return out
+
+
+class _Budget:
+    def __init__(self, max_tokens: int) -> None:
+        self.max = max_tokens
+        self.used = 0
+        self.truncated = False
+        self.seen: set[str] = set()
+
+    def take(self, items: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        """The items not yet given, if they all fit; None (and truncated) if not."""
+        new = [m for m in items if m["id"] not in self.seen]
+        cost = sum(estimate_tokens(m["content"]) for m in new)
+        if self.used + cost > self.max:
+            self.truncated = True
+            return None
+        self.used += cost
+        self.seen.update(m["id"] for m in new)
+        return new
+
+
+class GraphOps(ServiceBase):
+    # -- helpers -------------------------------------------------------------------------
+    def _limits(self, hops: int | None = None, min_confidence: float | None = None) -> Limits:
+        t = self.config.memory.pipeline_v2.graph.traversal
+        return Limits(
+            min_confidence=t.min_confidence if min_confidence is None else min_confidence,
+            max_branching=t.max_branching, max_paths=t.max_paths,
+            max_hops=min(hops, t.max_hops) if hops else t.max_hops,
+            timeout_ms=t.timeout_ms)
+
+    def _find_entity(self, conn: sqlite3.Connection, ref: str) -> sqlite3.Row:
+        row = conn.execute("SELECT * FROM entities WHERE id = ?", (ref,)).fetchone()
+        if row is None:
+            key = canonical_name(ref)
+            alias = TECH_ALIASES.get(key)
+            names = [key, *([canonical_name(alias)] if alias else [])]
+            row = conn.execute(
+                f"SELECT * FROM entities WHERE canonical_name IN ({','.join('?' * len(names))})"
+                " ORDER BY mentions DESC LIMIT 1", names).fetchone()
+        if row is None:
+            raise NotFound(f"no entity {ref!r}: give an entity id or name (GET /api/entities)",
+                           field="entity")
+        return row
+
+    def _entities(self, conn: sqlite3.Connection, ids: list[str]) -> dict[str, dict[str, Any]]:
+        if not ids:
+            return {}
+        rows = conn.execute(
+            f"SELECT * FROM entities WHERE id IN ({','.join('?' * len(ids))})", ids)
+        return {r["id"]: _entity(r) for r in rows}
+
+    @staticmethod
+    def _limits_out(limits: Limits) -> dict[str, Any]:
+        return {"min_confidence": limits.min_confidence, "max_branching": limits.max_branching,
+                "max_paths": limits.max_paths, "max_hops": limits.max_hops,
+                "timeout_ms": limits.timeout_ms}
+
+    # -- entities ------------------------------------------------------------------------
+    def list_entities(self, req: EntityListRequest) -> dict[str, Any]:
+        """Entities with the number of memories (passing the filters) that name them, most
+        first; an entity no such memory names is not listed."""
+        conn = self.db.reader()
+        q, entity_type, community = req.q, req.entity_type, req.community
+        limit, offset = req.limit, req.offset
+        where, args = where_clause(req)
+        extra, extra_args = [], []
+        if q:
+            extra.append("e.canonical_name LIKE ? ESCAPE '\\'")
+            escaped = canonical_name(q).replace("\\", "\\\\").replace("%", "\\%")
+            extra_args.append("%" + escaped.replace("_", "\\_") + "%")
+        if entity_type:
+            extra.append("e.entity_type = ?")
+            extra_args.append(entity_type)
+        if community is not None:
+            extra.append("e.community_id = ?")
+            extra_args.append(community)
+        cond = " AND ".join([where, *extra])
+        base = ("FROM entities e JOIN memory_entity_mentions mm ON mm.entity_id = e.id"
+                f" CROSS JOIN memories m ON m.id = mm.memory_id WHERE {cond}")
+        total = conn.execute(f"SELECT COUNT(DISTINCT e.id) {base}",
+                             [*args, *extra_args]).fetchone()[0]
+        rows = conn.execute(
+            f"SELECT e.*, COUNT(*) AS n {base} GROUP BY e.id ORDER BY n DESC, e.id"
+            " LIMIT ? OFFSET ?", [*args, *extra_args, limit, offset]).fetchall()
+        return {"entities": [{**_entity(r), "memories": r["n"]} for r in rows],
+                "total": total, "limit": limit, "offset": offset}
+
+    def get_entity(self, ref: str, filters: RecallFilters | None = None,
+                   limit: int = 20) -> dict[str, Any]:
+        conn = self.db.reader()
+        row = self._find_entity(conn, ref)
+        scoped = _Scoped(conn, filters)
+        entity_id = row["id"]
+        count = scoped.count_of(entity_id)
+        if count == 0 and filters is not None and not filters.is_empty():
+            raise NotFound(f"no memory passing the filters names entity {ref!r}",
+                           field="entity")
+        aspects = [dict(a) for a in conn.execute(
+            "SELECT id, name, weight, updated_at FROM entity_aspects WHERE entity_id = ?"
+            " ORDER BY weight DESC, name", (entity_id,))]
+        attributes = [
+            {"memory_id": a["memory_id"], "kind": a["kind"], "content": a["content"],
+             "importance": a["importance"], "aspect": a["aspect"], "source": a["source"]}
+            for a in conn.execute(
+                "SELECT ea.*, asp.name AS aspect FROM entity_attributes ea"
+                " CROSS JOIN memories m ON m.id = ea.memory_id"
+                " LEFT JOIN entity_aspects asp ON asp.id = ea.aspect_id"
+                f" WHERE ea.entity_id = ? AND {scoped.where}"
+                " ORDER BY ea.kind = 'constraint' DESC, ea.importance DESC, ea.created_at DESC"
+                " LIMIT ?", [entity_id, *scoped.args, limit])]
+        hood = walk(conn, [entity_id], self._limits(hops=1, min_confidence=0.0),
+                    supported=scoped.supported)
+        names = self._entities(conn, [r.entity_id for r in hood.reached.values()])
+        relations = [{"entity": names[r.entity_id], **_edge(r.edges[-1])}
+                     for r in hood.ordered() if r.entity_id in names]
+        return {"entity": _entity(row), "memories_count": count,
+                "memories": scoped.memories_of(entity_id, limit),
+                "aspects": aspects, "attributes": attributes, "relations": relations}
+
+    def neighbourhood(self, req: NeighbourhoodRequest) -> dict[str, Any]:
+        """Nodes and edges around an entity (for drawing): the bounded walk, every edge
+        supported by a memory passing the filters."""
+        conn = self.db.reader()
+        row = self._find_entity(conn, req.entity)
+        scoped = _Scoped(conn, req)
+        limits = self._limits(req.hops, req.min_confidence)
+        hood = walk(conn, [row["id"]], limits, supported=scoped.supported)
+        reached = hood.ordered()[:req.limit]
+        nodes = self._entities(conn, [row["id"], *[r.entity_id for r in reached]])
+        edges: dict[str, dict[str, Any]] = {}
+        for r in reached:
+            for e in r.edges:
+                if e.source in nodes and e.target in nodes:
+                    edges[e.id] = _edge(e)
+        return {"center": row["id"], "nodes": list(nodes.values()), "edges": list(edges.values()),
+                "paths": hood.paths, "timed_out": hood.timed_out, "limited_by": hood.limited_by,
+                "limits": self._limits_out(limits)}
+
+    # -- knowledge_expand --------------------------------------------------------------
+    def knowledge_expand(self, req: ExpandRequest) -> dict[str, Any]:
+        conn = self.db.reader()
+        scoped = _Scoped(conn, req)
+        budget = _Budget(req.max_tokens)
+        start_memory = None
+        if req.memory_id is not None:
+            mid = self.resolve_id(req.memory_id, conn)
+            m = memories.get(conn, mid)
+            if m is None or m.is_deleted:
+                raise NotFound(f"no memory {req.memory_id}", field="memory_id")
+            starts = [r[0] for r in conn.execute(
+                "SELECT mm.entity_id FROM memory_entity_mentions mm JOIN entities e"
+                " ON e.id = mm.entity_id WHERE mm.memory_id = ? ORDER BY e.mentions DESC, e.id",
+                (mid,))]
+            start_memory = budget.take([_memory((m.id, m.content, m.type, m.importance))])
+        else:
+            starts = [self._find_entity(conn, req.entity or "")["id"]]
+        limits = self._limits(req.hops, req.min_confidence)
+        found = walk(conn, starts, limits, supported=scoped.supported)
+        start_entities = self._entities(conn, starts)
+        own: list[dict[str, Any]] = []
+        if req.memory_id is None:
+            took = budget.take(scoped.memories_of(starts[0], ENTITY_MEMORIES))
+            own = took or []
+        constraints = self._constraints(conn, scoped, starts)
+        reached = found.ordered()
+        names = self._entities(conn, [r.entity_id for r in reached])
+        neighbours = []
+        for r in reached:
+            support = scoped.supporting(r.path[-2], r.entity_id)
+            shown = budget.take(support)
+            if shown is None:
+                break
+            neighbours.append({
+                "entity": names.get(r.entity_id), "hops": r.hops,
+                "confidence": round(r.confidence, 4),
+                "via": [names.get(e, start_entities.get(e, {})).get("name") for e in r.path],
+                "relation": _edge(r.edges[-1]),
+                "supporting_memory_ids": [m["id"] for m in support],
+                "memories": shown,
+            })
+        return {
+            "entities": list(start_entities.values()),
+            "memory": start_memory[0] if start_memory else None,
+            "memories": own, "constraints": constraints, "neighbours": neighbours,
+            "tokens": budget.used, "max_tokens": budget.max, "truncated": budget.truncated,
+            "reached": len(reached), "paths": found.paths, "timed_out": found.timed_out,
+            "limited_by": found.limited_by, "limits": self._limits_out(limits),
+        }
+
+    @staticmethod
+    def _constraints(conn: sqlite3.Connection, scoped: _Scoped,
+                     entity_ids: list[str]) -> list[dict[str, Any]]:
+        """The decisions standing on these entities (constraint attributes)."""
+        if not entity_ids:
+            return []
+        rows = conn.execute(
+            "SELECT DISTINCT ea.memory_id, ea.content FROM entity_attributes ea CROSS JOIN"
+            f" memories m ON m.id = ea.memory_id WHERE ea.entity_id IN"
+            f" ({','.join('?' * len(entity_ids))}) AND ea.kind = 'constraint' AND {scoped.where}"
+            " ORDER BY ea.importance DESC, ea.created_at DESC LIMIT 10",
+            [*entity_ids, *scoped.args])
+        return [{"memory_id": r[0], "content": r[1]} for r in rows]
+
+    def knowledge_expand_session(self, req: ExpandSessionRequest) -> dict[str, Any]:
+        """What a session was given and used, the entities those memories name, and each
+        entity's strongest neighbours, within the token budget."""
+        conn = self.db.reader()
+        rows = session_store.session_memories(conn, req.session_key)
+        if not rows and session_store.get_state(conn, req.session_key) is None:
+            raise NotFound(f"no session {req.session_key}", field="session_key")
+        scoped = _Scoped(conn, req)
+        by_id = {r["memory_id"]: r for r in rows}
+        visible: list[dict[str, Any]] = []
+        ids = list(by_id)
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            visible += [_memory(r) for r in conn.execute(
+                f"SELECT m.id, m.content, m.type, m.importance FROM memories m WHERE m.id IN"
+                f" ({','.join('?' * len(chunk))}) AND {scoped.where}", [*chunk, *scoped.args])]
+        visible.sort(key=lambda m: (-by_id[m["id"]]["was_injected"],
+                                    -by_id[m["id"]]["fts_hit_count"], m["id"]))
+        budget = _Budget(req.max_tokens)
+        given = []
+        for m in visible:
+            if budget.take([m]) is None:
+                break
+            r = by_id[m["id"]]
+            given.append({**m, "injected": bool(r["was_injected"]), "hits": r["fts_hit_count"],
+                          "relevance_score": r["relevance_score"]})
+        counts: dict[str, int] = {}
+        for m in visible:
+            for (entity_id,) in conn.execute(
+                    "SELECT entity_id FROM memory_entity_mentions WHERE memory_id = ?",
+                    (m["id"],)):
+                counts[entity_id] = counts.get(entity_id, 0) + 1
+        top = sorted(counts, key=lambda e: (-counts[e], e))[:5]
+        names = self._entities(conn, top)
+        limits = self._limits(hops=1)
+        found = walk(conn, top, limits, supported=scoped.supported)
+        reached = found.ordered()
+        more = self._entities(conn, [r.entity_id for r in reached])
+        neighbours = []
+        for r in reached:
+            shown = budget.take(scoped.supporting(r.path[0], r.entity_id))
+            if shown is None:
+                break
+            neighbours.append({"entity": more.get(r.entity_id), "from": names[r.path[0]]["name"],
+                               "relation": _edge(r.edges[-1]), "memories": shown})
+        return {"session_key": req.session_key, "memories": given,
+                "entities": [{**names[e], "session_memories": counts[e]} for e in top],
+                "neighbours": neighbours, "tokens": budget.used, "max_tokens": budget.max,
+                "truncated": budget.truncated, "timed_out": found.timed_out}
+
+    # -- graph_impact ------------------------------------------------------------------
+    def graph_impact(self, req: ImpactRequest) -> dict[str, Any]:
+        """Who depends on the entity, directly or through others, tiered by path confidence.
+        Stated dependencies count in full, associations (co-occurrence) at half."""
+        conn = self.db.reader()
+        row = self._find_entity(conn, req.entity)
+        scoped = _Scoped(conn, req)
+        limits = self._limits(req.max_depth, req.min_confidence)
+        found = walk(conn, [row["id"]], limits, direction="dependents",
+                     supported=scoped.supported)
+        names = self._entities(conn, [r.entity_id for r in found.reached.values()])
+        names[row["id"]] = _entity(row)
+        tiers: dict[str, list[dict[str, Any]]] = {key: [] for key, _ in TIERS}
+        for r in found.ordered():
+            key, label = impact_tier(r.confidence)
+            tiers[key].append(self._impact_item(scoped, names, r, label))
+        return {"entity": _entity(row), "tiers": tiers,
+                "affected": sum(len(v) for v in tiers.values()), "paths": found.paths,
+                "timed_out": found.timed_out, "limited_by": found.limited_by,
+                "limits": self._limits_out(limits)}
+
+    @staticmethod
+    def _impact_item(scoped: _Scoped, names: dict[str, dict[str, Any]], r: Reach,
+                     label: str) -> dict[str, Any]:
+        return {
+            "entity": names.get(r.entity_id), "tier": label, "depth": r.hops,
+            "confidence": round(r.confidence, 4),
+            "path": [names.get(e, {}).get("name") for e in r.path],
+            "edges": [_edge(e, w) for e, w in zip(r.edges, r.weights, strict=True)],
+            "supporting_memory_ids": [m["id"] for m in
+                                      scoped.supporting(r.path[-2], r.entity_id)],
+        }

@@ -1,0 +1,334 @@
+"""The knowledge graph agents use: impact tiers, knowledge expansion within a budget, entity
+reads, traversal limits, decision auto-protection, communities and feedback. A real daemon
+over HTTP (keyword-only: the graph needs no vectors) on real SQLite files."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import LiveDaemon, run_daemon
+from mnemonist.search.hybrid import effective_importance
+from mnemonist.search.traversal import Limits, walk
+from mnemonist.store import memories
+from mnemonist.text.dependencies import dependencies
+from mnemonist.text.entities import extract
+
+KEYWORD_ONLY: dict[str, Any] = {"embedding": {"provider": "none"}}
+
+SERVICE_GRAPH = [
+    "Our ShopApi service depends on ShopDb for orders.",
+    "The nightly BackupJob reads from ShopDb.",
+    "The Storefront calls ShopApi on every page view.",
+    "We chart ShopDb latency in Grafana.",
+]
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory: pytest.TempPathFactory):
+    """The service graph (api -> db, backups -> db, storefront -> api, a dashboard) in
+    project shop, and one more dependent of ShopDb known only to project other."""
+    with run_daemon(tmp_path_factory.mktemp("shop"), KEYWORD_ONLY) as live:
+        ids = {text: live.remember(text, project="shop")["id"] for text in SERVICE_GRAPH}
+        ids["ledger"] = live.remember("The Ledger service depends on ShopDb.",
+                                      project="other")["id"]
+        yield live, ids
+
+
+def post(live: LiveDaemon, path: str, body: dict[str, Any], status: int = 200) -> dict:
+    resp = live.http.post(path, json=body)
+    assert resp.status_code == status, resp.text
+    return resp.json()
+
+
+def names(items: list[dict[str, Any]]) -> list[str]:
+    return [i["entity"]["name"] for i in items]
+
+
+# --- stated dependencies (pure) -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "pairs"), [
+    ("Our ShopApi service depends on ShopDb.", [("shopapi", "shopdb")]),
+    ("The nightly BackupJob reads from ShopDb.", [("backupjob", "shopdb")]),
+    ("Our ShopDb is used by ShopApi.", [("shopapi", "shopdb")]),
+    ("Our ShopDb runs on postgres.", [("shopdb", "postgresql")]),
+    ("Our ShopApi and ShopDb were slow today.", []),
+    ("Our ShopApi depends on the network and ShopDb.", []),  # not adjacent: no claim
+])
+def test_dependencies_read_off_one_sentence(text: str, pairs: list[tuple[str, str]]) -> None:
+    assert dependencies(text, extract(text).entities) == pairs
+
+
+# --- graph_impact ---------------------------------------------------------------------------
+
+
+def test_impact_tiers_from_plain_remembers(shop) -> None:
+    live, ids = shop
+    out = post(live, "/api/graph/impact", {"entity": "shopdb", "project": "shop"})
+    assert out["entity"]["name"] == "ShopDb"
+    tiers = out["tiers"]
+    assert sorted(names(tiers["will_break"])) == ["BackupJob", "ShopApi"]
+    assert names(tiers["likely_affected"]) == ["Storefront"]
+    assert names(tiers["may_need_testing"]) == ["Grafana"]
+    api = next(i for i in tiers["will_break"] if i["entity"]["name"] == "ShopApi")
+    assert api["tier"] == "WILL BREAK" and api["depth"] == 1 and api["confidence"] == 0.8
+    assert api["path"] == ["ShopDb", "ShopApi"]
+    assert api["edges"][0]["type"] == "depends_on"
+    assert api["edges"][0]["reason"] == "pattern-matched"
+    assert api["supporting_memory_ids"] == [ids[SERVICE_GRAPH[0]]]
+    front = tiers["likely_affected"][0]
+    assert front["depth"] == 2 and front["confidence"] == 0.64
+    assert front["path"] == ["ShopDb", "ShopApi", "Storefront"]
+    assert front["supporting_memory_ids"] == [ids[SERVICE_GRAPH[2]]]
+    grafana = tiers["may_need_testing"][0]
+    # named together once (0.5), an association counts half in an impact walk
+    assert grafana["confidence"] == 0.25 and grafana["edges"][0]["reason"] == "co-occurrence"
+    assert grafana["edges"][0]["counted_as"] == 0.25
+    # the other project's dependent is not reachable from project shop, but is unscoped
+    everywhere = post(live, "/api/graph/impact", {"entity": "ShopDb"})
+    assert "Ledger" in names(everywhere["tiers"]["will_break"])
+    assert out["affected"] == 4
+
+
+def test_impact_honours_depth_and_min_confidence(shop) -> None:
+    live, _ = shop
+    shallow = post(live, "/api/graph/impact",
+                   {"entity": "ShopDb", "project": "shop", "max_depth": 1})
+    assert "Storefront" not in names(shallow["tiers"]["likely_affected"])
+    assert shallow["limits"]["max_hops"] == 1
+    strict = post(live, "/api/graph/impact",
+                  {"entity": "ShopDb", "project": "shop", "min_confidence": 0.6})
+    assert strict["tiers"]["may_need_testing"] == []  # the co-occurrence edge (0.5) is not followed
+    assert sorted(names(strict["tiers"]["will_break"])) == ["BackupJob", "ShopApi"]
+
+
+def test_a_second_memory_stating_a_dependency_makes_it_multi_memory(tmp_path: Path) -> None:
+    with run_daemon(tmp_path, KEYWORD_ONLY) as live:
+        for text in SERVICE_GRAPH:
+            live.remember(text)
+        before = post(live, "/api/graph/impact", {"entity": "ShopDb"})
+        assert names(before["tiers"]["likely_affected"]) == ["Storefront"]
+        live.remember("The ShopApi relies on ShopDb for sessions too.")
+        after = post(live, "/api/graph/impact", {"entity": "ShopDb"})
+        api = next(i for i in after["tiers"]["will_break"] if i["entity"]["name"] == "ShopApi")
+        assert api["edges"][0]["reason"] == "multi-memory" and api["confidence"] == 0.9
+        assert len(api["supporting_memory_ids"]) == 2
+        # 0.9 x 0.8: a chain of confident dependencies breaks too
+        front = next(i for i in after["tiers"]["will_break"]
+                     if i["entity"]["name"] == "Storefront")
+        assert front["confidence"] == 0.72
+
+
+def test_impact_of_an_unknown_entity_is_a_404_naming_it(shop) -> None:
+    live, _ = shop
+    body = post(live, "/api/graph/impact", {"entity": "NoSuchThing"}, status=404)
+    assert body["error"] == "not_found" and "NoSuchThing" in body["message"]
+    bad = post(live, "/api/graph/impact", {"entity": "ShopDb", "max_depth": 0}, status=400)
+    assert "max_depth" in bad["message"]
+
+
+# --- knowledge_expand ---------------------------------------------------------------------
+
+
+def test_expand_gives_neighbours_with_their_supporting_memories(shop) -> None:
+    live, ids = shop
+    out = post(live, "/api/knowledge/expand",
+               {"entity": "ShopApi", "hops": 1, "project": "shop"})
+    assert [e["name"] for e in out["entities"]] == ["ShopApi"]
+    assert {m["id"] for m in out["memories"]} == {ids[SERVICE_GRAPH[0]], ids[SERVICE_GRAPH[2]]}
+    by_name = {n["entity"]["name"]: n for n in out["neighbours"]}
+    assert set(by_name) == {"ShopDb", "Storefront"}
+    assert by_name["ShopDb"]["relation"]["type"] == "depends_on"
+    assert by_name["ShopDb"]["supporting_memory_ids"] == [ids[SERVICE_GRAPH[0]]]
+    assert by_name["ShopDb"]["memories"] == []  # already shown with the entity itself
+    assert all(n["hops"] == 1 for n in out["neighbours"])
+    assert out["tokens"] <= out["max_tokens"] and out["truncated"] is False
+    # two hops: what ShopDb leads to, with the memory that says so
+    far = post(live, "/api/knowledge/expand", {"entity": "ShopApi", "hops": 2,
+                                               "project": "shop"})
+    backup = next(n for n in far["neighbours"] if n["entity"]["name"] == "BackupJob")
+    assert backup["hops"] == 2 and backup["via"] == ["ShopApi", "ShopDb", "BackupJob"]
+    assert [m["id"] for m in backup["memories"]] == [ids[SERVICE_GRAPH[1]]]
+
+
+def test_expand_respects_the_token_budget(shop) -> None:
+    live, ids = shop
+    tiny = post(live, "/api/knowledge/expand",
+                {"entity": "ShopDb", "hops": 2, "max_tokens": 25, "project": "shop"})
+    assert tiny["truncated"] is True and tiny["tokens"] <= 25
+    shown = [m["id"] for m in tiny["memories"]] + [
+        m["id"] for n in tiny["neighbours"] for m in n["memories"]]
+    assert len(shown) == len(set(shown)) and len(shown) < 4
+    whole = post(live, "/api/knowledge/expand",
+                 {"entity": "ShopDb", "hops": 2, "max_tokens": 5000, "project": "shop"})
+    assert whole["truncated"] is False
+    shown = {m["id"] for m in whole["memories"]} | {
+        m["id"] for n in whole["neighbours"] for m in n["memories"]}
+    assert shown == {ids[t] for t in SERVICE_GRAPH}  # every shop memory, not the ledger's
+
+
+def test_expand_from_a_memory_starts_at_its_entities(shop) -> None:
+    live, ids = shop
+    mid = ids[SERVICE_GRAPH[1]]
+    out = post(live, "/api/knowledge/expand", {"memory_id": mid, "hops": 1, "project": "shop"})
+    assert out["memory"]["id"] == mid
+    assert sorted(e["name"] for e in out["entities"]) == ["BackupJob", "ShopDb"]
+    assert {"ShopApi", "Grafana"} <= set(names(out["neighbours"]))
+    both = post(live, "/api/knowledge/expand", {"memory_id": mid, "entity": "ShopDb"},
+                status=400)
+    assert "entity and memory_id" in both["message"]
+
+
+# --- entity reads ---------------------------------------------------------------------------
+
+
+def test_entities_list_counts_only_memories_passing_the_filters(shop) -> None:
+    live, _ = shop
+    every = live.http.get("/api/entities", params={"limit": 100}).json()
+    counts = {e["name"]: e["memories"] for e in every["entities"]}
+    assert counts["ShopDb"] == 4 and counts["Ledger"] == 1
+    scoped = live.http.get("/api/entities", params={"project": "shop"}).json()
+    counts = {e["name"]: e["memories"] for e in scoped["entities"]}
+    assert counts["ShopDb"] == 3 and "Ledger" not in counts
+    assert scoped["entities"][0]["name"] == "ShopDb"  # most memories first
+    found = live.http.get("/api/entities", params={"q": "shop"}).json()
+    assert {e["name"] for e in found["entities"]} == {"ShopApi", "ShopDb"}
+    bad = live.http.get("/api/entities", params={"limit": 0})
+    assert bad.status_code == 400 and "limit" in bad.json()["message"]
+
+
+def test_entity_detail_and_neighbourhood(shop) -> None:
+    live, ids = shop
+    listed = live.http.get("/api/entities", params={"q": "shopapi"}).json()["entities"]
+    entity_id = listed[0]["id"]
+    detail = live.http.get(f"/api/entities/{entity_id}").json()
+    assert detail["entity"]["name"] == "ShopApi" and detail["memories_count"] == 2
+    assert {a["memory_id"] for a in detail["attributes"]} == {
+        ids[SERVICE_GRAPH[0]], ids[SERVICE_GRAPH[2]]}
+    assert {a["kind"] for a in detail["attributes"]} == {"attribute"}
+    assert {r["entity"]["name"] for r in detail["relations"]} == {"ShopDb", "Storefront"}
+    by_name = live.http.get("/api/entities/ShopApi").json()
+    assert by_name["entity"]["id"] == entity_id
+    assert live.http.get("/api/entities/nope-nothing").status_code == 404
+    hood = live.http.get("/api/graph/neighbourhood",
+                         params={"entity": "ShopDb", "hops": 1, "project": "shop"}).json()
+    assert {n["name"] for n in hood["nodes"]} == {"ShopDb", "ShopApi", "BackupJob", "Grafana"}
+    node_ids = {n["id"] for n in hood["nodes"]}
+    assert all(e["source"] in node_ids and e["target"] in node_ids for e in hood["edges"])
+
+
+# --- traversal limits ---------------------------------------------------------------------
+
+GODS = ["Apollo", "Athena", "Hermes", "Ares", "Hera", "Demeter", "Poseidon", "Hades"]
+
+
+def test_walk_honours_branching_paths_hops_and_deadline(tmp_path: Path) -> None:
+    with run_daemon(tmp_path, KEYWORD_ONLY) as live:
+        for god in GODS:
+            live.remember(f"Our Zeus service depends on {god}.")
+        for god in ("Hades", "Hera"):  # stated twice: the most confident edges
+            live.remember(f"The Zeus app relies on {god} as well.")
+        live.remember("Our Hades service depends on Cerberus.")
+        conn = live.daemon.db.reader()
+        zeus = conn.execute("SELECT id FROM entities WHERE canonical_name = 'zeus'").fetchone()[0]
+        name = dict(conn.execute("SELECT id, name FROM entities").fetchall())
+
+        def run(**kw: Any):
+            limits = {"min_confidence": 0.5, "max_branching": 4, "max_paths": 50,
+                      "max_hops": 3, "timeout_ms": 1000, **kw}
+            return walk(conn, [zeus], Limits(**limits))
+
+        wide = run(max_branching=20)
+        assert {name[e] for e in wide.reached} == {*GODS, "Cerberus"}
+        four = run()
+        first = {name[r.entity_id] for r in four.reached.values() if r.hops == 1}
+        assert len(first) == 4 and {"Hades", "Hera"} <= first
+        assert "max_branching" in four.limited_by
+        assert "Cerberus" in {name[e] for e in four.reached}  # through Hades, two hops
+        one_hop = run(max_hops=1)
+        assert "Cerberus" not in {name[e] for e in one_hop.reached}
+        three = run(max_paths=3)
+        assert three.paths == 3 and len(three.reached) == 3 and "max_paths" in three.limited_by
+        late = run(timeout_ms=-1)
+        assert late.timed_out and late.reached == {} and late.limited_by == ["deadline"]
+        confident = run(min_confidence=0.85, max_branching=20)
+        assert {name[e] for e in confident.reached} == {"Hades", "Hera"}
+
+
+# --- decision auto-protection -----------------------------------------------------------
+
+
+def test_decision_language_is_stored_as_a_protected_decision(tmp_path: Path) -> None:
+    with run_daemon(tmp_path, KEYWORD_ONLY) as live:
+        stored = live.remember("We decided to go with SQLite for the cache")
+        assert stored["type"] == "decision" and stored["importance"] == 0.85
+        conn = live.daemon.db.reader()
+        rows = conn.execute(
+            "SELECT e.canonical_name, a.kind, a.importance, a.content FROM entity_attributes a"
+            " JOIN entities e ON e.id = a.entity_id WHERE a.memory_id = ?",
+            (stored["id"],)).fetchall()
+        assert [tuple(r) for r in rows] == [
+            ("sqlite", "constraint", 0.85, "We decided to go with SQLite for the cache")]
+        # decisions do not decay: a year unaccessed, a fact lost most of its weight
+        m = memories.get(conn, stored["id"])
+        assert m is not None
+        later = datetime.now(UTC) + timedelta(days=365)
+        assert effective_importance(m, 0.95, later) == 0.85
+        fact = memories.get(conn, live.remember("The cache holds session data")["id"])
+        assert fact is not None and effective_importance(fact, 0.95, later) < 0.01
+        # decisions are immutable
+        resp = live.http.patch(f"/api/memory/{stored['id']}",
+                               json={"content": "We use Redis for the cache", "reason": "x"})
+        assert resp.status_code == 409 and resp.json()["error"] == "immutable"
+        # "went with" is decision language the keyword typing does not know
+        went = live.remember("The team went with Redis for the queue")
+        assert went["type"] == "decision" and went["importance"] == 0.85
+        # a preference stays a preference; an explicit type or importance wins
+        assert live.remember("The user prefers tabs over spaces")["type"] == "preference"
+        typed = live.remember("We settled on Caddy as the proxy", type="fact", importance=0.3)
+        assert typed["type"] == "fact" and typed["importance"] == 0.3
+        entity = live.http.get("/api/entities/SQLite").json()
+        assert entity["attributes"][0]["kind"] == "constraint"
+        expand = post(live, "/api/knowledge/expand", {"entity": "SQLite"})
+        assert expand["constraints"] == [{"memory_id": stored["id"], "content": (
+            "We decided to go with SQLite for the cache")}]
+
+
+def test_decision_protection_can_be_turned_off(tmp_path: Path) -> None:
+    config = {**KEYWORD_ONLY,
+              "memory": {"pipelineV2": {"graph": {"decisionProtection": False}}}}
+    with run_daemon(tmp_path, config) as live:
+        went = live.remember("The team went with Redis for the queue")
+        assert went["type"] == "fact" and went["importance"] == 0.8
+
+
+# --- live co-occurrence counts ------------------------------------------------------------
+
+
+def test_co_occurrence_falls_with_deletes_and_comes_back_with_recover(tmp_path: Path) -> None:
+    with run_daemon(tmp_path, KEYWORD_ONLY) as live:
+        live.remember("Later Caroline called Melanie about the painting")
+        first = live.remember("Caroline met Melanie at the Pride parade")["id"]
+        conn = live.daemon.db.reader()
+
+        def pair() -> tuple[int, float] | None:
+            row = conn.execute(
+                "SELECT r.mentions, round(r.confidence, 4) FROM relations r JOIN entities a"
+                " ON a.id = r.source_entity_id JOIN entities b ON b.id = r.target_entity_id"
+                " WHERE r.relation_type = 'co_occurrence' AND r.reason = 'co-occurrence'"
+                " AND a.canonical_name IN ('caroline', 'melanie')"
+                " AND b.canonical_name IN ('caroline', 'melanie')"
+                ).fetchone()
+            return tuple(row) if row else None
+
+        assert pair() == (2, 0.6)
+        resp = live.http.request("DELETE", f"/api/memory/{first}", json={"reason": "test"})
+        assert resp.status_code == 200, resp.text
+        assert pair() == (1, 0.5)
+        assert live.http.post(f"/api/memory/{first}/recover",
+                              json={"reason": "undo"}).status_code == 200
+        assert pair() == (2, 0.6)
