@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from conftest import LiveDaemon, run_daemon
+from hook_payloads import payload
 from mnemonist.search.hybrid import effective_importance
 from mnemonist.search.traversal import Limits, walk
 from mnemonist.store import memories
@@ -332,3 +333,117 @@ def test_co_occurrence_falls_with_deletes_and_comes_back_with_recover(tmp_path: 
         assert live.http.post(f"/api/memory/{first}/recover",
                               json={"reason": "undo"}).status_code == 200
         assert pair() == (2, 0.6)
+
+
+# --- communities ----------------------------------------------------------------------------
+
+CLUSTERS = (
+    ["Caroline", "Melanie", "Jordan"],
+    ["Zofia", "Kasimir", "Lorenzo"],
+)
+
+
+def test_communities_and_modularity_in_the_graph_diagnostics(tmp_path: Path) -> None:
+    with run_daemon(tmp_path, KEYWORD_ONLY) as live:
+        for a, b, c in CLUSTERS:
+            for day in ("Monday", "Tuesday", "Friday"):
+                live.remember(f"We saw {a} meet {b} and {c} for lunch on {day}.")
+        live.remember(f"Once {CLUSTERS[0][0]} waved at {CLUSTERS[1][0]}.")  # a weak bridge
+        out = live.http.get("/api/diagnostics/graph").json()
+        assert out["community_count"] == 2
+        assert out["modularity"] is not None and out["modularity"] > 0.3
+        assert sorted(c["member_count"] for c in out["communities"]) == [3, 3]
+        assert out["relations_by_reason"] == {"co-occurrence": 7}
+        entities = live.http.get("/api/entities", params={"limit": 100}).json()["entities"]
+        community = {e["name"]: e["community"] for e in entities if e["name"] in
+                     {*CLUSTERS[0], *CLUSTERS[1]}}
+        first = {community[n] for n in CLUSTERS[0]}
+        second = {community[n] for n in CLUSTERS[1]}
+        assert len(first) == 1 and len(second) == 1 and first != second
+        (number,) = first
+        members = live.http.get("/api/entities", params={"community": number}).json()
+        assert {e["name"] for e in members["entities"]} == set(CLUSTERS[0])
+        # a recompute on demand gives the same partition (fixed seed)
+        again = live.http.get("/api/diagnostics/graph", params={"recompute": "true"}).json()
+        assert again["modularity"] == out["modularity"]
+        assert again["communities"] == out["communities"]
+        tick = live.http.post("/api/repair/cluster-entities").json()
+        assert tick["result"]["communities"] == 2
+
+
+# --- feedback -------------------------------------------------------------------------------
+
+FEEDBACK_CONFIG: dict[str, Any] = {**KEYWORD_ONLY, "hooks": {"promptMinScore": 0.0}}
+
+
+def test_a_memory_rated_unhelpful_twice_for_a_prompt_is_not_injected_for_it(
+        tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    with run_daemon(tmp_path / "home", FEEDBACK_CONFIG) as live:
+        mid = live.remember("The staging Kubernetes cluster runs in Frankfurt")["id"]
+        prompt = "where does the staging kubernetes cluster run?"
+
+        def injected(session: str, text: str = prompt) -> list[str]:
+            body = payload("UserPromptSubmit", session, repo, prompt=text)
+            resp = live.http.post("/api/hooks/user-prompt-submit", json=body)
+            assert resp.status_code == 200, resp.text
+            return resp.json()["memories"]
+
+        assert injected("s1") == [mid]
+        for n, session in ((1, "s1"), (2, "s2")):
+            rated = post(live, f"/api/memory/{mid}/feedback",
+                         {"helpful": False, "query": prompt, "session_key": session})
+            assert rated["unhelpful_for_prompt"] == n
+        assert rated["suppressed_for_prompt"] is True
+        assert injected("s3") == []  # a fresh session, the same prompt (case aside)
+        assert injected("s4", prompt.upper()) == []
+        assert injected("s5", "kubernetes staging cluster location") == [mid]  # another prompt
+        gone = post(live, "/api/memory/00000000-no-such/feedback", {"helpful": True}, 404)
+        assert gone["error"] == "not_found"
+        bad = post(live, f"/api/memory/{mid}/feedback", {"helpful": "maybe"}, 400)
+        assert "helpful" in bad["message"]
+
+
+def test_session_end_reinforces_what_was_used_and_scores_the_session(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    with run_daemon(tmp_path / "home", FEEDBACK_CONFIG) as live:
+        live.remember("Later Caroline told Melanie about adoption agencies")
+        used = live.remember("Caroline and Melanie run the pride parade stall")["id"]
+        conn = live.daemon.db.reader()
+
+        def confidence() -> float:
+            return conn.execute(
+                "SELECT r.confidence FROM relations r JOIN entities a ON a.id ="
+                " r.source_entity_id JOIN entities b ON b.id = r.target_entity_id"
+                " WHERE r.relation_type = 'co_occurrence' AND a.canonical_name IN"
+                " ('caroline', 'melanie') AND b.canonical_name IN ('caroline', 'melanie')"
+                ).fetchone()[0]
+
+        assert confidence() == pytest.approx(0.6)
+        key = "learn-1"
+        for text in ("who runs the pride parade stall?", "caroline melanie pride stall"):
+            body = payload("UserPromptSubmit", key, repo, prompt=text)
+            assert live.http.post("/api/hooks/user-prompt-submit", json=body).status_code == 200
+        row = conn.execute("SELECT was_injected, fts_hit_count FROM session_memories WHERE"
+                           " session_key = ? AND memory_id = ?", (key, used)).fetchone()
+        assert row[0] == 1 and row[1] >= 2  # injected, then surfaced again: used
+        end = live.http.post("/api/hooks/session-end", json=payload("SessionEnd", key, repo))
+        learned = end.json()["feedback"]
+        assert learned["used"] >= 1 and learned["edges_reinforced"] >= 1
+        assert confidence() == pytest.approx(0.6 + 0.02 * learned["used"])
+        score = conn.execute("SELECT injected, used, scored_by FROM session_scores"
+                             " WHERE session_key = ?", (key,)).fetchone()
+        assert tuple(score) == (learned["injected"], learned["used"], "hits")
+        # once per session: a second end learns nothing more
+        again = live.http.post("/api/hooks/session-end", json=payload("SessionEnd", key, repo))
+        assert again.json()["feedback"] is None
+        assert confidence() == pytest.approx(0.6 + 0.02 * learned["used"])
+        # what the session was given, and the entities around it
+        out = post(live, "/api/knowledge/expand-session", {"session_key": key})
+        assert used in {m["id"] for m in out["memories"]}
+        assert {e["name"] for e in out["entities"]} >= {"Caroline", "Melanie"}
+        assert out["tokens"] <= out["max_tokens"]
+        assert post(live, "/api/knowledge/expand-session", {"session_key": "nope"},
+                    404)["error"] == "not_found"
