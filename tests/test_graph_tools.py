@@ -363,6 +363,10 @@ def test_communities_and_modularity_in_the_graph_diagnostics(tmp_path: Path) -> 
         (number,) = first
         members = live.http.get("/api/entities", params={"community": number}).json()
         assert {e["name"] for e in members["entities"]} == set(CLUSTERS[0])
+        # a community is a recall filter: only memories naming one of its entities
+        lunch = live.recall("lunch", limit=20, community=number)["results"]
+        assert len(lunch) == 3 and all(CLUSTERS[0][0] in r["content"] for r in lunch)
+        assert len(live.recall("lunch", limit=20)["results"]) == 6
         # a recompute on demand gives the same partition (fixed seed)
         again = live.http.get("/api/diagnostics/graph", params={"recompute": "true"}).json()
         assert again["modularity"] == out["modularity"]

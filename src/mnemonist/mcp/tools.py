@@ -95,6 +95,9 @@ def _filters(verb: str) -> dict[str, dict[str, Any]]:
             f"included: {WHEN}."),
         "include_superseded": _boolean(
             f"{verb} superseded (replaced) versions as well as current ones."),
+        "community": _integer(
+            f"{verb} memories naming an entity of this knowledge-graph community (see "
+            "GET /api/diagnostics/graph).", 0),
     }
 
 
