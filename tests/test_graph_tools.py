@@ -179,6 +179,9 @@ def test_expand_from_a_memory_starts_at_its_entities(shop) -> None:
     assert out["memory"]["id"] == mid
     assert sorted(e["name"] for e in out["entities"]) == ["BackupJob", "ShopDb"]
     assert {"ShopApi", "Grafana"} <= set(names(out["neighbours"]))
+    elsewhere = post(live, "/api/knowledge/expand", {"memory_id": ids["ledger"],
+                                                     "project": "shop"}, status=404)
+    assert ids["ledger"] in elsewhere["message"]
     both = post(live, "/api/knowledge/expand", {"memory_id": mid, "entity": "ShopDb"},
                 status=400)
     assert "entity and memory_id" in both["message"]

@@ -261,8 +261,12 @@ class GraphOps(ServiceBase):
         if req.memory_id is not None:
             mid = self.resolve_id(req.memory_id, conn)
             m = memories.get(conn, mid)
-            if m is None or m.is_deleted:
-                raise NotFound(f"no memory {req.memory_id}", field="memory_id")
+            visible = m is not None and conn.execute(
+                f"SELECT 1 FROM memories m WHERE m.id = ? AND {scoped.where}",
+                [mid, *scoped.args]).fetchone()
+            if m is None or not visible:
+                raise NotFound(f"no memory {req.memory_id} passing the filters",
+                               field="memory_id")
             starts = [r[0] for r in conn.execute(
                 "SELECT mm.entity_id FROM memory_entity_mentions mm JOIN entities e"
                 " ON e.id = mm.entity_id WHERE mm.memory_id = ? ORDER BY e.mentions DESC, e.id",
