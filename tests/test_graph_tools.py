@@ -454,3 +454,58 @@ def test_session_end_reinforces_what_was_used_and_scores_the_session(tmp_path: P
         assert out["tokens"] <= out["max_tokens"]
         assert post(live, "/api/knowledge/expand-session", {"session_key": "nope"},
                     404)["error"] == "not_found"
+
+
+# --- structural classification (LLM) ------------------------------------------------------
+
+
+def test_structural_classify_files_attributes_under_aspects(tmp_path: Path) -> None:
+    import json
+
+    from llm_servers import FakeLlmServer
+    from pipeline_helpers import manual_daemon, pipeline_config, remember
+
+    with FakeLlmServer() as srv:
+        def script(call: Any) -> str:
+            if "<<<ENTITY FACTS>>>" not in call.prompt:
+                return '{"facts": []}'
+            if "Entity: Zofia" in call.prompt:
+                return json.dumps({"type": "person", "items": [
+                    {"i": 1, "aspect": "Work", "kind": "attribute", "new": True}]})
+            # SQLite: the decision stays a constraint whatever the LLM says; fact 9 is no fact
+            return json.dumps({"type": "tool", "items": [
+                {"i": 1, "aspect": "storage", "kind": "attribute"},
+                {"i": 9, "aspect": "nothing", "kind": "attribute"}]})
+        srv.script = script
+        config = pipeline_config(srv.url, structural={"pollIntervalMs": 100})
+        with manual_daemon(tmp_path, config) as d:
+            mid = remember(d, "Our lead Zofia decided to go with SQLite for the cache")
+            conn = d.db.reader()
+            job = conn.execute("SELECT id FROM memory_jobs WHERE job_type ="
+                               " 'structural_classify' AND memory_id = ?", (mid,)).fetchone()
+            assert job is not None
+            d.structural.worker.tick()
+            rows = {r[0]: tuple(r[1:]) for r in conn.execute(
+                "SELECT e.canonical_name, a.kind, asp.name, e.entity_type FROM entity_attributes a"
+                " JOIN entities e ON e.id = a.entity_id"
+                " LEFT JOIN entity_aspects asp ON asp.id = a.aspect_id WHERE a.memory_id = ?",
+                (mid,))}
+            assert rows == {"zofia": ("constraint", "work", "person"),
+                            "sqlite": ("constraint", "storage", "technology")}
+            result = json.loads(conn.execute("SELECT result FROM memory_jobs WHERE id = ?",
+                                              (job[0],)).fetchone()[0])
+            assert result["classified"] == 2 and result["aspectsCreated"] == 2
+            assert result["typed"] == 1  # Zofia was typed by spelling only; SQLite keeps its
+            assert any("no such fact" in w for w in result["warnings"])
+            prompts = [c.prompt for c in srv.calls if "<<<ENTITY FACTS>>>" in c.prompt]
+            assert len(prompts) == 2  # one call per entity
+            assert all("Our lead Zofia decided to go with SQLite" in p for p in prompts)
+
+
+def test_no_structural_job_without_an_llm(tmp_path: Path) -> None:
+    from pipeline_helpers import manual_daemon, remember
+
+    with manual_daemon(tmp_path, KEYWORD_ONLY) as d:
+        remember(d, "Our lead Zofia decided to go with SQLite for the cache")
+        assert d.db.reader().execute("SELECT COUNT(*) FROM memory_jobs WHERE job_type ="
+                                     " 'structural_classify'").fetchone()[0] == 0

@@ -23,6 +23,7 @@ from mnemonist.pipeline.extract_worker import ExtractionRuntime
 from mnemonist.pipeline.hints_worker import HintsRuntime
 from mnemonist.pipeline.maintenance import MaintenanceWorker
 from mnemonist.pipeline.retention import RetentionWorker
+from mnemonist.pipeline.structural import StructuralRuntime
 from mnemonist.pipeline.summary_worker import SummaryWorker, settle_orphans, summary_unavailable
 from mnemonist.providers.embedding import create_embedding_provider
 from mnemonist.service import MemoryService
@@ -66,6 +67,7 @@ class Daemon:
         self.sessions = SessionWorker(self.service, config)
         self.service.set_session_waker(self.sessions.wake)
         self.summaries = SummaryWorker(self.service, self.extraction.llm)  # shares its budget
+        self.structural = StructuralRuntime(self.db, config, self.extraction.llm)
         self.service.attach_summaries(self.summaries)
         self.maintenance = MaintenanceWorker(self.db, config, retention=self.retention,
                                              vectors=self.service)
@@ -81,6 +83,7 @@ class Daemon:
                 self.retention.start()
                 self.extraction.start()
                 self.hints.start()
+                self.structural.start()
                 self.documents.start()
                 self.sessions.start()
                 pipeline = self.config.memory.pipeline_v2
@@ -106,6 +109,7 @@ class Daemon:
         self._started = False
         self.files.stop()
         self.maintenance.stop()
+        self.structural.stop()
         self.summaries.stop()
         self.sessions.stop()
         self.documents.stop()

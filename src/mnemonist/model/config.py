@@ -134,6 +134,16 @@ class GraphConfig(CamelModel):
     )
 
 
+class StructuralConfig(CamelModel):
+    """The LLM pass that files entity attributes under aspects (docs/graph.md, "Aspects")."""
+
+    enabled: bool = Field(
+        default=True, description="queue structural_classify jobs when an LLM is configured"
+    )
+    poll_interval_ms: Ms = Range(5000, 100, 300000, "structural worker polling interval")
+    classify_batch_size: int = Range(10, 1, 50, "attributes of one entity per LLM call")
+
+
 class RerankerConfig(CamelModel):
     enabled: bool = False
     model: str = Field(default="", description="model name sent to an HTTP reranker")
@@ -260,6 +270,7 @@ class PipelineV2Config(CamelModel):
     extraction: ExtractionConfig = Field(default_factory=ExtractionConfig)
     worker: WorkerConfig = Field(default_factory=WorkerConfig)
     graph: GraphConfig = Field(default_factory=GraphConfig)
+    structural: StructuralConfig = Field(default_factory=StructuralConfig)
     reranker: RerankerConfig = Field(default_factory=RerankerConfig)
     autonomous: AutonomousConfig = Field(default_factory=AutonomousConfig)
     repair: RepairConfig = Field(default_factory=RepairConfig)

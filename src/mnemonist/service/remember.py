@@ -9,6 +9,7 @@ from typing import Any
 
 from mnemonist.model.memory import Memory, utcnow
 from mnemonist.model.requests import RememberRequest
+from mnemonist.pipeline import structural
 from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import BadRequest
 from mnemonist.service.lifecycle import supersede_keyed
@@ -140,6 +141,11 @@ class RememberOps(ServiceBase):
                          max_attempts=pipeline.worker.max_retries, check_existing=False)
         if derive:
             self.enqueue_hints(conn, new.id, new.why, fresh=True)
+            if structural.should_queue(self.config) and conn.execute(
+                    "SELECT 1 FROM entity_attributes WHERE memory_id = ? LIMIT 1",
+                    (new.id,)).fetchone():  # an LLM files what it says about its entities
+                jobs.enqueue(conn, structural.JOB_TYPE, memory_id=new.id,
+                             max_attempts=pipeline.worker.max_retries, check_existing=False)
         if self.embedder is not None:
             embedder = self.embedder
             self.db.on_commit(lambda: embedder.notify(seq))
