@@ -61,20 +61,32 @@ class _Scoped:
         self.conn = conn
         self.where, self.args = where_clause(filters)
         self._support: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self._counts: dict[str, int] = {}
 
     def supporting(self, a: str, b: str, limit: int = SUPPORT_PER_EDGE) -> list[dict[str, Any]]:
         """Memories (passing the filters) linked to both entities, most important first."""
         key = (a, b) if a < b else (b, a)
         if key not in self._support:
+            # the rarer entity's links drive (CROSS JOIN keeps the order): a hub's thousands
+            # of links are never walked to find the few it shares with a rare one
+            rare, common = sorted((a, b), key=lambda e: (self._mentions(e), e))
             rows = self.conn.execute(
                 "SELECT m.id, m.content, m.type, m.importance FROM memory_entity_mentions x"
-                " JOIN memory_entity_mentions y ON y.memory_id = x.memory_id AND y.entity_id = ?"
-                f" CROSS JOIN memories m ON m.id = x.memory_id WHERE x.entity_id = ?"
-                f" AND {self.where} ORDER BY m.importance DESC, m.created_at DESC, m.id LIMIT ?",
-                [b, a, *self.args, limit],
+                " CROSS JOIN memory_entity_mentions y ON y.memory_id = x.memory_id"
+                " AND y.entity_id = ? CROSS JOIN memories m ON m.id = x.memory_id"
+                f" WHERE x.entity_id = ? AND {self.where}"
+                " ORDER BY m.importance DESC, m.created_at DESC, m.id LIMIT ?",
+                [common, rare, *self.args, limit],
             ).fetchall()
             self._support[key] = [_memory(r) for r in rows]
         return self._support[key]
+
+    def _mentions(self, entity_id: str) -> int:
+        if entity_id not in self._counts:
+            row = self.conn.execute("SELECT mentions FROM entities WHERE id = ?",
+                                    (entity_id,)).fetchone()
+            self._counts[entity_id] = int(row[0]) if row else 0
+        return self._counts[entity_id]
 
     def supported(self, edge: Edge) -> bool:
         return bool(self.supporting(edge.source, edge.target))
