@@ -509,3 +509,27 @@ def test_no_structural_job_without_an_llm(tmp_path: Path) -> None:
         remember(d, "Our lead Zofia decided to go with SQLite for the cache")
         assert d.db.reader().execute("SELECT COUNT(*) FROM memory_jobs WHERE job_type ="
                                      " 'structural_classify'").fetchone()[0] == 0
+
+
+def test_a_purge_takes_the_memorys_attributes_and_ratings_with_it(tmp_path: Path) -> None:
+    with run_daemon(tmp_path, KEYWORD_ONLY) as live:
+        live.remember("Later Caroline told Melanie about the adoption agency")
+        mid = live.remember("We decided to go with Melanie's adoption agency plan, Caroline")["id"]
+        post(live, f"/api/memory/{mid}/feedback", {"helpful": False, "query": "adoption?"})
+        conn = live.daemon.db.reader()
+
+        def rows(table: str) -> int:
+            return conn.execute(f"SELECT COUNT(*) FROM {table} WHERE memory_id = ?",
+                                (mid,)).fetchone()[0]
+
+        assert rows("entity_attributes") >= 2 and rows("memory_feedback") == 1
+        resp = live.http.request("DELETE", f"/api/memory/{mid}",
+                                 json={"reason": "test", "purge": True})
+        assert resp.status_code == 200, resp.text
+        assert rows("entity_attributes") == 0 and rows("memory_feedback") == 0
+        pair = conn.execute(
+            "SELECT r.mentions FROM relations r JOIN entities a ON a.id = r.source_entity_id"
+            " JOIN entities b ON b.id = r.target_entity_id WHERE r.relation_type ="
+            " 'co_occurrence' AND a.canonical_name IN ('caroline', 'melanie')"
+            " AND b.canonical_name IN ('caroline', 'melanie')").fetchone()
+        assert pair[0] == 1  # the other memory still names both
