@@ -533,3 +533,39 @@ def test_a_purge_takes_the_memorys_attributes_and_ratings_with_it(tmp_path: Path
             " 'co_occurrence' AND a.canonical_name IN ('caroline', 'melanie')"
             " AND b.canonical_name IN ('caroline', 'melanie')").fetchone()
         assert pair[0] == 1  # the other memory still names both
+
+
+def test_continuity_scoring_rates_each_injected_memory_with_an_llm(tmp_path: Path) -> None:
+    import json
+
+    from llm_servers import FakeLlmServer
+    from mnemonist.model.hooks import PromptSubmitRequest, SessionEndRequest
+    from pipeline_helpers import manual_daemon, pipeline_config, remember
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    with FakeLlmServer() as srv:
+        srv.script = lambda call: (json.dumps({"scores": [{"i": 1, "relevance": 0.9},
+                                                          {"i": 7, "relevance": 1}]})
+                                   if "<<<GIVEN MEMORIES>>>" in call.prompt else "{}")
+        config = pipeline_config(srv.url, hooks={"promptMinScore": 0.0})
+        config["hooks"] = config["memory"]["pipelineV2"].pop("hooks")
+        with manual_daemon(tmp_path / "home", config) as d:
+            mid = remember(d, "The staging Kubernetes cluster runs in Frankfurt")
+            prompt = "where does the staging kubernetes cluster run?"
+            given = d.service.hook_user_prompt_submit(PromptSubmitRequest.model_validate(
+                payload("UserPromptSubmit", "c1", repo, prompt=prompt)))
+            assert given["memories"] == [mid]
+            end = d.service.hook_session_end(SessionEndRequest.model_validate(
+                payload("SessionEnd", "c1", repo)))
+            assert end["feedback"]["continuity_job"] is not None
+            d.continuity.worker.tick()
+            conn = d.db.reader()
+            assert conn.execute("SELECT relevance_score FROM session_memories WHERE"
+                                " session_key = 'c1' AND memory_id = ?",
+                                (mid,)).fetchone()[0] == 0.9
+            score = conn.execute("SELECT score, scored_by FROM session_scores"
+                                 " WHERE session_key = 'c1'").fetchone()
+            assert tuple(score) == (0.9, "ollama/qwen3:4b")
+            (call,) = [c for c in srv.calls if "<<<GIVEN MEMORIES>>>" in c.prompt]
+            assert prompt in call.prompt and "Frankfurt" in call.prompt

@@ -19,6 +19,7 @@ from mnemonist.ingest.documents import DocumentWorker
 from mnemonist.ingest.file_watcher import FileWatcher
 from mnemonist.ingest.sessions import SessionWorker
 from mnemonist.model.config import Config
+from mnemonist.pipeline.continuity_score import ContinuityScorer
 from mnemonist.pipeline.extract_worker import ExtractionRuntime
 from mnemonist.pipeline.hints_worker import HintsRuntime
 from mnemonist.pipeline.maintenance import MaintenanceWorker
@@ -68,6 +69,7 @@ class Daemon:
         self.service.set_session_waker(self.sessions.wake)
         self.summaries = SummaryWorker(self.service, self.extraction.llm)  # shares its budget
         self.structural = StructuralRuntime(self.db, config, self.extraction.llm)
+        self.continuity = ContinuityScorer(self.db, config, self.extraction.llm)
         self.service.attach_summaries(self.summaries)
         self.maintenance = MaintenanceWorker(self.db, config, retention=self.retention,
                                              vectors=self.service)
@@ -84,6 +86,7 @@ class Daemon:
                 self.extraction.start()
                 self.hints.start()
                 self.structural.start()
+                self.continuity.start()
                 self.documents.start()
                 self.sessions.start()
                 pipeline = self.config.memory.pipeline_v2
@@ -110,6 +113,7 @@ class Daemon:
         self.files.stop()
         self.maintenance.stop()
         self.structural.stop()
+        self.continuity.stop()
         self.summaries.stop()
         self.sessions.stop()
         self.documents.stop()

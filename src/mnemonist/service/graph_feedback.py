@@ -11,7 +11,9 @@ diagnostics.
   more: its injection counted one) was used, and reinforces its edges and aspects; one never
   surfaced again lets its aspects decay by `decay`. Weights stay in [minWeight, maxWeight],
   edge confidence in [0.05, 1]. A `session_scores` row records injected, used and their ratio
-  (`scored_by: hits`); a session is learned from once.
+  (`scored_by: hits`); a session is learned from once. With an LLM configured, a
+  `continuity_score` job then rates each injected memory's relevance to the session's prompts
+  (`pipeline/continuity_score.py`).
 
 A co-occurrence edge's confidence is recomputed from its count whenever the count changes, so
 feedback on such an edge holds until the pair's next memory.
@@ -25,10 +27,10 @@ from typing import Any
 
 from mnemonist.model.graph import FeedbackRequest
 from mnemonist.model.memory import utcnow
-from mnemonist.pipeline import communities
+from mnemonist.pipeline import communities, continuity_score
 from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import NotFound
-from mnemonist.store import memories
+from mnemonist.store import jobs, memories
 from mnemonist.text.normalize import collapse_whitespace
 
 MIN_EDGE_CONFIDENCE = 0.05
@@ -125,9 +127,15 @@ class GraphFeedbackOps(ServiceBase):
                 "INSERT INTO session_scores (session_key, score, injected, used, scored_by,"
                 " created_at) VALUES (?, ?, ?, ?, 'hits', ?)",
                 (session_key, score, len(rows), len(used), now))
+            scoring = None
+            if rows and continuity_score.unavailable(self.config) is None:
+                scoring = jobs.enqueue(conn, continuity_score.JOB_TYPE,
+                                       payload={"session_key": session_key},
+                                       max_attempts=self.config.memory.pipeline_v2.worker
+                                       .max_retries, check_existing=False)
         return {"injected": len(rows), "used": len(used), "score": score,
                 "aspects_reinforced": up[0], "edges_reinforced": up[1],
-                "aspects_decayed": down[0]}
+                "aspects_decayed": down[0], "continuity_job": scoring}
 
     def graph_diagnostics(self, recompute: bool = False) -> dict[str, Any]:
         """Sizes of the graph, relations by reason, attributes by kind, and the communities
