@@ -569,3 +569,16 @@ def test_continuity_scoring_rates_each_injected_memory_with_an_llm(tmp_path: Pat
             assert tuple(score) == (0.9, "ollama/qwen3:4b")
             (call,) = [c for c in srv.calls if "<<<GIVEN MEMORIES>>>" in c.prompt]
             assert prompt in call.prompt and "Frankfurt" in call.prompt
+
+
+def test_an_entity_only_another_project_names_is_not_found_in_this_one(shop) -> None:
+    live, _ = shop
+    for path, body in (("/api/graph/impact", {"entity": "Ledger", "project": "shop"}),
+                       ("/api/knowledge/expand", {"entity": "Ledger", "project": "shop"})):
+        err = post(live, path, body, status=404)
+        assert "Ledger" in err["message"]
+    assert live.http.get("/api/entities/Ledger", params={"project": "shop"}).status_code == 404
+    assert live.http.get("/api/graph/neighbourhood",
+                         params={"entity": "Ledger", "project": "shop"}).status_code == 404
+    assert post(live, "/api/graph/impact", {"entity": "Ledger", "project": "other"})[
+        "entity"]["name"] == "Ledger"

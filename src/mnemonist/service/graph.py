@@ -134,6 +134,15 @@ class _Budget:
         self.truncated = False
         self.seen: set[str] = set()
 
+    def spend(self, text: str) -> bool:
+        """Count `text` if it fits; False (and truncated) if not."""
+        cost = estimate_tokens(text)
+        if self.used + cost > self.max:
+            self.truncated = True
+            return False
+        self.used += cost
+        return True
+
     def take(self, items: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
         """The items not yet given, if they all fit; None (and truncated) if not."""
         new = [m for m in items if m["id"] not in self.seen]
@@ -167,6 +176,18 @@ class GraphOps(ServiceBase):
                 " ORDER BY mentions DESC LIMIT 1", names).fetchone()
         if row is None:
             raise NotFound(f"no entity {ref!r}: give an entity id or name (GET /api/entities)",
+                           field="entity")
+        return row
+
+    def _visible_entity(self, conn: sqlite3.Connection, ref: str, scoped: _Scoped,
+                        filters: RecallFilters) -> sqlite3.Row:
+        """The entity, if some memory passing the filters names it (when filters are given):
+        an entity only other projects' memories name is not found."""
+        row = self._find_entity(conn, ref)
+        filtering = any(getattr(filters, n) is not None for n in RecallFilters.model_fields
+                        if n != "include_superseded")
+        if filtering and scoped.count_of(row["id"]) == 0:
+            raise NotFound(f"no memory passing the filters names entity {ref!r}",
                            field="entity")
         return row
 
@@ -216,13 +237,10 @@ class GraphOps(ServiceBase):
     def get_entity(self, ref: str, filters: RecallFilters | None = None,
                    limit: int = 20) -> dict[str, Any]:
         conn = self.db.reader()
-        row = self._find_entity(conn, ref)
         scoped = _Scoped(conn, filters)
+        row = self._visible_entity(conn, ref, scoped, filters or RecallFilters())
         entity_id = row["id"]
         count = scoped.count_of(entity_id)
-        if count == 0 and filters is not None and not filters.is_empty():
-            raise NotFound(f"no memory passing the filters names entity {ref!r}",
-                           field="entity")
         aspects = [dict(a) for a in conn.execute(
             "SELECT id, name, weight, updated_at FROM entity_aspects WHERE entity_id = ?"
             " ORDER BY weight DESC, name", (entity_id,))]
@@ -249,8 +267,8 @@ class GraphOps(ServiceBase):
         """Nodes and edges around an entity (for drawing): the bounded walk, every edge
         supported by a memory passing the filters."""
         conn = self.db.reader()
-        row = self._find_entity(conn, req.entity)
         scoped = _Scoped(conn, req)
+        row = self._visible_entity(conn, req.entity, scoped, req)
         limits = self._limits(req.hops, req.min_confidence)
         hood = walk(conn, [row["id"]], limits, supported=scoped.supported)
         reached = hood.ordered()[:req.limit]
@@ -285,7 +303,7 @@ class GraphOps(ServiceBase):
                 (mid,))]
             start_memory = budget.take([_memory((m.id, m.content, m.type, m.importance))])
         else:
-            starts = [self._find_entity(conn, req.entity or "")["id"]]
+            starts = [self._visible_entity(conn, req.entity or "", scoped, req)["id"]]
         limits = self._limits(req.hops, req.min_confidence)
         found = walk(conn, starts, limits, supported=scoped.supported)
         start_entities = self._entities(conn, starts)
@@ -293,7 +311,8 @@ class GraphOps(ServiceBase):
         if req.memory_id is None:
             took = budget.take(scoped.memories_of(starts[0], ENTITY_MEMORIES))
             own = took or []
-        constraints = self._constraints(conn, scoped, starts)
+        constraints = [c for c in self._constraints(conn, scoped, starts)
+                       if budget.spend(c["content"])]
         reached = found.ordered()
         names = self._entities(conn, [r.entity_id for r in reached])
         neighbours = []
@@ -388,8 +407,8 @@ class GraphOps(ServiceBase):
         """Who depends on the entity, directly or through others, tiered by path confidence.
         Stated dependencies count in full, associations (co-occurrence) at half."""
         conn = self.db.reader()
-        row = self._find_entity(conn, req.entity)
         scoped = _Scoped(conn, req)
+        row = self._visible_entity(conn, req.entity, scoped, req)
         limits = self._limits(req.max_depth, req.min_confidence)
         found = walk(conn, [row["id"]], limits, direction="dependents",
                      supported=scoped.supported)
