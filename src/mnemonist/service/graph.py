@@ -1,6 +1,5 @@
-"""Knowledge-graph reads: entities, an entity's neighbourhood, `knowledge_expand` (an entity or
-a memory -> its neighbourhood with the memories that support each edge, within a token
-budget), `knowledge_expand_session` and `graph_impact` ("what breaks if X changes").
+"""Knowledge-graph reads: entities, one entity, an entity's neighbourhood, and what the walks
+of `service/knowledge.py` (knowledge_expand, knowledge_expand_session, graph_impact) share.
 
 Entities and relations are shared by every project; memories are not. So every memory these
 reads return or count passes the caller's recall filters (`where_clause`, the same condition
@@ -13,20 +12,12 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from mnemonist.model.graph import (
-    EntityListRequest,
-    ExpandRequest,
-    ExpandSessionRequest,
-    ImpactRequest,
-    NeighbourhoodRequest,
-)
+from mnemonist.model.graph import EntityListRequest, NeighbourhoodRequest
 from mnemonist.model.requests import RecallFilters
 from mnemonist.search.filters import where_clause
-from mnemonist.search.traversal import Edge, Limits, Reach, walk
+from mnemonist.search.traversal import Edge, Limits, walk
 from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import NotFound
-from mnemonist.store import memories
-from mnemonist.store import sessions as session_store
 from mnemonist.text.entities import canonical_name
 from mnemonist.text.entity_words import TECH_ALIASES
 
@@ -38,7 +29,6 @@ TIERS = (("will_break", "WILL BREAK"), ("likely_affected", "LIKELY AFFECTED"),
 SUPPORT_PER_EDGE = 3
 ENTITY_MEMORIES = 5
 MEMORY_CHARS = 1000
-MAX_ENTITY_LIST = 500
 
 
 def estimate_tokens(text: str) -> int:
@@ -54,7 +44,7 @@ def impact_tier(confidence: float) -> tuple[str, str]:
     return TIERS[2]
 
 
-class _Scoped:
+class Scoped:
     """The caller's filters over one read connection, with the support of each edge cached."""
 
     def __init__(self, conn: sqlite3.Connection, filters: RecallFilters | None) -> None:
@@ -78,7 +68,7 @@ class _Scoped:
                 " ORDER BY m.importance DESC, m.created_at DESC, m.id LIMIT ?",
                 [common, rare, *self.args, limit],
             ).fetchall()
-            self._support[key] = [_memory(r) for r in rows]
+            self._support[key] = [memory_item(r) for r in rows]
         return self._support[key]
 
     def _mentions(self, entity_id: str) -> int:
@@ -99,7 +89,7 @@ class _Scoped:
             " LIMIT ? OFFSET ?",
             [entity_id, *self.args, limit, offset],
         ).fetchall()
-        return [_memory(r) for r in rows]
+        return [memory_item(r) for r in rows]
 
     def count_of(self, entity_id: str) -> int:
         return int(self.conn.execute(
@@ -108,17 +98,17 @@ class _Scoped:
             [entity_id, *self.args]).fetchone()[0])
 
 
-def _memory(row: sqlite3.Row | tuple) -> dict[str, Any]:
+def memory_item(row: sqlite3.Row | tuple) -> dict[str, Any]:
     return {"id": row[0], "content": str(row[1])[:MEMORY_CHARS], "type": row[2],
             "importance": row[3]}
 
 
-def _entity(row: sqlite3.Row) -> dict[str, Any]:
+def entity_item(row: sqlite3.Row) -> dict[str, Any]:
     return {"id": row["id"], "name": row["name"], "type": row["entity_type"],
             "mentions": row["mentions"], "community": row["community_id"]}
 
 
-def _edge(edge: Edge, weight: float | None = None) -> dict[str, Any]:
+def edge_item(edge: Edge, weight: float | None = None) -> dict[str, Any]:
     out = {"id": edge.id, "source": edge.source, "target": edge.target,
            "type": edge.relation_type, "reason": edge.reason,
            "confidence": round(edge.confidence, 4), "mentions": edge.mentions}
@@ -127,7 +117,7 @@ def _edge(edge: Edge, weight: float | None = None) -> dict[str, Any]:
     return out
 
 
-class _Budget:
+class Budget:
     def __init__(self, max_tokens: int) -> None:
         self.max = max_tokens
         self.used = 0
@@ -179,7 +169,7 @@ class GraphOps(ServiceBase):
                            field="entity")
         return row
 
-    def _visible_entity(self, conn: sqlite3.Connection, ref: str, scoped: _Scoped,
+    def _visible_entity(self, conn: sqlite3.Connection, ref: str, scoped: Scoped,
                         filters: RecallFilters) -> sqlite3.Row:
         """The entity, if some memory passing the filters names it (when filters are given):
         an entity only other projects' memories name is not found."""
@@ -196,7 +186,7 @@ class GraphOps(ServiceBase):
             return {}
         rows = conn.execute(
             f"SELECT * FROM entities WHERE id IN ({','.join('?' * len(ids))})", ids)
-        return {r["id"]: _entity(r) for r in rows}
+        return {r["id"]: entity_item(r) for r in rows}
 
     @staticmethod
     def _limits_out(limits: Limits) -> dict[str, Any]:
@@ -231,13 +221,13 @@ class GraphOps(ServiceBase):
         rows = conn.execute(
             f"SELECT e.*, COUNT(*) AS n {base} GROUP BY e.id ORDER BY n DESC, e.id"
             " LIMIT ? OFFSET ?", [*args, *extra_args, limit, offset]).fetchall()
-        return {"entities": [{**_entity(r), "memories": r["n"]} for r in rows],
+        return {"entities": [{**entity_item(r), "memories": r["n"]} for r in rows],
                 "total": total, "limit": limit, "offset": offset}
 
     def get_entity(self, ref: str, filters: RecallFilters | None = None,
                    limit: int = 20) -> dict[str, Any]:
         conn = self.db.reader()
-        scoped = _Scoped(conn, filters)
+        scoped = Scoped(conn, filters)
         row = self._visible_entity(conn, ref, scoped, filters or RecallFilters())
         entity_id = row["id"]
         count = scoped.count_of(entity_id)
@@ -257,9 +247,9 @@ class GraphOps(ServiceBase):
         hood = walk(conn, [entity_id], self._limits(hops=1, min_confidence=0.0),
                     supported=scoped.supported)
         names = self._entities(conn, [r.entity_id for r in hood.reached.values()])
-        relations = [{"entity": names[r.entity_id], **_edge(r.edges[-1])}
+        relations = [{"entity": names[r.entity_id], **edge_item(r.edges[-1])}
                      for r in hood.ordered() if r.entity_id in names]
-        return {"entity": _entity(row), "memories_count": count,
+        return {"entity": entity_item(row), "memories_count": count,
                 "memories": scoped.memories_of(entity_id, limit),
                 "aspects": aspects, "attributes": attributes, "relations": relations}
 
@@ -267,7 +257,7 @@ class GraphOps(ServiceBase):
         """Nodes and edges around an entity (for drawing): the bounded walk, every edge
         supported by a memory passing the filters."""
         conn = self.db.reader()
-        scoped = _Scoped(conn, req)
+        scoped = Scoped(conn, req)
         row = self._visible_entity(conn, req.entity, scoped, req)
         limits = self._limits(req.hops, req.min_confidence)
         hood = walk(conn, [row["id"]], limits, supported=scoped.supported)
@@ -277,160 +267,7 @@ class GraphOps(ServiceBase):
         for r in reached:
             for e in r.edges:
                 if e.source in nodes and e.target in nodes:
-                    edges[e.id] = _edge(e)
+                    edges[e.id] = edge_item(e)
         return {"center": row["id"], "nodes": list(nodes.values()), "edges": list(edges.values()),
                 "paths": hood.paths, "timed_out": hood.timed_out, "limited_by": hood.limited_by,
                 "limits": self._limits_out(limits)}
-
-    # -- knowledge_expand --------------------------------------------------------------
-    def knowledge_expand(self, req: ExpandRequest) -> dict[str, Any]:
-        conn = self.db.reader()
-        scoped = _Scoped(conn, req)
-        budget = _Budget(req.max_tokens)
-        start_memory = None
-        if req.memory_id is not None:
-            mid = self.resolve_id(req.memory_id, conn)
-            m = memories.get(conn, mid)
-            visible = m is not None and conn.execute(
-                f"SELECT 1 FROM memories m WHERE m.id = ? AND {scoped.where}",
-                [mid, *scoped.args]).fetchone()
-            if m is None or not visible:
-                raise NotFound(f"no memory {req.memory_id} passing the filters",
-                               field="memory_id")
-            starts = [r[0] for r in conn.execute(
-                "SELECT mm.entity_id FROM memory_entity_mentions mm JOIN entities e"
-                " ON e.id = mm.entity_id WHERE mm.memory_id = ? ORDER BY e.mentions DESC, e.id",
-                (mid,))]
-            start_memory = budget.take([_memory((m.id, m.content, m.type, m.importance))])
-        else:
-            starts = [self._visible_entity(conn, req.entity or "", scoped, req)["id"]]
-        limits = self._limits(req.hops, req.min_confidence)
-        found = walk(conn, starts, limits, supported=scoped.supported)
-        start_entities = self._entities(conn, starts)
-        own: list[dict[str, Any]] = []
-        if req.memory_id is None:
-            took = budget.take(scoped.memories_of(starts[0], ENTITY_MEMORIES))
-            own = took or []
-        constraints = [c for c in self._constraints(conn, scoped, starts)
-                       if budget.spend(c["content"])]
-        reached = found.ordered()
-        names = self._entities(conn, [r.entity_id for r in reached])
-        neighbours = []
-        for r in reached:
-            support = scoped.supporting(r.path[-2], r.entity_id)
-            shown = budget.take(support)
-            if shown is None:
-                break
-            neighbours.append({
-                "entity": names.get(r.entity_id), "hops": r.hops,
-                "confidence": round(r.confidence, 4),
-                "via": [names.get(e, start_entities.get(e, {})).get("name") for e in r.path],
-                "relation": _edge(r.edges[-1]),
-                "supporting_memory_ids": [m["id"] for m in support],
-                "memories": shown,
-            })
-        return {
-            "entities": list(start_entities.values()),
-            "memory": start_memory[0] if start_memory else None,
-            "memories": own, "constraints": constraints, "neighbours": neighbours,
-            "tokens": budget.used, "max_tokens": budget.max, "truncated": budget.truncated,
-            "reached": len(reached), "paths": found.paths, "timed_out": found.timed_out,
-            "limited_by": found.limited_by, "limits": self._limits_out(limits),
-        }
-
-    @staticmethod
-    def _constraints(conn: sqlite3.Connection, scoped: _Scoped,
-                     entity_ids: list[str]) -> list[dict[str, Any]]:
-        """The decisions standing on these entities (constraint attributes)."""
-        if not entity_ids:
-            return []
-        rows = conn.execute(
-            "SELECT DISTINCT ea.memory_id, ea.content FROM entity_attributes ea CROSS JOIN"
-            f" memories m ON m.id = ea.memory_id WHERE ea.entity_id IN"
-            f" ({','.join('?' * len(entity_ids))}) AND ea.kind = 'constraint' AND {scoped.where}"
-            " ORDER BY ea.importance DESC, ea.created_at DESC LIMIT 10",
-            [*entity_ids, *scoped.args])
-        return [{"memory_id": r[0], "content": r[1]} for r in rows]
-
-    def knowledge_expand_session(self, req: ExpandSessionRequest) -> dict[str, Any]:
-        """What a session was given and used, the entities those memories name, and each
-        entity's strongest neighbours, within the token budget."""
-        conn = self.db.reader()
-        rows = session_store.session_memories(conn, req.session_key)
-        if not rows and session_store.get_state(conn, req.session_key) is None:
-            raise NotFound(f"no session {req.session_key}", field="session_key")
-        scoped = _Scoped(conn, req)
-        by_id = {r["memory_id"]: r for r in rows}
-        visible: list[dict[str, Any]] = []
-        ids = list(by_id)
-        for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
-            visible += [_memory(r) for r in conn.execute(
-                f"SELECT m.id, m.content, m.type, m.importance FROM memories m WHERE m.id IN"
-                f" ({','.join('?' * len(chunk))}) AND {scoped.where}", [*chunk, *scoped.args])]
-        visible.sort(key=lambda m: (-by_id[m["id"]]["was_injected"],
-                                    -by_id[m["id"]]["fts_hit_count"], m["id"]))
-        budget = _Budget(req.max_tokens)
-        given = []
-        for m in visible:
-            if budget.take([m]) is None:
-                break
-            r = by_id[m["id"]]
-            given.append({**m, "injected": bool(r["was_injected"]), "hits": r["fts_hit_count"],
-                          "relevance_score": r["relevance_score"]})
-        counts: dict[str, int] = {}
-        for m in visible:
-            for (entity_id,) in conn.execute(
-                    "SELECT entity_id FROM memory_entity_mentions WHERE memory_id = ?",
-                    (m["id"],)):
-                counts[entity_id] = counts.get(entity_id, 0) + 1
-        top = sorted(counts, key=lambda e: (-counts[e], e))[:5]
-        names = self._entities(conn, top)
-        limits = self._limits(hops=1)
-        found = walk(conn, top, limits, supported=scoped.supported)
-        reached = found.ordered()
-        more = self._entities(conn, [r.entity_id for r in reached])
-        neighbours = []
-        for r in reached:
-            shown = budget.take(scoped.supporting(r.path[0], r.entity_id))
-            if shown is None:
-                break
-            neighbours.append({"entity": more.get(r.entity_id), "from": names[r.path[0]]["name"],
-                               "relation": _edge(r.edges[-1]), "memories": shown})
-        return {"session_key": req.session_key, "memories": given,
-                "entities": [{**names[e], "session_memories": counts[e]} for e in top],
-                "neighbours": neighbours, "tokens": budget.used, "max_tokens": budget.max,
-                "truncated": budget.truncated, "timed_out": found.timed_out}
-
-    # -- graph_impact ------------------------------------------------------------------
-    def graph_impact(self, req: ImpactRequest) -> dict[str, Any]:
-        """Who depends on the entity, directly or through others, tiered by path confidence.
-        Stated dependencies count in full, associations (co-occurrence) at half."""
-        conn = self.db.reader()
-        scoped = _Scoped(conn, req)
-        row = self._visible_entity(conn, req.entity, scoped, req)
-        limits = self._limits(req.max_depth, req.min_confidence)
-        found = walk(conn, [row["id"]], limits, direction="dependents",
-                     supported=scoped.supported)
-        names = self._entities(conn, [r.entity_id for r in found.reached.values()])
-        names[row["id"]] = _entity(row)
-        tiers: dict[str, list[dict[str, Any]]] = {key: [] for key, _ in TIERS}
-        for r in found.ordered():
-            key, label = impact_tier(r.confidence)
-            tiers[key].append(self._impact_item(scoped, names, r, label))
-        return {"entity": _entity(row), "tiers": tiers,
-                "affected": sum(len(v) for v in tiers.values()), "paths": found.paths,
-                "timed_out": found.timed_out, "limited_by": found.limited_by,
-                "limits": self._limits_out(limits)}
-
-    @staticmethod
-    def _impact_item(scoped: _Scoped, names: dict[str, dict[str, Any]], r: Reach,
-                     label: str) -> dict[str, Any]:
-        return {
-            "entity": names.get(r.entity_id), "tier": label, "depth": r.hops,
-            "confidence": round(r.confidence, 4),
-            "path": [names.get(e, {}).get("name") for e in r.path],
-            "edges": [_edge(e, w) for e, w in zip(r.edges, r.weights, strict=True)],
-            "supporting_memory_ids": [m["id"] for m in
-                                      scoped.supporting(r.path[-2], r.entity_id)],
-        }
