@@ -9,7 +9,8 @@ from mcp import ClientSession
 
 TOOL_NAMES = {
     "memory_search", "memory_store", "memory_get", "memory_list", "memory_modify",
-    "memory_forget", "memory_history",
+    "memory_forget", "memory_history", "knowledge_expand", "knowledge_expand_session",
+    "graph_impact", "memory_feedback",
 }
 REQUIRED = {
     "memory_search": ["query"],
@@ -19,8 +20,14 @@ REQUIRED = {
     "memory_modify": ["id", "reason"],
     "memory_forget": [],
     "memory_history": ["id"],
+    "knowledge_expand": [],  # one of entity and memory_id (oneOf)
+    "knowledge_expand_session": ["session_key"],
+    "graph_impact": ["entity"],
+    "memory_feedback": ["id", "helpful"],
 }
-READ_ONLY = {"memory_search", "memory_get", "memory_list", "memory_history"}
+READ_ONLY = {"memory_search", "memory_get", "memory_list", "memory_history", "knowledge_expand",
+             "knowledge_expand_session", "graph_impact"}
+NOT_IDEMPOTENT = {"memory_forget", "memory_feedback"}  # a second rating counts again
 DESTRUCTIVE = {"memory_modify", "memory_forget"}
 
 
@@ -72,7 +79,7 @@ async def check_tool_list(session: ClientSession) -> None:
         assert notes.read_only_hint is (name in READ_ONLY), name
         assert notes.destructive_hint is (name in DESTRUCTIVE), name
         assert notes.open_world_hint is False, name
-        assert notes.idempotent_hint is (name != "memory_forget"), name
+        assert notes.idempotent_hint is (name not in NOT_IDEMPOTENT), name
     search = tools["memory_search"].input_schema["properties"]
     assert search["limit"]["minimum"] == 1 and search["limit"]["maximum"] == 200
     assert "rule" in search["type"]["enum"]
@@ -80,6 +87,16 @@ async def check_tool_list(session: ClientSession) -> None:
         "preview", "execute"]
     assert "critical:" in tools["memory_store"].description
     assert "memory_list" in tools["memory_search"].description
+    expand = tools["knowledge_expand"].input_schema
+    assert expand["oneOf"] == [{"required": ["entity"]}, {"required": ["memory_id"]}]
+    assert expand["properties"]["max_tokens"]["minimum"] == 10
+    assert expand["properties"]["hops"] == {**expand["properties"]["hops"], "minimum": 1,
+                                            "maximum": 10, "default": 2}
+    impact = tools["graph_impact"]
+    tier = impact.output_schema["properties"]["tiers"]["properties"]["will_break"]
+    assert tier["items"]["properties"]["tier"]["enum"] == [
+        "WILL BREAK", "LIKELY AFFECTED", "MAY NEED TESTING"]
+    assert impact.input_schema["properties"]["min_confidence"]["maximum"] == 1.0
 
 
 async def check_round_trip(session: ClientSession, live, tag: str) -> None:
@@ -219,3 +236,36 @@ async def check_bad_arguments(session: ClientSession, live) -> None:
     # null stands for "not given"
     ok = await call(session, "memory_search", {"query": "probe memory", "type": None})
     assert ok["count"] >= 0
+
+
+async def check_graph_tools(session: ClientSession, live, tag: str) -> None:
+    """Plain memories make a service graph; the graph tools read it back, the same as the
+    daemon's HTTP API answers, and memory_feedback rates a memory for a prompt."""
+    api, db = f"{tag.capitalize()}Api", f"{tag.capitalize()}Db"
+    first = await call(session, "memory_store", {
+        "content": f"Our {api} service depends on {db} for orders.", "project": tag})
+    await call(session, "memory_store", {
+        "content": f"The nightly {tag.capitalize()}Backup reads from {db}.", "project": tag})
+    impact = await call(session, "graph_impact", {"entity": db, "project": tag})
+    will_break = {i["entity"]["name"]: i for i in impact["tiers"]["will_break"]}
+    assert set(will_break) == {api, f"{tag.capitalize()}Backup"}
+    assert will_break[api]["supporting_memory_ids"] == [first["id"]]
+    assert will_break[api]["tier"] == "WILL BREAK"
+    assert impact == live.http.post("/api/graph/impact",
+                                    json={"entity": db, "project": tag}).json()
+    expand = await call(session, "knowledge_expand",
+                        {"entity": api, "hops": 1, "max_tokens": 500, "project": tag})
+    assert [n["entity"]["name"] for n in expand["neighbours"]] == [db]
+    assert expand["neighbours"][0]["relation"]["reason"] == "pattern-matched"
+    assert expand["tokens"] <= 500
+    missing = await fail(session, "graph_impact", {"entity": f"{tag}-nothing-named-so"})
+    assert missing["error"] == "not_found"
+    both = await fail(session, "knowledge_expand", {"entity": api, "memory_id": first["id"]})
+    assert both["error"] == "invalid_request"
+    rated = await call(session, "memory_feedback", {
+        "id": first["id"], "helpful": False, "query": f"how is {tag} deployed?"})
+    assert rated == {**rated, "memory_id": first["id"], "helpful": False,
+                     "unhelpful_for_prompt": 1, "suppressed_for_prompt": False}
+    rated = await call(session, "memory_feedback", {
+        "id": first["id"], "helpful": False, "query": f"How is {tag}   deployed?"})
+    assert rated["unhelpful_for_prompt"] == 2 and rated["suppressed_for_prompt"] is True

@@ -79,7 +79,9 @@ def test_every_metric_is_reported(run_result) -> None:
     assert 0 < memory["rss_mib"] <= memory["peak_rss_mib"]
     assert run["database"]["while_open"]["db_mib"] > 0
     assert run["database"]["after_close"]["total_mib"] > 0
-    assert set(run["targets"]) == {"remember_p95_ms", "recall_p95_ms", "peak_rss_mb"}
+    assert set(run["targets"]) == {"remember_p95_ms", "recall_p95_ms", "peak_rss_mb",
+                                   "graph_impact_p95_ms"}
+    assert run["graph"]["entities"] >= 1 and run["graph"]["impact_ms"]["p95"] >= 0
     assert all(isinstance(t["met"], bool) for t in run["targets"].values())
 
 

@@ -16,10 +16,17 @@ from mcp import Client, ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from conftest import run_daemon
-from mcp_flow import TOOL_NAMES, check_bad_arguments, check_round_trip, check_tool_list
+from mcp_flow import (
+    TOOL_NAMES,
+    check_bad_arguments,
+    check_graph_tools,
+    check_round_trip,
+    check_tool_list,
+)
 from mnemonist.mcp.backends import ServiceBackend
 from mnemonist.mcp.server import build_server
 from mnemonist.mcp.tools import BY_NAME
+from mnemonist.model.graph import ExpandRequest, ExpandSessionRequest, ImpactRequest
 from mnemonist.model.memory import MEMORY_TYPES
 from mnemonist.model.requests import (
     Caller,
@@ -50,6 +57,7 @@ def test_http_tools_round_trip_and_errors(live) -> None:
             await check_tool_list(session)
             await check_round_trip(session, live, "httptag")
             await check_bad_arguments(session, live)
+            await check_graph_tools(session, live, "httpgraph")
 
     anyio.run(main)
 
@@ -114,6 +122,9 @@ MODELS: dict[str, Any] = {
     "memory_list": ListRequest,
     "memory_modify": MemoryPatch,
     "memory_forget": ForgetRequest,
+    "knowledge_expand": ExpandRequest,
+    "knowledge_expand_session": ExpandSessionRequest,
+    "graph_impact": ImpactRequest,
 }
 
 

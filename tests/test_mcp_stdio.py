@@ -12,7 +12,13 @@ import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from conftest import free_port, run_daemon
-from mcp_flow import TOOL_NAMES, check_bad_arguments, check_round_trip, check_tool_list
+from mcp_flow import (
+    TOOL_NAMES,
+    check_bad_arguments,
+    check_graph_tools,
+    check_round_trip,
+    check_tool_list,
+)
 
 
 @asynccontextmanager
@@ -36,6 +42,7 @@ def test_stdio_tools_round_trip_and_errors(live, tmp_path: Path) -> None:
             await check_tool_list(session)
             await check_round_trip(session, live, "stdiotag")
             await check_bad_arguments(session, live)
+            await check_graph_tools(session, live, "stdiograph")
 
     anyio.run(main)
 

@@ -197,6 +197,8 @@ def test_decision_language_is_detected(text):
         "I prefer coffee",  # a preference with no alternative
         "She picked up the kids",
         "Choose wisely. Over and out.",  # no decision verb form, and across sentences
+        "We finally adopted a beagle from the shelter",  # a pet is no decision
+        "They adopted two kids last year",
         "we decided",  # no object
     ],
 )

@@ -19,10 +19,12 @@ from mnemonist.ingest.documents import DocumentWorker
 from mnemonist.ingest.file_watcher import FileWatcher
 from mnemonist.ingest.sessions import SessionWorker
 from mnemonist.model.config import Config
+from mnemonist.pipeline.continuity_score import ContinuityScorer
 from mnemonist.pipeline.extract_worker import ExtractionRuntime
 from mnemonist.pipeline.hints_worker import HintsRuntime
 from mnemonist.pipeline.maintenance import MaintenanceWorker
 from mnemonist.pipeline.retention import RetentionWorker
+from mnemonist.pipeline.structural import StructuralRuntime
 from mnemonist.pipeline.summary_worker import SummaryWorker, settle_orphans, summary_unavailable
 from mnemonist.providers.embedding import create_embedding_provider
 from mnemonist.service import MemoryService
@@ -66,6 +68,8 @@ class Daemon:
         self.sessions = SessionWorker(self.service, config)
         self.service.set_session_waker(self.sessions.wake)
         self.summaries = SummaryWorker(self.service, self.extraction.llm)  # shares its budget
+        self.structural = StructuralRuntime(self.db, config, self.extraction.llm)
+        self.continuity = ContinuityScorer(self.db, config, self.extraction.llm)
         self.service.attach_summaries(self.summaries)
         self.maintenance = MaintenanceWorker(self.db, config, retention=self.retention,
                                              vectors=self.service)
@@ -81,6 +85,8 @@ class Daemon:
                 self.retention.start()
                 self.extraction.start()
                 self.hints.start()
+                self.structural.start()
+                self.continuity.start()
                 self.documents.start()
                 self.sessions.start()
                 pipeline = self.config.memory.pipeline_v2
@@ -106,6 +112,8 @@ class Daemon:
         self._started = False
         self.files.stop()
         self.maintenance.stop()
+        self.structural.stop()
+        self.continuity.stop()
         self.summaries.stop()
         self.sessions.stop()
         self.documents.stop()

@@ -14,6 +14,7 @@ from mnemonist.api import (
     routes_carry,
     routes_documents,
     routes_files,
+    routes_graph,
     routes_health,
     routes_hooks,
     routes_import,
@@ -78,6 +79,7 @@ def create_app(daemon: Any, *, bind_host: str | None = None) -> FastAPI:
     app.include_router(routes_sessions.router)
     app.include_router(routes_pipeline.router)
     app.include_router(routes_carry.router)
+    app.include_router(routes_graph.router)
     # stateless: no SSE stream to GET, no session to DELETE (405, as the MCP spec allows)
     app.router.add_route("/mcp", mcp_endpoint, methods=["POST"], include_in_schema=False)
     install_dashboard(app)  # the web dashboard at / and /ui/..., and /docs

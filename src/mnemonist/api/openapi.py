@@ -27,7 +27,7 @@ DESCRIPTIONS = {
     400: "bad input (`invalid_request`, `invalid_json`, `json_too_deep`, ...), naming the field",
     401: "a valid bearer token is required (`server.token` is set)",
     403: "a web page's request (`forbidden_origin`): foreign Origin or Sec-Fetch-Site",
-    404: "no such memory, document, checkpoint or action (`not_found`)",
+    404: "no such memory, document, checkpoint, action, entity or session (`not_found`)",
     409: "the state does not allow it (`version_conflict`, `already_deleted`, `pinned`,"
          " `immutable`, ...), or an id prefix matches several memories (`ambiguous_id`)",
     413: "the body is larger than `server.max_body_bytes` (`body_too_large`)",
@@ -53,6 +53,12 @@ SERVICE_STATUSES: dict[tuple[str, str], tuple[int, ...]] = {
     ("get", "/api/diagnostics"): (503,),
     ("post", "/api/repair/{name}"): (404, 503),
     ("post", "/api/backup"): (409,),
+    ("get", "/api/entities/{entity_id}"): (404,),
+    ("get", "/api/graph/neighbourhood"): (404,),
+    ("post", "/api/knowledge/expand"): (404, 409),
+    ("post", "/api/knowledge/expand-session"): (404,),
+    ("post", "/api/graph/impact"): (404,),
+    ("post", "/api/memory/{memory_id}/feedback"): (404, 409),
 }
 
 #: (method, path) -> success statuses other than 200

@@ -20,6 +20,7 @@ ROUTES = {
     "retention-sweep": "triggerRetentionSweep",
     "reembed": "reembed",
     "maintenance-tick": "tick",
+    "cluster-entities": "clusterEntities",
 }
 
 

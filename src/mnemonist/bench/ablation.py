@@ -25,6 +25,7 @@ RUNTIME_PREFIXES = (
     "memory.pipelineV2.graph.boostWeight",
     "memory.pipelineV2.graph.hopWeight",
     "memory.pipelineV2.graph.enabled",
+    "memory.pipelineV2.graph.traversal",  # traversalChannel, traversalChannelWeight, traversal.*
     "memory.pipelineV2.reranker.",
     "sessions.recall_weight",
 )
@@ -53,6 +54,7 @@ STANDARD = (
     "who-0.2: search.who_weight=0.2",
     "who-0.6: search.who_weight=0.6",
     "embedding-reranker: memory.pipelineV2.reranker.enabled=true",
+    "traversal-channel: memory.pipelineV2.graph.traversalChannel=true",
 )
 
 

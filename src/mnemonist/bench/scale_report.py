@@ -110,6 +110,8 @@ def markdown(report: dict[str, Any]) -> str:
         ("target remember p95 ≤ 10 ms", lambda r: _mark(r["targets"]["remember_p95_ms"])),
         ("target recall p95 ≤ 40 ms", lambda r: _mark(r["targets"]["recall_p95_ms"])),
         ("target peak RSS ≤ 400 MB", lambda r: _mark(r["targets"]["peak_rss_mb"])),
+        ("target graph_impact p95 ≤ 50 ms",
+         lambda r: _mark(r["targets"]["graph_impact_p95_ms"])),
     ]  # fmt: skip
     lines = [
         f"# mnemonist scale benchmark, {report['started_at']}",

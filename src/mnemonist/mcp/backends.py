@@ -17,6 +17,12 @@ import httpx
 from pydantic import ValidationError
 
 from mnemonist.client import Client, DaemonError
+from mnemonist.model.graph import (
+    ExpandRequest,
+    ExpandSessionRequest,
+    FeedbackRequest,
+    ImpactRequest,
+)
 from mnemonist.model.requests import (
     Caller,
     ForgetRequest,
@@ -69,6 +75,18 @@ class Backend(ABC):
 
     @abstractmethod
     async def history(self, memory_id: str, caller: Body | None = None) -> Body: ...
+
+    @abstractmethod
+    async def expand(self, body: Body) -> Body: ...
+
+    @abstractmethod
+    async def expand_session(self, body: Body) -> Body: ...
+
+    @abstractmethod
+    async def impact(self, body: Body) -> Body: ...
+
+    @abstractmethod
+    async def feedback(self, memory_id: str, body: Body) -> Body: ...
 
 
 def _path_id(memory_id: str) -> str:
@@ -145,6 +163,20 @@ class HttpBackend(Backend):
         return await self._call("GET", f"/api/memory/{_path_id(memory_id)}/history",
                                 params=_params(caller))
 
+    async def expand(self, body: Body) -> Body:
+        return await self._call("POST", "/api/knowledge/expand", json=body, idempotent=True)
+
+    async def expand_session(self, body: Body) -> Body:
+        return await self._call("POST", "/api/knowledge/expand-session", json=body,
+                                idempotent=True)
+
+    async def impact(self, body: Body) -> Body:
+        return await self._call("POST", "/api/graph/impact", json=body, idempotent=True)
+
+    async def feedback(self, memory_id: str, body: Body) -> Body:
+        return await self._call("POST", f"/api/memory/{_path_id(memory_id)}/feedback",
+                                json=body)
+
 
 class ServiceBackend(Backend):
     """The in-process `MemoryService` (the daemon's own /mcp endpoint): no HTTP hop."""
@@ -198,3 +230,19 @@ class ServiceBackend(Backend):
     async def history(self, memory_id: str, caller: Body | None = None) -> Body:
         return await self._run(
             lambda: self.service.history(memory_id, Caller.model_validate(caller or {})))
+
+    async def expand(self, body: Body) -> Body:
+        return await self._run(
+            lambda: self.service.knowledge_expand(ExpandRequest.model_validate(body)))
+
+    async def expand_session(self, body: Body) -> Body:
+        return await self._run(lambda: self.service.knowledge_expand_session(
+            ExpandSessionRequest.model_validate(body)))
+
+    async def impact(self, body: Body) -> Body:
+        return await self._run(
+            lambda: self.service.graph_impact(ImpactRequest.model_validate(body)))
+
+    async def feedback(self, memory_id: str, body: Body) -> Body:
+        return await self._run(lambda: self.service.memory_feedback(
+            memory_id, FeedbackRequest.model_validate(body)))

@@ -95,6 +95,9 @@ def _filters(verb: str) -> dict[str, dict[str, Any]]:
             f"included: {WHEN}."),
         "include_superseded": _boolean(
             f"{verb} superseded (replaced) versions as well as current ones."),
+        "community": _integer(
+            f"{verb} memories naming an entity of this knowledge-graph community (see "
+            "GET /api/diagnostics/graph).", 0),
     }
 
 
@@ -311,6 +314,68 @@ FORGET_INPUT = _object(
 
 HISTORY_INPUT = _object({"id": MEMORY_ID, **READER}, ["id"])
 
+ENTITY = _string(
+    "An entity: its id (from a previous answer) or its name as written in memories, any case "
+    "(e.g. 'PostgreSQL', 'ShopApi', 'Caroline').", min_length=1, max_length=500)
+PROJECT_SCOPE = _string(
+    "Only memories of this project count (a name or the working directory's path); edges "
+    "only other projects' memories support are not followed.", max_length=500)
+MIN_CONFIDENCE = _fraction(
+    "Follow only relations at least this confident (0–1; default graph.traversal."
+    "minConfidence, 0.5). A relation's confidence comes from how it is known: stated by a "
+    "user 1.0, a dependency stated in two memories 0.9, in one 0.8, extracted by an LLM "
+    "about 0.7, named together 0.4 + 0.1 per memory up to 0.7.")
+MAX_TOKENS = _integer(
+    "Token budget of the memories returned (about 4 characters a token); neighbours that "
+    "do not fit are left out and `truncated` is true.", 10, 50_000, 2000)
+
+EXPAND_INPUT = {
+    **_object(
+        {
+            "entity": ENTITY,
+            "memory_id": _string("Start from the entities this memory names instead (its id).",
+                                 min_length=1, max_length=200),
+            "hops": _integer("How many relations away to go (capped by graph.traversal."
+                             "maxHops, 3).", 1, 10, 2),
+            "max_tokens": MAX_TOKENS,
+            "min_confidence": MIN_CONFIDENCE,
+            "project": PROJECT_SCOPE,
+        },
+    ),
+    "oneOf": [{"required": ["entity"]}, {"required": ["memory_id"]}],
+}
+EXPAND_SESSION_INPUT = _object(
+    {
+        "session_key": _string("The session's key (its id in the harness, as the hooks "
+                               "send it).", min_length=1, max_length=500),
+        "max_tokens": MAX_TOKENS,
+        "project": PROJECT_SCOPE,
+    },
+    ["session_key"],
+)
+IMPACT_INPUT = _object(
+    {
+        "entity": ENTITY,
+        "max_depth": _integer("The longest dependency chain to follow (capped by graph."
+                              "traversal.maxHops, 3).", 1, 10, 3),
+        "min_confidence": MIN_CONFIDENCE,
+        "project": PROJECT_SCOPE,
+    },
+    ["entity"],
+)
+FEEDBACK_INPUT = _object(
+    {
+        "id": MEMORY_ID,
+        "helpful": _boolean("true: the memory helped with the prompt; false: it did not."),
+        "query": _string(
+            "The prompt or query the memory was shown for. A memory rated unhelpful twice for "
+            "the same prompt is not injected for it again.", min_length=1, max_length=10_000),
+        "session_key": _string("The session it was shown in, if known.", min_length=1,
+                               max_length=500),
+    },
+    ["id", "helpful"],
+)
+
 # -- output schemas (what structuredContent holds; loose: the daemon may add fields) -------------
 
 _MEMORY_PROPS = {
@@ -410,6 +475,90 @@ HISTORY_OUTPUT = {
     "required": ["events"],
 }
 
+_ENTITY_PROPS = {
+    "id": {"type": "string"}, "name": {"type": "string"}, "type": {"type": "string"},
+    "mentions": {"type": "integer"}, "community": {"type": ["integer", "null"]},
+}
+_EDGE_PROPS = {
+    "id": {"type": "string"}, "source": {"type": "string"}, "target": {"type": "string"},
+    "type": {"type": "string", "description": "co_occurrence, depends_on, or an LLM's verb"},
+    "reason": {"type": "string", "enum": ["user-stated", "multi-memory", "pattern-matched",
+                                          "extracted", "co-occurrence", "inferred",
+                                          "llm-uncertain"]},
+    "confidence": {"type": "number"}, "mentions": {"type": "integer"},
+}
+_SHOWN = {"type": "array", "items": {"type": "object", "properties": {
+    "id": {"type": "string"}, "content": {"type": "string"}, "type": {"type": "string"}}}}
+EXPAND_OUTPUT = {
+    "type": "object",
+    "properties": {
+        "entities": {"type": "array", "items": {"type": "object", "properties": _ENTITY_PROPS},
+                     "description": "where the walk started"},
+        "memories": {**_SHOWN, "description": "memories naming the entity, most important first"},
+        "constraints": {"type": "array", "items": {"type": "object"},
+                        "description": "decisions standing on the start entities"},
+        "neighbours": {"type": "array", "items": {"type": "object", "properties": {
+            "entity": {"type": "object", "properties": _ENTITY_PROPS},
+            "hops": {"type": "integer"},
+            "confidence": {"type": "number", "description": "product along the path"},
+            "via": {"type": "array", "items": {"type": "string"}},
+            "relation": {"type": "object", "properties": _EDGE_PROPS},
+            "supporting_memory_ids": {"type": "array", "items": {"type": "string"}},
+            "memories": {**_SHOWN, "description": "supporting memories not shown before"},
+        }}},
+        "tokens": {"type": "integer"}, "max_tokens": {"type": "integer"},
+        "truncated": {"type": "boolean"}, "timed_out": {"type": "boolean"},
+    },
+    "required": ["entities", "neighbours", "tokens", "truncated"],
+}
+EXPAND_SESSION_OUTPUT = {
+    "type": "object",
+    "properties": {
+        "session_key": {"type": "string"},
+        "memories": {"type": "array", "items": {"type": "object", "properties": {
+            "id": {"type": "string"}, "content": {"type": "string"},
+            "injected": {"type": "boolean"}, "hits": {"type": "integer"}}}},
+        "entities": {"type": "array", "items": {"type": "object"}},
+        "neighbours": {"type": "array", "items": {"type": "object"}},
+        "tokens": {"type": "integer"}, "truncated": {"type": "boolean"},
+    },
+    "required": ["session_key", "memories", "entities", "tokens"],
+}
+_IMPACTED = {"type": "array", "items": {"type": "object", "properties": {
+    "entity": {"type": "object", "properties": _ENTITY_PROPS},
+    "tier": {"type": "string", "enum": ["WILL BREAK", "LIKELY AFFECTED", "MAY NEED TESTING"]},
+    "depth": {"type": "integer"},
+    "confidence": {"type": "number", "description": "product of the path's edge confidences"},
+    "path": {"type": "array", "items": {"type": "string"}},
+    "edges": {"type": "array", "items": {"type": "object", "properties": _EDGE_PROPS}},
+    "supporting_memory_ids": {"type": "array", "items": {"type": "string"}},
+}}}
+IMPACT_OUTPUT = {
+    "type": "object",
+    "properties": {
+        "entity": {"type": "object", "properties": _ENTITY_PROPS},
+        "tiers": {"type": "object", "properties": {
+            "will_break": {**_IMPACTED, "description": "path confidence ≥ 0.7"},
+            "likely_affected": {**_IMPACTED, "description": "path confidence ≥ 0.45"},
+            "may_need_testing": {**_IMPACTED, "description": "below 0.45"},
+        }, "required": ["will_break", "likely_affected", "may_need_testing"]},
+        "affected": {"type": "integer"},
+        "timed_out": {"type": "boolean"},
+    },
+    "required": ["entity", "tiers"],
+}
+FEEDBACK_OUTPUT = {
+    "type": "object",
+    "properties": {
+        "memory_id": {"type": "string"},
+        "helpful": {"type": "boolean"},
+        "unhelpful_for_prompt": {"type": "integer"},
+        "suppressed_for_prompt": {"type": "boolean",
+                                  "description": "no longer injected for this prompt"},
+    },
+    "required": ["memory_id", "helpful"],
+}
+
 # -- the tools ---------------------------------------------------------------------------------
 
 
@@ -457,6 +606,22 @@ async def _forget(backend: Backend, args: Body) -> Body:
 async def _history(backend: Backend, args: Body) -> Body:
     memory_id = _memory_id(args)
     return await backend.history(memory_id, _reader(args))
+
+
+async def _expand(backend: Backend, args: Body) -> Body:
+    return await backend.expand(args)
+
+
+async def _expand_session(backend: Backend, args: Body) -> Body:
+    return await backend.expand_session(args)
+
+
+async def _impact(backend: Backend, args: Body) -> Body:
+    return await backend.impact(args)
+
+
+async def _feedback(backend: Backend, args: Body) -> Body:
+    return await backend.feedback(_memory_id(args), args)
 
 
 @dataclass(frozen=True)
@@ -591,6 +756,65 @@ TOOLS: tuple[ToolSpec, ...] = (
         read_only=True, destructive=False, idempotent=True,
         run=_history,
     ),
+    ToolSpec(
+        name="knowledge_expand",
+        title="Expand knowledge around an entity",
+        description=(
+            "What memory knows around one thing: give an entity (a service, library, person, "
+            "project) or a memory id, get the related entities a few relations away, most "
+            "confident path first, each with the relation (type, reason, confidence) and the "
+            "memories that support it, plus the decisions (constraints) standing on the entity, "
+            "all within max_tokens. Use it when a search result names something and you need "
+            "its context, or to see how two things are connected. Unknown entity: not_found."
+        ),
+        input_schema=EXPAND_INPUT,
+        output_schema=EXPAND_OUTPUT,
+        read_only=True, destructive=False, idempotent=True,
+        run=_expand,
+    ),
+    ToolSpec(
+        name="knowledge_expand_session",
+        title="Expand what a session used",
+        description=(
+            "The memories one session was given (injected) and used again, the entities they "
+            "name and those entities' strongest neighbours, within max_tokens: a way back into "
+            "what an earlier session was working with."
+        ),
+        input_schema=EXPAND_SESSION_INPUT,
+        output_schema=EXPAND_SESSION_OUTPUT,
+        read_only=True, destructive=False, idempotent=True,
+        run=_expand_session,
+    ),
+    ToolSpec(
+        name="graph_impact",
+        title="What breaks if this changes",
+        description=(
+            "Blast radius of changing an entity: everything that depends on it, directly or "
+            "through others, from stated dependencies ('ShopApi depends on ShopDb', 'BackupJob "
+            "reads from ShopDb') and, at half weight, things named together with it. Tiered by "
+            "path confidence: WILL BREAK (≥ 0.7), LIKELY AFFECTED (≥ 0.45), MAY NEED TESTING; "
+            "each with its path and the memories that support its last edge. Use it before "
+            "changing a shared component."
+        ),
+        input_schema=IMPACT_INPUT,
+        output_schema=IMPACT_OUTPUT,
+        read_only=True, destructive=False, idempotent=True,
+        run=_impact,
+    ),
+    ToolSpec(
+        name="memory_feedback",
+        title="Rate a memory",
+        description=(
+            "Tell memory whether a memory it gave you helped. Helpful strengthens the links "
+            "between the things it names; unhelpful weakens them, and a memory rated unhelpful "
+            "twice for the same prompt (pass it as query) is no longer injected for that "
+            "prompt."
+        ),
+        input_schema=FEEDBACK_INPUT,
+        output_schema=FEEDBACK_OUTPUT,
+        read_only=False, destructive=False, idempotent=False,
+        run=_feedback,
+    ),
 )
 
 BY_NAME = {t.name: t for t in TOOLS}
@@ -600,7 +824,8 @@ INSTRUCTIONS = (
     "depend on earlier work (the user's preferences, the project's decisions and rules, past "
     "bugs), call memory_search. When you learn something durable (a decision, a preference, a "
     "rule, a lesson, a fix), call memory_store with one self-contained statement. Correct "
-    "outdated memories with memory_modify; delete with memory_forget (preview first)."
+    "outdated memories with memory_modify; delete with memory_forget (preview first). "
+    "knowledge_expand shows what is known around a thing; graph_impact what depends on it."
 )
 
 

@@ -71,6 +71,37 @@ class WorkerConfig(CamelModel):
     lease_timeout_ms: Ms = Range(300000, 10000, 600000)
 
 
+class TraversalConfig(CamelModel):
+    """Bounds of every graph walk (knowledge_expand, graph_impact, neighbourhood)."""
+
+    min_confidence: float = Range(0.5, 0.0, 1.0, "edges below this confidence are not followed")
+    max_branching: int = Range(4, 1, 50, "edges followed out of each entity, most confident first")
+    max_paths: int = Range(50, 1, 1000, "paths explored per walk")
+    max_hops: int = Range(3, 1, 10, "the longest path a walk may take")
+    timeout_ms: Ms = Range(200, 10, 5000, "deadline of one walk; what was found by then is kept")
+
+
+class CommunitiesConfig(CamelModel):
+    enabled: bool = Field(default=True, description="Louvain communities of the entity graph")
+    interval_ms: Ms = Range(3600000, 60000, 86400000, "recompute at most this often")
+    resolution: float = Range(1.0, 0.1, 10.0, "Louvain resolution (higher: smaller communities)")
+    max_entities: int = Range(50000, 100, 1000000, "the most mentioned entities clustered")
+
+
+class FeedbackConfig(CamelModel):
+    """What use and ratings teach the graph."""
+
+    enabled: bool = Field(default=True, description="session-end and memory_feedback learning")
+    aspect_delta: float = Range(0.05, 0.0, 0.5, "aspect weight added per used memory")
+    edge_delta: float = Range(0.02, 0.0, 0.5, "edge confidence added per used memory")
+    decay: float = Range(0.01, 0.0, 0.5, "aspect weight lost per session an injection went unused")
+    min_weight: float = Range(0.1, 0.0, 1.0)
+    max_weight: float = Range(1.0, 0.0, 1.0)
+    unhelpful_limit: int = Range(
+        2, 1, 100, "a memory rated unhelpful this often for a prompt is not injected for it"
+    )
+
+
 class GraphConfig(CamelModel):
     enabled: bool = Field(
         default=True, description="knowledge graph: inline linking, pipeline graph writes, boost"
@@ -85,6 +116,32 @@ class GraphConfig(CamelModel):
     hop_weight: float = Range(
         0.5, 0.0, 1.0, "share of boostWeight for memories reached one relation away (0: no hop)"
     )
+    decision_protection: bool = Field(
+        default=True,
+        description="decision language stores a decision (importance 0.85, no decay) with"
+                    " constraint attributes",
+    )
+    traversal: TraversalConfig = Field(default_factory=TraversalConfig)
+    communities: CommunitiesConfig = Field(default_factory=CommunitiesConfig)
+    feedback: FeedbackConfig = Field(default_factory=FeedbackConfig)
+    traversal_channel: bool = Field(
+        default=False,
+        description="recall adds the one- and two-hop graph neighbours of its top results as"
+                    " a fusion channel (measured: docs/graph.md)",
+    )
+    traversal_channel_weight: float = Range(
+        0.5, 0.0, 2.0, "weight of the traversal channel in fusion"
+    )
+
+
+class StructuralConfig(CamelModel):
+    """The LLM pass that files entity attributes under aspects (docs/graph.md, "Aspects")."""
+
+    enabled: bool = Field(
+        default=True, description="queue structural_classify jobs when an LLM is configured"
+    )
+    poll_interval_ms: Ms = Range(5000, 100, 300000, "structural worker polling interval")
+    classify_batch_size: int = Range(10, 1, 50, "attributes of one entity per LLM call")
 
 
 class RerankerConfig(CamelModel):
@@ -213,6 +270,7 @@ class PipelineV2Config(CamelModel):
     extraction: ExtractionConfig = Field(default_factory=ExtractionConfig)
     worker: WorkerConfig = Field(default_factory=WorkerConfig)
     graph: GraphConfig = Field(default_factory=GraphConfig)
+    structural: StructuralConfig = Field(default_factory=StructuralConfig)
     reranker: RerankerConfig = Field(default_factory=RerankerConfig)
     autonomous: AutonomousConfig = Field(default_factory=AutonomousConfig)
     repair: RepairConfig = Field(default_factory=RepairConfig)

@@ -232,6 +232,9 @@ class RecallFilters(Caller):
         default=None, max_length=100,
         description="memories of any of these projects (case-insensitive) or of no project",
     )
+    community: int | None = Field(
+        default=None, ge=0, description="memories naming an entity of this graph community",
+    )
 
     _tags = field_validator("tags")(lambda cls, v: _clean_tags(v))
 

@@ -30,8 +30,9 @@ def persist_entities(
             for e in entities:
                 source = graph.upsert_entity(conn, e.source, stats)
                 target = graph.upsert_entity(conn, e.target, stats)
+                reason = "extracted" if e.confidence >= 0.5 else "llm-uncertain"
                 graph.upsert_relation(conn, source, target, e.relationship.lower(),
-                                      e.confidence, stats)
+                                      e.confidence, stats, reason)
                 graph.link_mention(conn, memory_id, source, e.source, e.confidence, stats)
                 graph.link_mention(conn, memory_id, target, e.target, e.confidence, stats)
     except Exception as exc:  # non-fatal by design: the facts are already committed

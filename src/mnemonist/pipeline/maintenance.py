@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemonist.model.config import Config
-from mnemonist.pipeline import repair
+from mnemonist.pipeline import communities, repair
 from mnemonist.pipeline.repair import VectorState
 from mnemonist.pipeline.retention import RetentionWorker
 from mnemonist.store.db import Database
@@ -149,6 +149,10 @@ class MaintenanceWorker:
             "reembed": (r.reembed_cooldown_ms / 1000.0, r.reembed_hourly_budget),
         }, clock)
         self.halt = HaltTracker()
+        graph = pipeline.graph
+        self.clustering = graph.communities if graph.enabled else None
+        self._clustered_at: float | None = None
+        self.clock = clock
         self.cycles = 0
         self.last_cycle: dict[str, Any] | None = None
         self._lock = threading.Lock()
@@ -174,6 +178,14 @@ class MaintenanceWorker:
             return repair.rebuild_fts(self.db)
         if action == "triggerRetentionSweep":
             return repair.retention_sweep(self.retention)
+        if action == "clusterEntities":
+            cfg = self.clustering
+            if cfg is None:
+                return {"skipped": "the knowledge graph is off (graph.enabled)"}
+            out = communities.recompute(self.db, resolution=cfg.resolution,
+                                        max_entities=cfg.max_entities)
+            self._clustered_at = self.clock()
+            return out
         if action == "reembed":
             if self.vectors is None:
                 return {"skipped": "no embedding provider is configured"}
@@ -186,14 +198,27 @@ class MaintenanceWorker:
         with self._lock:
             return self._tick(mode or self.auto.maintenance_mode)
 
+    def _communities_due(self) -> bool:
+        cfg = self.clustering
+        if cfg is None or not cfg.enabled:
+            return False
+        return (self._clustered_at is None
+                or self.clock() - self._clustered_at >= cfg.interval_ms / 1000.0)
+
     def _tick(self, mode: str) -> dict[str, Any]:
         report = self.diagnostics()
         recs = recommend(report)
         cycle: dict[str, Any] = {
             "at": report["at"], "mode": mode, "score": report["score"], "report": report,
             "recommendations": [r.__dict__ for r in recs], "executed": [], "skipped": [],
-            "score_after": None, "delta": None, "halted": [],
+            "score_after": None, "delta": None, "halted": [], "communities": None,
         }
+        if mode == "execute" and self._communities_due():
+            try:  # housekeeping, not a repair: no score, no halt
+                cycle["communities"] = self.run_action("clusterEntities")
+            except Exception as exc:
+                log.exception("community detection failed")
+                cycle["communities"] = {"error": f"{type(exc).__name__}: {exc}"}
         self.cycles += 1
         self.last_cycle = cycle
         if not recs:

@@ -109,6 +109,11 @@ def where_clause(
         if f.pinned is not None:
             parts.append("m.pinned = ?")
             args.append(int(f.pinned))
+        if f.community is not None:
+            parts.append("EXISTS (SELECT 1 FROM memory_entity_mentions cm JOIN entities ce"
+                         " ON ce.id = cm.entity_id WHERE cm.memory_id = m.id"
+                         " AND ce.community_id = ?)")
+            args.append(f.community)
         for tag in f.tags or []:
             parts.append("EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value = ?)")
             args.append(tag)

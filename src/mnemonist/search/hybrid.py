@@ -3,6 +3,7 @@ ordering."""
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,10 +22,15 @@ from mnemonist.search.fusion import Fused, fuse, normalize_bm25
 from mnemonist.search.graph_boost import graph_boost
 from mnemonist.search.keyword import keyword_search, phrase_search
 from mnemonist.search.rerank import EmbeddingReranker, HttpReranker, Reranker, rerank_head
+from mnemonist.search.traversal import Limits
+from mnemonist.search.traversal_channel import SEED_MEMORIES
+from mnemonist.search.traversal_channel import candidates as traversal_candidates
 from mnemonist.search.vector_index import VectorIndex
 from mnemonist.store import embeddings, memories
 from mnemonist.text.timeexpr import TimeWindow, find_time_window
 from mnemonist.text.tokens import tokenize
+
+log = logging.getLogger(__name__)
 
 QueryEmbedder = Callable[[str], "np.ndarray | None"]
 
@@ -57,9 +63,12 @@ def narrow(filters: RecallFilters | None, window: TimeWindow) -> RecallFilters:
 
 
 def effective_importance(m: Memory, decay_rate: float, now: datetime) -> float:
-    """importance × decay_rate^days since last access (or creation); pinned never decays."""
+    """importance × decay_rate^days since last access (or creation); pinned never decays, and
+    neither does a decision (decision auto-protection: a decision holds until superseded)."""
     if m.pinned:
         return 1.0
+    if m.type == "decision":
+        return m.importance
     anchor = m.last_accessed or m.created_at
     try:
         days = max(0.0, (now - parse_ts(anchor)).total_seconds() / 86400.0)
@@ -258,6 +267,31 @@ class HybridSearch:
                 h.score += gcfg.boost_weight * share
         return boost.timed_out
 
+    def _traversal_channel(
+        self, conn: sqlite3.Connection, fused: list[Fused], qvec: np.ndarray | None,
+        filters: RecallFilters | None,
+    ) -> list[Fused]:
+        """Memories the graph reaches from the best candidates (`traversal_channel.py`), new
+        to fusion, scored alpha·cosine × path confidence × the channel's weight."""
+        gcfg = self.mem_cfg.pipeline_v2.graph
+        t = gcfg.traversal
+        seeds = [f.seq for f in sorted(fused, key=lambda f: -f.score)[:SEED_MEMORIES]]
+        limits = Limits(t.min_confidence, t.max_branching, t.max_paths, min(2, t.max_hops),
+                        t.timeout_ms)
+        try:
+            reached = traversal_candidates(conn, seeds, filters, limits)
+        except sqlite3.Error as exc:  # a channel only adds: recall goes on without it
+            log.warning("traversal channel failed: %s", exc)
+            return []
+        seen = {f.seq for f in fused}
+        new = [s for s in reached if s not in seen]
+        if not new or qvec is None or self.index is None:
+            return []
+        cosines = self.index.scores(qvec, new)
+        alpha, weight = self.cfg.alpha, gcfg.traversal_channel_weight
+        return [Fused(s, weight * reached[s] * alpha * max(cos, 0.0), "graph", None, cos)
+                for s, cos in cosines.items()]
+
     def _search(
         self,
         conn: sqlite3.Connection,
@@ -288,6 +322,9 @@ class HybridSearch:
                 if f.seq not in seen:
                     f.score *= cfg.time_candidates
                     fused.append(f)
+        gcfg = self.mem_cfg.pipeline_v2.graph
+        if gcfg.enabled and gcfg.traversal_channel and fused:
+            fused += self._traversal_channel(conn, fused, qvec, filters)
         # every candidate passes the filters here, whichever index proposed it (an in-memory
         # index may lag a commit by a moment; the table never does)
         where, args = where_clause(filters)

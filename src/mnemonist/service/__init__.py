@@ -7,9 +7,11 @@ from mnemonist.service.errors import BadRequest, Conflict, NotFound, ServiceErro
 from mnemonist.service.export import ExportOps
 from mnemonist.service.files import FileOps
 from mnemonist.service.forget import ForgetOps
+from mnemonist.service.graph_feedback import GraphFeedbackOps
 from mnemonist.service.graph_view import GraphViewOps
 from mnemonist.service.hooks import HookOps
 from mnemonist.service.importer import ImportOps
+from mnemonist.service.knowledge import KnowledgeOps
 from mnemonist.service.pipeline_ops import PipelineOps
 from mnemonist.service.reads import ReadOps
 from mnemonist.service.sources import SourceOps
@@ -18,7 +20,8 @@ from mnemonist.service.status import StatusOps
 
 class MemoryService(
     FileOps, HookOps, ImportOps, ForgetOps, ReadOps, SourceOps, StatusOps, DocumentOps,
-    PipelineOps, ExportOps, BundleImportOps, GraphViewOps,
+    PipelineOps, ExportOps, BundleImportOps, GraphViewOps, KnowledgeOps,
+    GraphFeedbackOps,
 ):
     """remember / recall / modify / forget / recover and the reads around them."""
 

@@ -177,6 +177,7 @@ class HookOps(SessionTurnOps):
             held = store.injected_ids(self.db.reader(), key, state["context_reset_at"])
             hits = self._search(prompt[:2000], names, max(20, 4 * hooks.prompt_max_memories),
                                 caller=req.caller(), skip_session=key)
+            held |= self.suppressed_for_prompt(prompt)  # rated unhelpful for this prompt
             fresh = [h.memory for h in hits
                      if h.score >= hooks.prompt_min_score and h.memory.id not in held]
             where = {mid: f"{x['path']}:{x['start_line']}-{x['end_line']}" for mid, x in
@@ -274,9 +275,14 @@ class HookOps(SessionTurnOps):
         summary = self.queue_summary(state, req.reason, checkpoint_id)
         with self.db.write_tx() as w:
             store.update_state(w, key, ended_at=utcnow())
+        try:  # learning is a side effect: the session end itself must not fail on it
+            learned = self.session_feedback(key)
+        except Exception:
+            log.exception("session feedback failed for %s", key)
+            learned = None
         return {"session_key": key, "checkpoint_id": checkpoint_id,
                 "summary_job": summary.get("job_id"), "summary": summary,
-                "transcript": ingest}
+                "transcript": ingest, "feedback": learned}
 
     def queue_summary(self, state: dict[str, Any], reason: str | None,
                       checkpoint_id: str | None) -> dict[str, Any]:

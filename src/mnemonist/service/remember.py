@@ -9,14 +9,19 @@ from typing import Any
 
 from mnemonist.model.memory import MAX_OBSERVERS, Memory, utcnow
 from mnemonist.model.requests import RememberRequest
+from mnemonist.pipeline import structural
 from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import BadRequest
 from mnemonist.service.lifecycle import supersede_keyed
 from mnemonist.store import history, jobs, memories
 from mnemonist.store.memories import NewMemory
+from mnemonist.text.entities import is_decision_content
 from mnemonist.text.normalize import normalize_and_hash
 from mnemonist.text.prefix import infer_type, parse_prefix
 from mnemonist.text.scrub import scrub_all, scrub_credentials, scrub_optional
+
+#: the importance decision auto-protection gives a decision (default memories: 0.8)
+DECISION_IMPORTANCE = 0.85
 
 
 class RememberOps(ServiceBase):
@@ -51,6 +56,11 @@ class RememberOps(ServiceBase):
             importance = 1.0
         else:
             importance = mcfg.default_importance
+        memory_type = req.type or ("fact" if req.key else infer_type(norm.storage))
+        if req.type is None and self._decision_protected(norm.storage, memory_type):
+            memory_type = "decision"
+            if req.importance is None and not pinned:
+                importance = max(importance, DECISION_IMPORTANCE)
         now = now or utcnow()
         occurred_at = req.occurred_at or now
         if req.valid_to is not None and req.valid_to <= (req.valid_from or occurred_at):
@@ -61,7 +71,7 @@ class RememberOps(ServiceBase):
             content=norm.storage,
             normalized_content=norm.normalized,
             content_hash=norm.content_hash,
-            type=req.type or ("fact" if req.key else infer_type(norm.storage)),
+            type=memory_type,
             importance=importance,
             tags=list(dict.fromkeys(scrub_all([*(req.tags or []), *parsed.tags]) or [])),
             pinned=pinned,
@@ -82,6 +92,14 @@ class RememberOps(ServiceBase):
         new.observer = observer_of(new)
         actor = scrub_optional(changed_by or req.who or req.harness) or "api"
         return new, actor, list(scrubbed.kinds)
+
+    def _decision_protected(self, content: str, inferred: str) -> bool:
+        """Decision auto-protection: decision language ("we went with SQLite") is stored as a
+        decision, unless it reads as the user's preference ("prefers tabs over spaces"), which
+        stays a preference (a taste changes; a decision is superseded)."""
+        graph = self.config.memory.pipeline_v2.graph
+        return (graph.enabled and graph.decision_protection and inferred != "preference"
+                and is_decision_content(content))
 
     def _insert_or_existing(
         self, conn: sqlite3.Connection, new: NewMemory, actor: str, scrubbed: list[str],
@@ -130,6 +148,11 @@ class RememberOps(ServiceBase):
                          max_attempts=pipeline.worker.max_retries, check_existing=False)
         if derive:
             self.enqueue_hints(conn, new.id, new.why, fresh=True)
+            if structural.should_queue(self.config) and conn.execute(
+                    "SELECT 1 FROM entity_attributes WHERE memory_id = ? LIMIT 1",
+                    (new.id,)).fetchone():  # an LLM files what it says about its entities
+                jobs.enqueue(conn, structural.JOB_TYPE, memory_id=new.id,
+                             max_attempts=pipeline.worker.max_retries, check_existing=False)
         if self.embedder is not None:
             embedder = self.embedder
             self.db.on_commit(lambda: embedder.notify(seq))

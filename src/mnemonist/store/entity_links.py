@@ -18,10 +18,18 @@ What it writes for one memory (text scanned up to `MAX_SCAN_CHARS`, at most `MAX
   entity's `mentions` grows only when a link is new, so linking again is idempotent and the
   count stays the number of linked memories.
 - `co_occurrence` relations between the first `MAX_PAIR_ENTITIES` linked entities, one row per
-  unordered pair (source = the smaller id), strength 1.0, `mentions` + 1 for each memory in
-  which the pair newly co-occurs (at most 45 rows per memory). Like extracted triples, these
-  counts are evidence seen, not live state: they are not decremented when a memory changes or
-  goes; the retention worker removes an entity's relations with the entity.
+  unordered pair (source = the smaller id), strength 1.0, reason `co-occurrence`, `mentions`
+  + 1 for each memory in which the pair newly co-occurs (at most 45 rows per memory), and the
+  confidence that count earns (`graph.co_occurrence_confidence`). The count is live: it falls
+  when a memory stops naming one of the pair (modify), is deleted (soft or purge; a recover
+  adds it back), and the row goes at 0.
+- `depends_on` relations for dependencies the text states ("ShopApi depends on ShopDb",
+  `text.dependencies`): reason `pattern-matched` (0.8), `multi-memory` (0.9) once a second
+  memory states it. Counted once per memory, like co-occurrence; not decremented (a stated
+  dependency stays evidence until its entity goes).
+- `entity_attributes`: per linked entity, the sentence of the memory that names it; kind
+  `constraint` with importance 0.85 when the memory is decision language (decision
+  auto-protection), else `attribute` with 0.5. Rewritten on modify, removed on purge.
 
 A content change unlinks the entities the old text named and the new one does not (mentions
 - 1; a link the pipeline wrote for such an entity goes too: the memory no longer names it),
@@ -30,17 +38,25 @@ then links the new text.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import uuid
 
 from mnemonist.model.memory import utcnow
-from mnemonist.text.entities import Extraction, canonical_name, extract
+from mnemonist.store.graph import REASONS, co_occurrence_confidence
+from mnemonist.text.dependencies import dependencies
+from mnemonist.text.entities import Entity, Extraction, canonical_name, extract, is_decision_content
 
 INLINE_CONFIDENCE = 0.6
 MAX_LINKS = 32
 MAX_PAIR_ENTITIES = 10
 MAX_SCAN_CHARS = 10_000
 CO_OCCURRENCE = "co_occurrence"
+DEPENDS_ON = "depends_on"
+CONSTRAINT_IMPORTANCE = 0.85
+ATTRIBUTE_IMPORTANCE = 0.5
+MAX_ATTRIBUTE_CHARS = 300
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 
 _ENABLED: dict[int, bool] = {}
 
@@ -68,10 +84,10 @@ def link(conn: sqlite3.Connection, memory_id: str, content: str) -> int:
     """Link the entities `content` names to the memory. Returns the links added."""
     if not enabled(conn):
         return 0
-    return _link(conn, memory_id, _extract(content))
+    return _link(conn, memory_id, _extract(content), content)
 
 
-def _link(conn: sqlite3.Connection, memory_id: str, found: Extraction) -> int:
+def _link(conn: sqlite3.Connection, memory_id: str, found: Extraction, content: str) -> int:
     wanted = _keys(found)
     if not wanted:
         return 0
@@ -106,7 +122,55 @@ def _link(conn: sqlite3.Connection, memory_id: str, found: Extraction) -> int:
         [(now, entity_id) for entity_id in linked if entity_id in new],
     )
     _co_occur(conn, linked[:MAX_PAIR_ENTITIES], new, now)
+    named = [Entity(wanted[k], "") for k in keys if k in ids]
+    _depend(conn, dependencies(content[:MAX_SCAN_CHARS], named), ids, new, now)
+    _attributes(conn, memory_id, content, [(k, wanted[k], ids[k]) for k in keys
+                                           if k in ids and ids[k] in new], now)
     return len(new)
+
+
+def _depend(conn: sqlite3.Connection, pairs: list[tuple[str, str]], ids: dict[str, str],
+            new: set[str], now: str) -> None:
+    """Stated dependencies (dependent -> dependency), once per memory like co-occurrence."""
+    first, again = REASONS["pattern-matched"], REASONS["multi-memory"]
+    rows = [(str(uuid.uuid4()), ids[a], ids[b], first, now, now) for a, b in pairs
+            if a in ids and b in ids and (ids[a] in new or ids[b] in new)]
+    if rows:
+        conn.executemany(
+            "INSERT INTO relations (id, source_entity_id, target_entity_id, relation_type,"
+            f" strength, mentions, confidence, reason, created_at, updated_at) VALUES (?, ?, ?,"
+            f" '{DEPENDS_ON}', 1.0, 1, ?, 'pattern-matched', ?, ?)"
+            " ON CONFLICT(source_entity_id, target_entity_id, relation_type) DO UPDATE SET"
+            " mentions = mentions + 1, updated_at = excluded.updated_at,"
+            f" confidence = MAX(confidence, {again}),"
+            " reason = CASE WHEN reason = 'pattern-matched' THEN 'multi-memory' ELSE reason END",
+            rows,
+        )
+
+
+def _sentence_naming(content: str, name: str) -> str:
+    low = name.lower()
+    for m in _SENTENCE.finditer(content[:MAX_SCAN_CHARS]):
+        if low in m.group().lower():
+            return m.group().strip()[:MAX_ATTRIBUTE_CHARS]
+    return content.strip()[:MAX_ATTRIBUTE_CHARS]
+
+
+def _attributes(conn: sqlite3.Connection, memory_id: str, content: str,
+                linked: list[tuple[str, str, str]], now: str) -> None:
+    """What the memory says about each newly linked entity; decision language makes it a
+    constraint (decision auto-protection)."""
+    if not linked:
+        return
+    decision = is_decision_content(content)
+    kind = "constraint" if decision else "attribute"
+    importance = CONSTRAINT_IMPORTANCE if decision else ATTRIBUTE_IMPORTANCE
+    conn.executemany(
+        "INSERT OR IGNORE INTO entity_attributes (id, entity_id, memory_id, kind, content,"
+        " importance, source, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'inline', ?, ?)",
+        [(str(uuid.uuid4()), entity_id, memory_id, kind, _sentence_naming(content, name),
+          importance, now, now) for _, name, entity_id in linked],
+    )
 
 
 def _co_occur(conn: sqlite3.Connection, ids: list[str], new: set[str], now: str) -> None:
@@ -116,16 +180,84 @@ def _co_occur(conn: sqlite3.Connection, ids: list[str], new: set[str], now: str)
         for b in ids[i + 1 :]:
             if a in new or b in new:
                 source, target = (a, b) if a < b else (b, a)
-                rows.append((str(uuid.uuid4()), source, target, INLINE_CONFIDENCE, now, now))
+                rows.append((str(uuid.uuid4()), source, target, co_occurrence_confidence(1),
+                             now, now))
     if rows:
         conn.executemany(
             "INSERT INTO relations (id, source_entity_id, target_entity_id, relation_type,"
-            f" strength, mentions, confidence, created_at, updated_at) VALUES (?, ?, ?,"
-            f" '{CO_OCCURRENCE}', 1.0, 1, ?, ?, ?) ON CONFLICT(source_entity_id,"
+            " strength, mentions, confidence, reason, created_at, updated_at) VALUES (?, ?, ?,"
+            f" '{CO_OCCURRENCE}', 1.0, 1, ?, 'co-occurrence', ?, ?) ON CONFLICT(source_entity_id,"
             " target_entity_id, relation_type) DO UPDATE SET mentions = mentions + 1,"
+            f" confidence = {_CONFIDENCE_SQL.format(n='mentions + 1')},"
             " updated_at = excluded.updated_at",
             rows,
         )
+
+
+#: co_occurrence_confidence in SQL, of the count `n`
+_CONFIDENCE_SQL = "MIN(0.7, 0.4 + 0.1 * ({n}))"
+
+
+def _pair_ids(conn: sqlite3.Connection, memory_id: str, content: str) -> list[str]:
+    """The memory's linked entities that took part in its co-occurrence pairs: the first
+    `MAX_PAIR_ENTITIES` of its text that are linked, in the order the linker counted them."""
+    keys = list(_keys(_extract(content)))
+    if not keys:
+        return []
+    rows = dict(conn.execute(
+        "SELECT e.canonical_name, e.id FROM memory_entity_mentions mm JOIN entities e"
+        " ON e.id = mm.entity_id WHERE mm.memory_id = ?", (memory_id,)).fetchall())
+    return [rows[k] for k in keys if k in rows][:MAX_PAIR_ENTITIES]
+
+
+def _shift_pairs(conn: sqlite3.Connection, pairs: set[tuple[str, str]], delta: int,
+                 now: str) -> None:
+    """Add `delta` to each co-occurrence pair's count (confidence follows); a pair at 0 goes."""
+    if not pairs:
+        return
+    if delta > 0:
+        conn.executemany(
+            "INSERT INTO relations (id, source_entity_id, target_entity_id, relation_type,"
+            " strength, mentions, confidence, reason, created_at, updated_at) VALUES (:id, :a,"
+            f" :b, '{CO_OCCURRENCE}', 1.0, :d, :c, 'co-occurrence', :now, :now)"
+            " ON CONFLICT(source_entity_id, target_entity_id, relation_type) DO UPDATE SET"
+            " mentions = mentions + :d,"
+            f" confidence = {_CONFIDENCE_SQL.format(n='mentions + :d')}, updated_at = :now",
+            [{"id": str(uuid.uuid4()), "a": a, "b": b, "d": delta, "now": now,
+              "c": co_occurrence_confidence(delta)} for a, b in pairs],
+        )
+        return
+    conn.executemany(
+        "UPDATE relations SET mentions = MAX(0, mentions - :d),"
+        f" confidence = {_CONFIDENCE_SQL.format(n='MAX(0, mentions - :d)')}, updated_at = :now"
+        " WHERE source_entity_id = :a AND target_entity_id = :b"
+        f" AND relation_type = '{CO_OCCURRENCE}'",
+        [{"d": -delta, "now": now, "a": a, "b": b} for a, b in pairs],
+    )
+    conn.executemany(
+        "DELETE FROM relations WHERE source_entity_id = ? AND target_entity_id = ?"
+        f" AND relation_type = '{CO_OCCURRENCE}' AND mentions <= 0",
+        list(pairs),
+    )
+
+
+def _pairs(ids: list[str], touching: set[str] | None = None) -> set[tuple[str, str]]:
+    out = set()
+    for i, a in enumerate(ids):
+        for b in ids[i + 1 :]:
+            if touching is None or a in touching or b in touching:
+                out.add((a, b) if a < b else (b, a))
+    return out
+
+
+def on_soft_delete(conn: sqlite3.Connection, memory_id: str, content: str) -> None:
+    """A deleted memory no longer counts for its co-occurrence pairs (links stay)."""
+    _shift_pairs(conn, _pairs(_pair_ids(conn, memory_id, content)), -1, utcnow())
+
+
+def on_restore(conn: sqlite3.Connection, memory_id: str, content: str) -> None:
+    """A recovered memory counts again for the pairs its delete took away."""
+    _shift_pairs(conn, _pairs(_pair_ids(conn, memory_id, content)), +1, utcnow())
 
 
 def relink(conn: sqlite3.Connection, memory_id: str, old_content: str, new_content: str) -> None:
@@ -142,12 +274,33 @@ def relink(conn: sqlite3.Connection, memory_id: str, old_content: str, new_conte
             f" AND e.canonical_name IN ({','.join('?' * len(gone))})",
             [memory_id, *gone],
         ).fetchall()
-        _unlink(conn, memory_id, [r[0] for r in rows])
-    _link(conn, memory_id, new)
+        gone_ids = {r[0] for r in rows}
+        _shift_pairs(conn, _pairs(_pair_ids(conn, memory_id, old_content), gone_ids), -1,
+                     utcnow())
+        _unlink(conn, memory_id, list(gone_ids))
+    # what the memory says about each entity is read again from the new text
+    conn.execute("DELETE FROM entity_attributes WHERE memory_id = ? AND source = 'inline'",
+                 (memory_id,))
+    _link(conn, memory_id, new, new_content)
+    _attributes(conn, memory_id, new_content, _linked_names(conn, memory_id, new), utcnow())
+
+
+def _linked_names(conn: sqlite3.Connection, memory_id: str,
+                  found: Extraction) -> list[tuple[str, str, str]]:
+    wanted = _keys(found)
+    rows = dict(conn.execute(
+        "SELECT e.canonical_name, e.id FROM memory_entity_mentions mm JOIN entities e"
+        " ON e.id = mm.entity_id WHERE mm.memory_id = ?", (memory_id,)).fetchall())
+    return [(k, wanted[k], rows[k]) for k in wanted if k in rows]
 
 
 def unlink_all(conn: sqlite3.Connection, memory_id: str) -> int:
     """Remove every link of the memory (it is being deleted for good). Returns the links."""
+    row = conn.execute("SELECT content, is_deleted FROM memories WHERE id = ?",
+                       (memory_id,)).fetchone()
+    if row is not None and not row[1]:  # a soft-deleted memory's pairs were already taken off
+        _shift_pairs(conn, _pairs(_pair_ids(conn, memory_id, row[0])), -1, utcnow())
+    conn.execute("DELETE FROM entity_attributes WHERE memory_id = ?", (memory_id,))
     rows = conn.execute(
         "SELECT entity_id FROM memory_entity_mentions WHERE memory_id = ?", (memory_id,)
     ).fetchall()
@@ -158,6 +311,8 @@ def _unlink(conn: sqlite3.Connection, memory_id: str, entity_ids: list[str]) -> 
     if not entity_ids:
         return 0
     now = utcnow()
+    conn.executemany("DELETE FROM entity_attributes WHERE memory_id = ? AND entity_id = ?",
+                     [(memory_id, e) for e in entity_ids])
     conn.executemany(
         "DELETE FROM memory_entity_mentions WHERE memory_id = ? AND entity_id = ?",
         [(memory_id, e) for e in entity_ids],

@@ -16,6 +16,23 @@ from dataclasses import dataclass
 from mnemonist.model.memory import utcnow
 from mnemonist.text.normalize import collapse_whitespace
 
+#: how a relation is known -> the confidence it starts with. Traversal follows an edge only at
+#: or above its minimum confidence, and impact tiers follow the product along a path.
+REASONS: dict[str, float] = {
+    "user-stated": 1.0,  # confirmed by a person or an agent (feedback marked it helpful)
+    "multi-memory": 0.9,  # a stated dependency seen in two or more memories
+    "pattern-matched": 0.8,  # "A depends on B" in one memory (text/dependencies.py)
+    "extracted": 0.7,  # an LLM triple (its own confidence, averaged)
+    "co-occurrence": 0.4,  # named together: 0.4 + 0.1 per memory, at most 0.7
+    "inferred": 0.4,  # derived from other edges
+    "llm-uncertain": 0.3,  # an LLM triple below 0.5 confidence
+}
+CO_OCCURRENCE_CAP = 0.7
+
+
+def co_occurrence_confidence(mentions: int) -> float:
+    return min(CO_OCCURRENCE_CAP, 0.4 + 0.1 * max(0, mentions))
+
 
 def canonical_name(name: str) -> str:
     return collapse_whitespace(name).lower()
@@ -90,9 +107,12 @@ def upsert_relation(
     relation_type: str,
     confidence: float,
     stats: GraphWriteStats,
+    reason: str = "extracted",
 ) -> str:
     """Insert with strength 1.0, or count one more mention and average the confidence:
     (old_avg × n + new) / (n + 1)."""
+    if reason not in REASONS:
+        raise ValueError(f"unknown relation reason {reason!r}")
     now = utcnow()
     row = conn.execute(
         "SELECT id, mentions, confidence FROM relations WHERE source_entity_id = ?"
@@ -103,9 +123,9 @@ def upsert_relation(
         relation_id = str(uuid.uuid4())
         conn.execute(
             "INSERT INTO relations (id, source_entity_id, target_entity_id, relation_type,"
-            " strength, mentions, confidence, created_at, updated_at)"
-            " VALUES (?, ?, ?, ?, 1.0, 1, ?, ?, ?)",
-            (relation_id, source_id, target_id, relation_type, confidence, now, now),
+            " strength, mentions, confidence, reason, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, 1.0, 1, ?, ?, ?, ?)",
+            (relation_id, source_id, target_id, relation_type, confidence, reason, now, now),
         )
         stats.relations_created += 1
         return relation_id

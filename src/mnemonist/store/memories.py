@@ -233,6 +233,7 @@ def soft_delete(
         " version = version + 1, updated_at = ?, updated_by = ? WHERE id = ?",
         (at, scrub_optional(reason), at, scrub_optional(by), memory_id),
     )
+    _shift_graph(conn, memory_id, entity_links.on_soft_delete)
     _refresh(conn, _position(conn, memory_id), memory_id)
 
 
@@ -242,7 +243,15 @@ def restore(conn: sqlite3.Connection, memory_id: str, *, at: str, by: str | None
         " version = version + 1, updated_at = ?, updated_by = ? WHERE id = ?",
         (at, scrub_optional(by), memory_id),
     )
+    _shift_graph(conn, memory_id, entity_links.on_restore)
     _refresh(conn, _position(conn, memory_id), memory_id)
+
+
+def _shift_graph(conn: sqlite3.Connection, memory_id: str, fn) -> None:
+    """Soft delete and restore move the memory's co-occurrence counts (links stay)."""
+    row = conn.execute("SELECT content FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    if row is not None:
+        fn(conn, memory_id, row[0])
 
 
 def hard_delete(conn: sqlite3.Connection, memory_id: str) -> None:

@@ -590,3 +590,84 @@ def _scopes(conn: sqlite3.Connection) -> None:
             WHERE agent_id IS NOT NULL OR user_id IS NOT NULL;
         """,
     )
+
+
+@migration(13, "graph structure: relation reasons, entity aspects and attributes, communities,"
+               " memory feedback, session scores")
+def _graph_structure(conn: sqlite3.Connection) -> None:
+    # `reason`: how a relation is known (store/graph.py REASONS); co-occurrence edges take the
+    # confidence their count earns (0.4 + 0.1 per memory, at most 0.7). Attributes are what a
+    # memory says about an entity (the clause naming it), `constraint` for decision language;
+    # aspects group an entity's attributes and carry a weight that feedback moves.
+    _script(
+        conn,
+        """
+        ALTER TABLE relations ADD COLUMN reason TEXT NOT NULL DEFAULT 'extracted';
+        UPDATE relations SET reason = 'co-occurrence',
+            confidence = MIN(0.7, 0.4 + 0.1 * mentions) WHERE relation_type = 'co_occurrence';
+        ALTER TABLE entities ADD COLUMN community_id INTEGER;
+        CREATE INDEX entities_community ON entities(community_id)
+            WHERE community_id IS NOT NULL;
+
+        CREATE TABLE entity_aspects (
+            id TEXT PRIMARY KEY,
+            entity_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            canonical_name TEXT NOT NULL,
+            weight REAL NOT NULL DEFAULT 0.5,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            UNIQUE (entity_id, canonical_name)
+        );
+
+        CREATE TABLE entity_attributes (
+            id TEXT PRIMARY KEY,
+            entity_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+            memory_id TEXT NOT NULL,
+            aspect_id TEXT REFERENCES entity_aspects(id) ON DELETE SET NULL,
+            kind TEXT NOT NULL DEFAULT 'attribute' CHECK (kind IN ('attribute', 'constraint')),
+            content TEXT NOT NULL,
+            importance REAL NOT NULL DEFAULT 0.5,
+            source TEXT NOT NULL DEFAULT 'inline',
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            UNIQUE (entity_id, memory_id)
+        );
+        CREATE INDEX entity_attributes_memory ON entity_attributes(memory_id);
+        CREATE INDEX entity_attributes_aspect ON entity_attributes(aspect_id)
+            WHERE aspect_id IS NOT NULL;
+
+        CREATE TABLE entity_communities (
+            id INTEGER PRIMARY KEY,
+            label TEXT NOT NULL,
+            member_count INTEGER NOT NULL,
+            created_at TEXT NOT NULL
+        );
+
+        CREATE TABLE graph_state (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+
+        CREATE TABLE memory_feedback (
+            id INTEGER PRIMARY KEY,
+            memory_id TEXT NOT NULL,
+            prompt_key TEXT,
+            session_key TEXT,
+            helpful INTEGER NOT NULL CHECK (helpful IN (0, 1)),
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX memory_feedback_prompt ON memory_feedback(prompt_key, memory_id);
+        CREATE INDEX memory_feedback_memory ON memory_feedback(memory_id);
+
+        CREATE TABLE session_scores (
+            session_key TEXT PRIMARY KEY,
+            score REAL,
+            injected INTEGER NOT NULL DEFAULT 0,
+            used INTEGER NOT NULL DEFAULT 0,
+            scored_by TEXT,
+            created_at TEXT NOT NULL
+        );
+        """,
+    )

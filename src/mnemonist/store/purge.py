@@ -266,6 +266,9 @@ def purge_memory(
     if _has_table(conn, "session_memories"):
         report.links += conn.execute(
             "DELETE FROM session_memories WHERE memory_id = ?", (memory_id,)).rowcount
+    if _has_table(conn, "memory_feedback"):
+        report.links += conn.execute(
+            "DELETE FROM memory_feedback WHERE memory_id = ?", (memory_id,)).rowcount
     report.history_rows = _empty_history(conn, memory_id, spellings)
     history.append(conn, memory_id, "purged", changed_by=by, reason=redact(reason, spellings),
                    metadata={"hard": True, "purged": report.to_dict()}, at=at)

@@ -352,7 +352,9 @@ DECISION_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
         r"\bsettled\s+on\b",
         r"\bwill\s+(?:use|go\s+with|stick\s+with)\b",
         rf"\bprefers?\s+{_GAP}\s+(?:over|instead|rather)\b",
-        r"\badopted\b",
+        # "adopted trunk-based development", not "adopted a beagle" (a pet, a child: "a", "an",
+        # a possessive or a number before it)
+        r"\badopted\s+(?!(?:a|an|my|his|her|their|your|one|two|three|four|twins)\b)\w",
         r"\barchitect(?:ure|ural)\s+decision\b",
         r"\bdesign\s+decision\b",
     )

@@ -1,0 +1,66 @@
+"""Knowledge-graph routes: entities, neighbourhoods, knowledge expansion, impact, graph
+diagnostics and memory feedback. Every memory they return passes the recall filters given
+as query parameters (GET) or in the body (POST)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from starlette.concurrency import run_in_threadpool
+
+from mnemonist.api.deps import svc
+from mnemonist.api.routes_memory import query_params
+from mnemonist.model.graph import (
+    EntityListRequest,
+    ExpandRequest,
+    ExpandSessionRequest,
+    FeedbackRequest,
+    ImpactRequest,
+    NeighbourhoodRequest,
+)
+from mnemonist.model.requests import RecallFilters
+
+router = APIRouter()
+
+
+@router.get("/api/entities")
+def list_entities(request: Request):
+    req = EntityListRequest.model_validate(query_params(request))
+    return svc(request).list_entities(req)
+
+
+@router.get("/api/entities/{entity_id}")
+def get_entity(entity_id: str, request: Request):
+    filters = RecallFilters.model_validate(query_params(request))
+    return svc(request).get_entity(entity_id, filters)
+
+
+@router.get("/api/graph/neighbourhood")
+def neighbourhood(request: Request):
+    return svc(request).neighbourhood(NeighbourhoodRequest.model_validate(query_params(request)))
+
+
+@router.post("/api/knowledge/expand")
+def knowledge_expand(body: ExpandRequest, request: Request):
+    return svc(request).knowledge_expand(body)
+
+
+@router.post("/api/knowledge/expand-session")
+def knowledge_expand_session(body: ExpandSessionRequest, request: Request):
+    return svc(request).knowledge_expand_session(body)
+
+
+@router.post("/api/graph/impact")
+def graph_impact(body: ImpactRequest, request: Request):
+    return svc(request).graph_impact(body)
+
+
+@router.get("/api/diagnostics/graph")
+async def graph_diagnostics(request: Request, recompute: bool = False) -> Any:
+    return await run_in_threadpool(svc(request).graph_diagnostics, recompute)
+
+
+@router.post("/api/memory/{memory_id}/feedback")
+def memory_feedback(memory_id: str, body: FeedbackRequest, request: Request):
+    return svc(request).memory_feedback(memory_id, body)

@@ -1,0 +1,273 @@
+"""Knowledge-graph reads: entities, one entity, an entity's neighbourhood, and what the walks
+of `service/knowledge.py` (knowledge_expand, knowledge_expand_session, graph_impact) share.
+
+Entities and relations are shared by every project; memories are not. So every memory these
+reads return or count passes the caller's recall filters (`where_clause`, the same condition
+recall uses), and an edge is followed only when a memory that passes them supports it (links
+both ends): a walk never crosses an edge that only another project's memories know.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from mnemonist.model.graph import EntityListRequest, NeighbourhoodRequest
+from mnemonist.model.requests import RecallFilters
+from mnemonist.search.filters import where_clause
+from mnemonist.search.traversal import Edge, Limits, walk
+from mnemonist.service.base import ServiceBase
+from mnemonist.service.errors import NotFound
+from mnemonist.text.entities import canonical_name
+from mnemonist.text.entity_words import TECH_ALIASES
+
+#: impact tiers by path confidence (the product of the edges' confidences)
+WILL_BREAK = 0.7
+LIKELY_AFFECTED = 0.45
+TIERS = (("will_break", "WILL BREAK"), ("likely_affected", "LIKELY AFFECTED"),
+         ("may_need_testing", "MAY NEED TESTING"))
+SUPPORT_PER_EDGE = 3
+ENTITY_MEMORIES = 5
+MEMORY_CHARS = 1000
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters a token (English prose with this model family's tokenizers)."""
+    return max(1, (len(text) + 3) // 4)
+
+
+def impact_tier(confidence: float) -> tuple[str, str]:
+    if confidence >= WILL_BREAK:
+        return TIERS[0]
+    if confidence >= LIKELY_AFFECTED:
+        return TIERS[1]
+    return TIERS[2]
+
+
+class Scoped:
+    """The caller's filters over one read connection, with the support of each edge cached."""
+
+    def __init__(self, conn: sqlite3.Connection, filters: RecallFilters | None) -> None:
+        self.conn = conn
+        self.where, self.args = where_clause(filters)
+        self._support: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self._counts: dict[str, int] = {}
+
+    def supporting(self, a: str, b: str, limit: int = SUPPORT_PER_EDGE) -> list[dict[str, Any]]:
+        """Memories (passing the filters) linked to both entities, most important first."""
+        key = (a, b) if a < b else (b, a)
+        if key not in self._support:
+            # the rarer entity's links drive (CROSS JOIN keeps the order): a hub's thousands
+            # of links are never walked to find the few it shares with a rare one
+            rare, common = sorted((a, b), key=lambda e: (self._mentions(e), e))
+            rows = self.conn.execute(
+                "SELECT m.id, m.content, m.type, m.importance FROM memory_entity_mentions x"
+                " CROSS JOIN memory_entity_mentions y ON y.memory_id = x.memory_id"
+                " AND y.entity_id = ? CROSS JOIN memories m ON m.id = x.memory_id"
+                f" WHERE x.entity_id = ? AND {self.where}"
+                " ORDER BY m.importance DESC, m.created_at DESC, m.id LIMIT ?",
+                [common, rare, *self.args, limit],
+            ).fetchall()
+            self._support[key] = [memory_item(r) for r in rows]
+        return self._support[key]
+
+    def _mentions(self, entity_id: str) -> int:
+        if entity_id not in self._counts:
+            row = self.conn.execute("SELECT mentions FROM entities WHERE id = ?",
+                                    (entity_id,)).fetchone()
+            self._counts[entity_id] = int(row[0]) if row else 0
+        return self._counts[entity_id]
+
+    def supported(self, edge: Edge) -> bool:
+        return bool(self.supporting(edge.source, edge.target))
+
+    def memories_of(self, entity_id: str, limit: int, offset: int = 0) -> list[dict[str, Any]]:
+        rows = self.conn.execute(
+            "SELECT m.id, m.content, m.type, m.importance FROM memory_entity_mentions mm"
+            f" CROSS JOIN memories m ON m.id = mm.memory_id WHERE mm.entity_id = ?"
+            f" AND {self.where} ORDER BY m.importance DESC, m.created_at DESC, m.id"
+            " LIMIT ? OFFSET ?",
+            [entity_id, *self.args, limit, offset],
+        ).fetchall()
+        return [memory_item(r) for r in rows]
+
+    def count_of(self, entity_id: str) -> int:
+        return int(self.conn.execute(
+            "SELECT COUNT(*) FROM memory_entity_mentions mm CROSS JOIN memories m"
+            f" ON m.id = mm.memory_id WHERE mm.entity_id = ? AND {self.where}",
+            [entity_id, *self.args]).fetchone()[0])
+
+
+def memory_item(row: sqlite3.Row | tuple) -> dict[str, Any]:
+    return {"id": row[0], "content": str(row[1])[:MEMORY_CHARS], "type": row[2],
+            "importance": row[3]}
+
+
+def entity_item(row: sqlite3.Row) -> dict[str, Any]:
+    return {"id": row["id"], "name": row["name"], "type": row["entity_type"],
+            "mentions": row["mentions"], "community": row["community_id"]}
+
+
+def edge_item(edge: Edge, weight: float | None = None) -> dict[str, Any]:
+    out = {"id": edge.id, "source": edge.source, "target": edge.target,
+           "type": edge.relation_type, "reason": edge.reason,
+           "confidence": round(edge.confidence, 4), "mentions": edge.mentions}
+    if weight is not None and abs(weight - edge.confidence) > 1e-9:
+        out["counted_as"] = round(weight, 4)
+    return out
+
+
+class Budget:
+    def __init__(self, max_tokens: int) -> None:
+        self.max = max_tokens
+        self.used = 0
+        self.truncated = False
+        self.seen: set[str] = set()
+
+    def spend(self, text: str) -> bool:
+        """Count `text` if it fits; False (and truncated) if not."""
+        cost = estimate_tokens(text)
+        if self.used + cost > self.max:
+            self.truncated = True
+            return False
+        self.used += cost
+        return True
+
+    def take(self, items: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        """The items not yet given, if they all fit; None (and truncated) if not."""
+        new = [m for m in items if m["id"] not in self.seen]
+        cost = sum(estimate_tokens(m["content"]) for m in new)
+        if self.used + cost > self.max:
+            self.truncated = True
+            return None
+        self.used += cost
+        self.seen.update(m["id"] for m in new)
+        return new
+
+
+class GraphOps(ServiceBase):
+    # -- helpers -------------------------------------------------------------------------
+    def _limits(self, hops: int | None = None, min_confidence: float | None = None) -> Limits:
+        t = self.config.memory.pipeline_v2.graph.traversal
+        return Limits(
+            min_confidence=t.min_confidence if min_confidence is None else min_confidence,
+            max_branching=t.max_branching, max_paths=t.max_paths,
+            max_hops=min(hops, t.max_hops) if hops else t.max_hops,
+            timeout_ms=t.timeout_ms)
+
+    def _find_entity(self, conn: sqlite3.Connection, ref: str) -> sqlite3.Row:
+        row = conn.execute("SELECT * FROM entities WHERE id = ?", (ref,)).fetchone()
+        if row is None:
+            key = canonical_name(ref)
+            alias = TECH_ALIASES.get(key)
+            names = [key, *([canonical_name(alias)] if alias else [])]
+            row = conn.execute(
+                f"SELECT * FROM entities WHERE canonical_name IN ({','.join('?' * len(names))})"
+                " ORDER BY mentions DESC LIMIT 1", names).fetchone()
+        if row is None:
+            raise NotFound(f"no entity {ref!r}: give an entity id or name (GET /api/entities)",
+                           field="entity")
+        return row
+
+    def _visible_entity(self, conn: sqlite3.Connection, ref: str, scoped: Scoped,
+                        filters: RecallFilters) -> sqlite3.Row:
+        """The entity, if some memory passing the filters names it (when filters are given):
+        an entity only other projects' memories name is not found."""
+        row = self._find_entity(conn, ref)
+        filtering = any(getattr(filters, n) is not None for n in RecallFilters.model_fields
+                        if n != "include_superseded")
+        if filtering and scoped.count_of(row["id"]) == 0:
+            raise NotFound(f"no memory passing the filters names entity {ref!r}",
+                           field="entity")
+        return row
+
+    def _entities(self, conn: sqlite3.Connection, ids: list[str]) -> dict[str, dict[str, Any]]:
+        if not ids:
+            return {}
+        rows = conn.execute(
+            f"SELECT * FROM entities WHERE id IN ({','.join('?' * len(ids))})", ids)
+        return {r["id"]: entity_item(r) for r in rows}
+
+    @staticmethod
+    def _limits_out(limits: Limits) -> dict[str, Any]:
+        return {"min_confidence": limits.min_confidence, "max_branching": limits.max_branching,
+                "max_paths": limits.max_paths, "max_hops": limits.max_hops,
+                "timeout_ms": limits.timeout_ms}
+
+    # -- entities ------------------------------------------------------------------------
+    def list_entities(self, req: EntityListRequest) -> dict[str, Any]:
+        """Entities with the number of memories (passing the filters) that name them, most
+        first; an entity no such memory names is not listed."""
+        conn = self.db.reader()
+        q, entity_type, community = req.q, req.entity_type, req.community
+        limit, offset = req.limit, req.offset
+        where, args = where_clause(req)
+        extra, extra_args = [], []
+        if q:
+            extra.append("e.canonical_name LIKE ? ESCAPE '\\'")
+            escaped = canonical_name(q).replace("\\", "\\\\").replace("%", "\\%")
+            extra_args.append("%" + escaped.replace("_", "\\_") + "%")
+        if entity_type:
+            extra.append("e.entity_type = ?")
+            extra_args.append(entity_type)
+        if community is not None:
+            extra.append("e.community_id = ?")
+            extra_args.append(community)
+        cond = " AND ".join([where, *extra])
+        base = ("FROM entities e JOIN memory_entity_mentions mm ON mm.entity_id = e.id"
+                f" CROSS JOIN memories m ON m.id = mm.memory_id WHERE {cond}")
+        total = conn.execute(f"SELECT COUNT(DISTINCT e.id) {base}",
+                             [*args, *extra_args]).fetchone()[0]
+        rows = conn.execute(
+            f"SELECT e.*, COUNT(*) AS n {base} GROUP BY e.id ORDER BY n DESC, e.id"
+            " LIMIT ? OFFSET ?", [*args, *extra_args, limit, offset]).fetchall()
+        return {"entities": [{**entity_item(r), "memories": r["n"]} for r in rows],
+                "total": total, "limit": limit, "offset": offset}
+
+    def get_entity(self, ref: str, filters: RecallFilters | None = None,
+                   limit: int = 20) -> dict[str, Any]:
+        conn = self.db.reader()
+        scoped = Scoped(conn, filters)
+        row = self._visible_entity(conn, ref, scoped, filters or RecallFilters())
+        entity_id = row["id"]
+        count = scoped.count_of(entity_id)
+        aspects = [dict(a) for a in conn.execute(
+            "SELECT id, name, weight, updated_at FROM entity_aspects WHERE entity_id = ?"
+            " ORDER BY weight DESC, name", (entity_id,))]
+        attributes = [
+            {"memory_id": a["memory_id"], "kind": a["kind"], "content": a["content"],
+             "importance": a["importance"], "aspect": a["aspect"], "source": a["source"]}
+            for a in conn.execute(
+                "SELECT ea.*, asp.name AS aspect FROM entity_attributes ea"
+                " CROSS JOIN memories m ON m.id = ea.memory_id"
+                " LEFT JOIN entity_aspects asp ON asp.id = ea.aspect_id"
+                f" WHERE ea.entity_id = ? AND {scoped.where}"
+                " ORDER BY ea.kind = 'constraint' DESC, ea.importance DESC, ea.created_at DESC"
+                " LIMIT ?", [entity_id, *scoped.args, limit])]
+        hood = walk(conn, [entity_id], self._limits(hops=1, min_confidence=0.0),
+                    supported=scoped.supported)
+        names = self._entities(conn, [r.entity_id for r in hood.reached.values()])
+        relations = [{"entity": names[r.entity_id], **edge_item(r.edges[-1])}
+                     for r in hood.ordered() if r.entity_id in names]
+        return {"entity": entity_item(row), "memories_count": count,
+                "memories": scoped.memories_of(entity_id, limit),
+                "aspects": aspects, "attributes": attributes, "relations": relations}
+
+    def neighbourhood(self, req: NeighbourhoodRequest) -> dict[str, Any]:
+        """Nodes and edges around an entity (for drawing): the bounded walk, every edge
+        supported by a memory passing the filters."""
+        conn = self.db.reader()
+        scoped = Scoped(conn, req)
+        row = self._visible_entity(conn, req.entity, scoped, req)
+        limits = self._limits(req.hops, req.min_confidence)
+        hood = walk(conn, [row["id"]], limits, supported=scoped.supported)
+        reached = hood.ordered()[:req.limit]
+        nodes = self._entities(conn, [row["id"], *[r.entity_id for r in reached]])
+        edges: dict[str, dict[str, Any]] = {}
+        for r in reached:
+            for e in r.edges:
+                if e.source in nodes and e.target in nodes:
+                    edges[e.id] = edge_item(e)
+        return {"center": row["id"], "nodes": list(nodes.values()), "edges": list(edges.values()),
+                "paths": hood.paths, "timed_out": hood.timed_out, "limited_by": hood.limited_by,
+                "limits": self._limits_out(limits)}

@@ -1,0 +1,180 @@
+"""`knowledge_expand`, `knowledge_expand_session` and `graph_impact`: bounded walks from an
+entity, a memory or a session, answered with the memories that support each edge (within a
+token budget) or tiered by path confidence. Scoping and helpers: `service/graph.py`."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from mnemonist.model.graph import ExpandRequest, ExpandSessionRequest, ImpactRequest
+from mnemonist.search.traversal import Reach, walk
+from mnemonist.service.errors import NotFound
+from mnemonist.service.graph import (
+    ENTITY_MEMORIES,
+    TIERS,
+    Budget,
+    GraphOps,
+    Scoped,
+    edge_item,
+    entity_item,
+    impact_tier,
+    memory_item,
+)
+from mnemonist.store import memories
+from mnemonist.store import sessions as session_store
+
+
+class KnowledgeOps(GraphOps):
+    # -- knowledge_expand --------------------------------------------------------------
+    def knowledge_expand(self, req: ExpandRequest) -> dict[str, Any]:
+        conn = self.db.reader()
+        scoped = Scoped(conn, req)
+        budget = Budget(req.max_tokens)
+        start_memory = None
+        if req.memory_id is not None:
+            mid = self.resolve_id(req.memory_id, conn)
+            m = memories.get(conn, mid)
+            visible = m is not None and conn.execute(
+                f"SELECT 1 FROM memories m WHERE m.id = ? AND {scoped.where}",
+                [mid, *scoped.args]).fetchone()
+            if m is None or not visible:
+                raise NotFound(f"no memory {req.memory_id} passing the filters",
+                               field="memory_id")
+            starts = [r[0] for r in conn.execute(
+                "SELECT mm.entity_id FROM memory_entity_mentions mm JOIN entities e"
+                " ON e.id = mm.entity_id WHERE mm.memory_id = ? ORDER BY e.mentions DESC, e.id",
+                (mid,))]
+            start_memory = budget.take([memory_item((m.id, m.content, m.type, m.importance))])
+        else:
+            starts = [self._visible_entity(conn, req.entity or "", scoped, req)["id"]]
+        limits = self._limits(req.hops, req.min_confidence)
+        found = walk(conn, starts, limits, supported=scoped.supported)
+        start_entities = self._entities(conn, starts)
+        own: list[dict[str, Any]] = []
+        if req.memory_id is None:
+            took = budget.take(scoped.memories_of(starts[0], ENTITY_MEMORIES))
+            own = took or []
+        constraints = [c for c in self._constraints(conn, scoped, starts)
+                       if budget.spend(c["content"])]
+        reached = found.ordered()
+        names = self._entities(conn, [r.entity_id for r in reached])
+        neighbours = []
+        for r in reached:
+            support = scoped.supporting(r.path[-2], r.entity_id)
+            shown = budget.take(support)
+            if shown is None:
+                break
+            neighbours.append({
+                "entity": names.get(r.entity_id), "hops": r.hops,
+                "confidence": round(r.confidence, 4),
+                "via": [names.get(e, start_entities.get(e, {})).get("name") for e in r.path],
+                "relation": edge_item(r.edges[-1]),
+                "supporting_memory_ids": [m["id"] for m in support],
+                "memories": shown,
+            })
+        return {
+            "entities": list(start_entities.values()),
+            "memory": start_memory[0] if start_memory else None,
+            "memories": own, "constraints": constraints, "neighbours": neighbours,
+            "tokens": budget.used, "max_tokens": budget.max, "truncated": budget.truncated,
+            "reached": len(reached), "paths": found.paths, "timed_out": found.timed_out,
+            "limited_by": found.limited_by, "limits": self._limits_out(limits),
+        }
+
+    @staticmethod
+    def _constraints(conn: sqlite3.Connection, scoped: Scoped,
+                     entity_ids: list[str]) -> list[dict[str, Any]]:
+        """The decisions standing on these entities (constraint attributes)."""
+        if not entity_ids:
+            return []
+        rows = conn.execute(
+            "SELECT DISTINCT ea.memory_id, ea.content FROM entity_attributes ea CROSS JOIN"
+            f" memories m ON m.id = ea.memory_id WHERE ea.entity_id IN"
+            f" ({','.join('?' * len(entity_ids))}) AND ea.kind = 'constraint' AND {scoped.where}"
+            " ORDER BY ea.importance DESC, ea.created_at DESC LIMIT 10",
+            [*entity_ids, *scoped.args])
+        return [{"memory_id": r[0], "content": r[1]} for r in rows]
+
+    def knowledge_expand_session(self, req: ExpandSessionRequest) -> dict[str, Any]:
+        """What a session was given and used, the entities those memories name, and each
+        entity's strongest neighbours, within the token budget."""
+        conn = self.db.reader()
+        rows = session_store.session_memories(conn, req.session_key)
+        if not rows and session_store.get_state(conn, req.session_key) is None:
+            raise NotFound(f"no session {req.session_key}", field="session_key")
+        scoped = Scoped(conn, req)
+        by_id = {r["memory_id"]: r for r in rows}
+        visible: list[dict[str, Any]] = []
+        ids = list(by_id)
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            visible += [memory_item(r) for r in conn.execute(
+                f"SELECT m.id, m.content, m.type, m.importance FROM memories m WHERE m.id IN"
+                f" ({','.join('?' * len(chunk))}) AND {scoped.where}", [*chunk, *scoped.args])]
+        visible.sort(key=lambda m: (-by_id[m["id"]]["was_injected"],
+                                    -by_id[m["id"]]["fts_hit_count"], m["id"]))
+        budget = Budget(req.max_tokens)
+        given = []
+        for m in visible:
+            if budget.take([m]) is None:
+                break
+            r = by_id[m["id"]]
+            given.append({**m, "injected": bool(r["was_injected"]), "hits": r["fts_hit_count"],
+                          "relevance_score": r["relevance_score"]})
+        counts: dict[str, int] = {}
+        for m in visible:
+            for (entity_id,) in conn.execute(
+                    "SELECT entity_id FROM memory_entity_mentions WHERE memory_id = ?",
+                    (m["id"],)):
+                counts[entity_id] = counts.get(entity_id, 0) + 1
+        top = sorted(counts, key=lambda e: (-counts[e], e))[:5]
+        names = self._entities(conn, top)
+        limits = self._limits(hops=1)
+        found = walk(conn, top, limits, supported=scoped.supported)
+        reached = found.ordered()
+        more = self._entities(conn, [r.entity_id for r in reached])
+        neighbours = []
+        for r in reached:
+            shown = budget.take(scoped.supporting(r.path[0], r.entity_id))
+            if shown is None:
+                break
+            neighbours.append({"entity": more.get(r.entity_id), "from": names[r.path[0]]["name"],
+                               "relation": edge_item(r.edges[-1]), "memories": shown})
+        return {"session_key": req.session_key, "memories": given,
+                "entities": [{**names[e], "session_memories": counts[e]} for e in top],
+                "neighbours": neighbours, "tokens": budget.used, "max_tokens": budget.max,
+                "truncated": budget.truncated, "timed_out": found.timed_out}
+
+    # -- graph_impact ------------------------------------------------------------------
+    def graph_impact(self, req: ImpactRequest) -> dict[str, Any]:
+        """Who depends on the entity, directly or through others, tiered by path confidence.
+        Stated dependencies count in full, associations (co-occurrence) at half."""
+        conn = self.db.reader()
+        scoped = Scoped(conn, req)
+        row = self._visible_entity(conn, req.entity, scoped, req)
+        limits = self._limits(req.max_depth, req.min_confidence)
+        found = walk(conn, [row["id"]], limits, direction="dependents",
+                     supported=scoped.supported)
+        names = self._entities(conn, [r.entity_id for r in found.reached.values()])
+        names[row["id"]] = entity_item(row)
+        tiers: dict[str, list[dict[str, Any]]] = {key: [] for key, _ in TIERS}
+        for r in found.ordered():
+            key, label = impact_tier(r.confidence)
+            tiers[key].append(self._impact_item(scoped, names, r, label))
+        return {"entity": entity_item(row), "tiers": tiers,
+                "affected": sum(len(v) for v in tiers.values()), "paths": found.paths,
+                "timed_out": found.timed_out, "limited_by": found.limited_by,
+                "limits": self._limits_out(limits)}
+
+    @staticmethod
+    def _impact_item(scoped: Scoped, names: dict[str, dict[str, Any]], r: Reach,
+                     label: str) -> dict[str, Any]:
+        return {
+            "entity": names.get(r.entity_id), "tier": label, "depth": r.hops,
+            "confidence": round(r.confidence, 4),
+            "path": [names.get(e, {}).get("name") for e in r.path],
+            "edges": [edge_item(e, w) for e, w in zip(r.edges, r.weights, strict=True)],
+            "supporting_memory_ids": [m["id"] for m in
+                                      scoped.supporting(r.path[-2], r.entity_id)],
+        }
