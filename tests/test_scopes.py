@@ -24,6 +24,10 @@ WORD = "zebrafruit"  # what readers ask for
 MARK = "lockerseven"  # what only the memory holds: seen in an answer means it leaked
 SECRET = f"The {WORD} vault code is kept in {MARK}"
 A, B = "agent-a", "agent-b"
+#: a private memory the graph reads: its entities exist only through it
+GRAPH_SECRET = f"The VaultApi depends on LockerDb to keep the {WORD} codes in {MARK}"
+ENTITY = "VaultApi"
+SESSION = "scope-graph-session"  # a session of A's that was given the private memory
 
 
 @dataclass
@@ -41,7 +45,12 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         assert private["agent_id"] == A and private["created"] is True
         shared = live.remember("The nightly scope harness runs at midnight",
                                source_id="scope-src", occurred_at="2026-01-01")
+        live.remember(GRAPH_SECRET, agent_id=A)
         live.flush()
+        given = live.http.post("/api/hooks/user-prompt-submit", json={
+            "session_id": SESSION, "prompt": f"where is the {WORD} vault code kept?"},
+            headers={"X-Mnemonist-Agent": A})
+        assert MARK in given.text, given.text
         yield World(live, private["id"], shared["id"])
 
 
@@ -132,6 +141,19 @@ READS: dict[tuple[str, str], tuple[Probe, str, int]] = {
         "by_id", 200),
     ("POST", "/api/hooks/session-start"): (
         _hook("session-start", {"cwd": "/nowhere"}), "content", 200),
+    ("GET", "/api/entities"): (_get("/api/entities", q="vault"), "names", 200),
+    ("GET", "/api/entities/{entity_id}"): (_get(f"/api/entities/{ENTITY}"), "by_id", 200),
+    ("GET", "/api/graph/neighbourhood"): (
+        _get("/api/graph/neighbourhood", entity=ENTITY), "by_id", 200),
+    ("POST", "/api/knowledge/expand"): (
+        _send("POST", "/api/knowledge/expand", {"entity": ENTITY}), "by_id", 200),
+    ("POST", "/api/graph/impact"): (
+        _send("POST", "/api/graph/impact", {"entity": "LockerDb"}), "by_id", 200),
+    ("POST", "/api/knowledge/expand-session"): (
+        _send("POST", "/api/knowledge/expand-session", {"session_key": SESSION}),
+        "content", 200),
+    ("POST", "/api/memory/{memory_id}/feedback"): (
+        _send("POST", "/api/memory/{p}/feedback", {"helpful": True}), "by_id", 200),
     ("POST", "/api/hooks/user-prompt-submit"): (
         _hook("user-prompt-submit", {"prompt": f"where is the {WORD} vault code kept?"}),
         "content", 200),
@@ -142,6 +164,8 @@ EXEMPT: dict[tuple[str, str], str] = {
     ("GET", "/health"): "liveness only",
     ("GET", "/api/status"): "counts and component states, no memory content",
     ("GET", "/api/diagnostics"): "index consistency counts",
+    ("GET", "/api/diagnostics/graph"): (
+        "an operator's graph sizes; community labels are entity names, never memory text"),
     ("POST", "/api/repair/{name}"): "maintenance actions answer counts",
     ("GET", "/api/pipeline/status"): "job counts and settings",
     ("POST", "/api/memory/remember"): "a write: answers the writer's own row",
@@ -183,7 +207,7 @@ def _sees(resp: httpx.Response, kind: str, owner_status: int) -> bool:
         assert resp.status_code == owner_status, resp.text
         return True
     assert resp.status_code == owner_status, resp.text
-    return MARK in resp.text
+    return (ENTITY if kind == "names" else MARK) in resp.text
 
 
 @pytest.mark.parametrize("route", sorted(READS), ids=lambda r: f"{r[0]} {r[1]}")
@@ -254,8 +278,8 @@ def test_bad_identities_are_refused_and_change_nothing(world: World, bad: str) -
 
 # -- MCP: every tool, over the daemon's /mcp ---------------------------------------------------
 
-def _tool_sees(result: dict[str, Any] | None) -> bool:
-    return result is not None and MARK in json.dumps(result)
+def _tool_sees(result: dict[str, Any] | None, mark: str = MARK) -> bool:
+    return result is not None and mark in json.dumps(result)
 
 
 async def _try(session, name: str, args: dict[str, Any]) -> dict[str, Any] | None:
@@ -281,7 +305,14 @@ def test_every_mcp_tool_hides_the_private_memory(world: World) -> None:
             # a stale if_version: the owner gets version_conflict (nothing changes), others
             # not_found
             "memory_modify": {"id": mid, "importance": 0.5, "reason": "x", "if_version": 999},
+            "knowledge_expand": {"entity": ENTITY},
+            "graph_impact": {"entity": "LockerDb"},
+            "knowledge_expand_session": {"session_key": SESSION},
+            "memory_feedback": {"id": mid, "helpful": True},
         }
+
+    #: what shows that a tool's answer holds the private memory (or what only it names)
+    marks = {"graph_impact": ENTITY, "memory_feedback": world.private}
 
     async def main() -> None:
         calls = tools(world.private)
@@ -290,14 +321,15 @@ def test_every_mcp_tool_hides_the_private_memory(world: World) -> None:
         assert writers == {"memory_store"}, "a new tool must be probed here"
         async with http_session(world.live.url) as session:
             for name, args in calls.items():
-                assert not _tool_sees(await _try(session, name, {**args, **AS_B})), name
-                assert not _tool_sees(await _try(session, name, dict(args))), name
+                mark = marks.get(name, MARK)
+                assert not _tool_sees(await _try(session, name, {**args, **AS_B}), mark), name
+                assert not _tool_sees(await _try(session, name, dict(args)), mark), name
                 mine = await _try(session, name, {**args, **AS_A})
                 if name == "memory_modify":
                     assert mine is not None and mine["error"] == "version_conflict"
                 else:
-                    assert _tool_sees(mine), name
-                    assert _tool_sees(await _try(session, name, {**args, **CROSS})), name
+                    assert _tool_sees(mine, mark), name
+                    assert _tool_sees(await _try(session, name, {**args, **CROSS}), mark), name
             await fail(session, "memory_store", {"content": "x", "agent_id": "*"})
 
     anyio.run(main)

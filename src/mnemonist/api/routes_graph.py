@@ -9,7 +9,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
-from mnemonist.api.deps import svc
+from mnemonist.api.deps import svc, with_caller
 from mnemonist.api.routes_memory import query_params
 from mnemonist.model.graph import (
     EntityListRequest,
@@ -27,33 +27,34 @@ router = APIRouter()
 @router.get("/api/entities")
 def list_entities(request: Request):
     req = EntityListRequest.model_validate(query_params(request))
-    return svc(request).list_entities(req)
+    return svc(request).list_entities(with_caller(request, req))
 
 
 @router.get("/api/entities/{entity_id}")
 def get_entity(entity_id: str, request: Request):
     filters = RecallFilters.model_validate(query_params(request))
-    return svc(request).get_entity(entity_id, filters)
+    return svc(request).get_entity(entity_id, with_caller(request, filters))
 
 
 @router.get("/api/graph/neighbourhood")
 def neighbourhood(request: Request):
-    return svc(request).neighbourhood(NeighbourhoodRequest.model_validate(query_params(request)))
+    req = NeighbourhoodRequest.model_validate(query_params(request))
+    return svc(request).neighbourhood(with_caller(request, req))
 
 
 @router.post("/api/knowledge/expand")
 def knowledge_expand(body: ExpandRequest, request: Request):
-    return svc(request).knowledge_expand(body)
+    return svc(request).knowledge_expand(with_caller(request, body))
 
 
 @router.post("/api/knowledge/expand-session")
 def knowledge_expand_session(body: ExpandSessionRequest, request: Request):
-    return svc(request).knowledge_expand_session(body)
+    return svc(request).knowledge_expand_session(with_caller(request, body))
 
 
 @router.post("/api/graph/impact")
 def graph_impact(body: ImpactRequest, request: Request):
-    return svc(request).graph_impact(body)
+    return svc(request).graph_impact(with_caller(request, body))
 
 
 @router.get("/api/diagnostics/graph")
@@ -63,4 +64,4 @@ async def graph_diagnostics(request: Request, recompute: bool = False) -> Any:
 
 @router.post("/api/memory/{memory_id}/feedback")
 def memory_feedback(memory_id: str, body: FeedbackRequest, request: Request):
-    return svc(request).memory_feedback(memory_id, body)
+    return svc(request).memory_feedback(memory_id, with_caller(request, body))

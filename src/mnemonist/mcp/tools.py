@@ -340,6 +340,7 @@ EXPAND_INPUT = {
             "max_tokens": MAX_TOKENS,
             "min_confidence": MIN_CONFIDENCE,
             "project": PROJECT_SCOPE,
+            **READER,
         },
     ),
     "oneOf": [{"required": ["entity"]}, {"required": ["memory_id"]}],
@@ -350,6 +351,7 @@ EXPAND_SESSION_INPUT = _object(
                                "send it).", min_length=1, max_length=500),
         "max_tokens": MAX_TOKENS,
         "project": PROJECT_SCOPE,
+        **READER,
     },
     ["session_key"],
 )
@@ -360,6 +362,7 @@ IMPACT_INPUT = _object(
                               "traversal.maxHops, 3).", 1, 10, 3),
         "min_confidence": MIN_CONFIDENCE,
         "project": PROJECT_SCOPE,
+        **READER,
     },
     ["entity"],
 )
@@ -372,6 +375,7 @@ FEEDBACK_INPUT = _object(
             "the same prompt is not injected for it again.", min_length=1, max_length=10_000),
         "session_key": _string("The session it was shown in, if known.", min_length=1,
                                max_length=500),
+        **READER,
     },
     ["id", "helpful"],
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from mnemonist.model.requests import RecallFilters, Request
+from mnemonist.model.requests import Caller, RecallFilters
 
 EntityRef = Field(min_length=1, max_length=500,
                   description="an entity's id or its name (case-insensitive)")
@@ -36,7 +36,10 @@ class ImpactRequest(RecallFilters):
     min_confidence: float | None = Field(default=None, ge=0.0, le=1.0)
 
 
-class FeedbackRequest(Request):
+class FeedbackRequest(Caller):
+    """A rating of one memory; the identity fields say who rates (a memory the caller may
+    not see is a 404, as on every by-id route)."""
+
     helpful: bool
     query: str | None = Field(default=None, min_length=1, max_length=10_000,
                               description="the prompt or query the memory was shown for")

@@ -171,12 +171,12 @@ class GraphOps(ServiceBase):
 
     def _visible_entity(self, conn: sqlite3.Connection, ref: str, scoped: Scoped,
                         filters: RecallFilters) -> sqlite3.Row:
-        """The entity, if some memory passing the filters names it (when filters are given):
-        an entity only other projects' memories name is not found."""
+        """The entity, if some memory passing the filters names it: an entity only other
+        projects' memories, or only memories the caller may not see (another agent's private
+        ones), name is not found. With no filters at all the caller still reads only global
+        memories, so the check always runs."""
         row = self._find_entity(conn, ref)
-        filtering = any(getattr(filters, n) is not None for n in RecallFilters.model_fields
-                        if n != "include_superseded")
-        if filtering and scoped.count_of(row["id"]) == 0:
+        if scoped.count_of(row["id"]) == 0:
             raise NotFound(f"no memory passing the filters names entity {ref!r}",
                            field="entity")
         return row

@@ -70,7 +70,7 @@ class GraphFeedbackOps(ServiceBase):
         now = utcnow()
         key = prompt_key(req.query) if req.query else None
         with self.db.write_tx() as conn:
-            mid = self.resolve_id(memory_id, conn)
+            mid = self.resolve_id(memory_id, conn, req.identity())
             m = memories.get(conn, mid)
             if m is None or m.is_deleted:
                 raise NotFound(f"no memory {memory_id}")
