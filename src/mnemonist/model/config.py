@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
 
+from mnemonist.model.memory import MEMORY_TYPES
+
 
 def bounds(info: FieldInfo) -> tuple[float | int | None, float | int | None]:
     """The inclusive (low, high) a field's `Range` allows; None where unbounded."""
@@ -239,8 +241,26 @@ class RetentionConfig(CamelModel):
     interval_ms: Ms = Range(21600000, 60000, 604800000, "time between sweeps (6 h)")
 
 
+#: types whose confidence fades when nobody uses them (docs/ranking.md): what they say goes
+#: stale. Decisions, rules, constraints and events stay as they were recorded; a pinned memory
+#: never decays.
+DECAYING_TYPES = ("fact", "preference", "status", "issue", "learning", "episodic", "summary")
+
+
 class MemoryConfig(SnakeModel):
     decay_rate: float = Range(0.95, 0.5, 1.0, "importance × decay_rate^days_since_access")
+    decay_by_type: bool = Field(
+        default=True,
+        description="only the decay_types decay (false: every unpinned memory decays)",
+    )
+    decay_types: list[str] = Field(
+        default_factory=lambda: list(DECAYING_TYPES),
+        description="memory types whose importance decays with days since last access",
+    )
+    access_boost_weight: float = Range(
+        0.0, 0.0, 2.0, "score × (1 + w·log2(1 + explicit recalls)) up to the cap (0: off)"
+    )
+    access_boost_cap: float = Range(1.5, 1.0, 5.0, "the largest access boost multiplier")
     default_importance: float = Range(0.8, 0.0, 1.0, "importance of an explicit save")
     durability: Literal["full", "normal"] = Field(
         default="full",
@@ -260,6 +280,15 @@ class MemoryConfig(SnakeModel):
     pipeline_v2: PipelineV2Config = Field(default_factory=PipelineV2Config, alias="pipelineV2")
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True, validate_assignment=True)
+
+    @field_validator("decay_types")
+    @classmethod
+    def _known_types(cls, value: list[str]) -> list[str]:
+        unknown = [t for t in value if t not in MEMORY_TYPES]
+        if unknown:
+            raise ValueError(f"unknown memory type(s) {', '.join(unknown)}; known: "
+                             f"{', '.join(MEMORY_TYPES)}")
+        return value
 
 
 # --- search -----------------------------------------------------------------------------

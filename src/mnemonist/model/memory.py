@@ -83,6 +83,7 @@ class Memory:
     supersedes: str | None = None
     valid_from: str | None = None
     valid_to: str | None = None
+    recall_count: int = 0  # explicit recalls only (access_count also counts injections)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -121,6 +122,7 @@ class Memory:
             supersedes=row["supersedes"] if "supersedes" in keys else None,
             valid_from=row["valid_from"] if "valid_from" in keys else None,
             valid_to=row["valid_to"] if "valid_to" in keys else None,
+            recall_count=row["recall_count"] if "recall_count" in keys else 0,
         )
 
     def to_public(self) -> dict[str, Any]:
