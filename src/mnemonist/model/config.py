@@ -105,10 +105,13 @@ class RepairConfig(CamelModel):
     reembed_hourly_budget: int = Range(10, 1, 1000)
     requeue_cooldown_ms: Ms = Range(60000, 5000, 3600000)
     requeue_hourly_budget: int = Range(50, 1, 1000)
-    dedup_cooldown_ms: Ms = Range(600000, 10000, 3600000)
-    dedup_hourly_budget: int = Range(3, 1, 100)
-    dedup_semantic_threshold: float = Range(0.92, 0.0, 1.0)
-    dedup_batch_size: int = Range(100, 10, 1000)
+    # the near-duplicate sweep (pipeline/dedup.py): it only flags pairs for review
+    dedup_cooldown_ms: Ms = Range(
+        600000, 10000, 3600000, "least time between two scheduled near-duplicate sweep batches")
+    dedup_hourly_budget: int = Range(3, 1, 100, "scheduled sweep batches per hour at most")
+    dedup_semantic_threshold: float = Range(
+        0.92, 0.0, 1.0, "cosine from which a pair of neighbours is checked and flagged")
+    dedup_batch_size: int = Range(100, 10, 1000, "memories one sweep batch examines")
     # not in document 000: budgets of the other maintenance actions (ours)
     fts_cooldown_ms: Ms = Range(600000, 10000, 3600000, "check/rebuild of the keyword index")
     fts_hourly_budget: int = Range(3, 1, 100)
