@@ -196,6 +196,12 @@ class MaintenanceWorker:
             return self._tick(mode or self.auto.maintenance_mode)
 
     def _tick(self, mode: str) -> dict[str, Any]:
+        cycle = self._repair(mode)
+        if mode == "execute":  # after the repairs: a reembed may just have filled the index
+            cycle["scheduled"] = self._scheduled_sweep()
+        return cycle
+
+    def _repair(self, mode: str) -> dict[str, Any]:
         report = self.diagnostics()
         recs = recommend(report)
         cycle: dict[str, Any] = {
@@ -205,8 +211,6 @@ class MaintenanceWorker:
         }
         self.cycles += 1
         self.last_cycle = cycle
-        if mode == "execute":
-            cycle["scheduled"] = self._scheduled_sweep()
         if not recs:
             self.halt.reset()
             return cycle
