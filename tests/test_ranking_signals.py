@@ -31,8 +31,15 @@ def memory(type_: str, *, days_old: float, pinned: bool = False,
     )
 
 
-def test_facts_and_statuses_decay_decisions_events_and_pinned_memories_do_not():
-    cfg = MemoryConfig(decay_rate=0.98)
+def test_only_statuses_decay_by_default():
+    cfg = MemoryConfig()
+    assert decays(memory("status", days_old=1), cfg)
+    for kind in ("fact", "decision", "event", "rule", "preference"):
+        assert not decays(memory(kind, days_old=1), cfg)
+
+
+def test_the_decaying_types_decay_decisions_events_and_pinned_memories_do_not():
+    cfg = MemoryConfig(decay_rate=0.98, decay_types=["fact", "status"])
     for kind in ("fact", "status"):
         assert effective_importance(memory(kind, days_old=30), cfg, NOW) == pytest.approx(
             0.8 * 0.98**30)
@@ -40,7 +47,7 @@ def test_facts_and_statuses_decay_decisions_events_and_pinned_memories_do_not():
         assert effective_importance(memory(kind, days_old=30), cfg, NOW) == 0.8
     assert effective_importance(memory("fact", days_old=300, pinned=True), cfg, NOW) == 1.0
     # the last access, not the creation, is the anchor
-    used = replace(memory("fact", days_old=300), last_accessed=format_ts(NOW))
+    used = replace(memory("status", days_old=300), last_accessed=format_ts(NOW))
     assert effective_importance(used, cfg, NOW) == pytest.approx(0.8)
 
 
@@ -82,10 +89,10 @@ def _backdate(live, memory_ids: list[str], days: int) -> None:
                   f" recall_count = 0 WHERE id IN ({marks})", [at, *memory_ids])
 
 
-def test_an_old_unused_fact_ranks_below_a_fresh_one_an_old_decision_does_not(live,
-                                                                           monkeypatch):
-    old_fact = live.remember(TEXT, project="sig-old-fact", type="fact", importance=0.8)["id"]
-    live.remember(TEXT, project="sig-new-fact", type="fact", importance=0.8)
+def test_an_old_unused_status_ranks_below_a_fresh_one_an_old_decision_does_not(live,
+                                                                             monkeypatch):
+    old_fact = live.remember(TEXT, project="sig-old-fact", type="status", importance=0.8)["id"]
+    live.remember(TEXT, project="sig-new-fact", type="status", importance=0.8)
     old_decision = live.remember(TEXT, project="sig-old-decision", type="decision",
                                  importance=0.8)["id"]
     live.flush()

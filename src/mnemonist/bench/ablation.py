@@ -17,6 +17,7 @@ recall still moves `last_accessed` to the real now, so a memory used during the 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -67,13 +68,16 @@ STANDARD = (
     "who-0.6: search.who_weight=0.6",
     "embedding-reranker: memory.pipelineV2.reranker.enabled=true",
     "aged-spoken: bench.age=spoken",
+    "aged-spoken-facts-decay: bench.age=spoken, memory.decay_types=[fact, status]",
     "aged-spoken-all-decay: bench.age=spoken, memory.decay_by_type=false",
     "aged-spoken-no-decay: bench.age=spoken, memory.decay_rate=1.0",
     "aged-90: bench.age=90",
+    "aged-90-facts-decay: bench.age=90, memory.decay_types=[fact, status]",
     "aged-90-all-decay: bench.age=90, memory.decay_by_type=false",
-    "access-boost-0.3: memory.access_boost_weight=0.3, memory.access_boost_cap=2.0",
-    "access-boost-0.3-cap-1.2: memory.access_boost_weight=0.3, memory.access_boost_cap=1.2",
-    "access-boost-0.1-cap-1.2: memory.access_boost_weight=0.1, memory.access_boost_cap=1.2",
+    "access-boost-0.3-cap-2: memory.access_boost_weight=0.3, memory.access_boost_cap=2.0",
+    "access-boost-0.3-cap-1.2: memory.access_boost_weight=0.3",
+    "access-boost-0.1-cap-1.2: memory.access_boost_weight=0.1",
+    "access-boost-0.3-cap-1.05: memory.access_boost_weight=0.3, memory.access_boost_cap=1.05",
 )
 
 
@@ -83,7 +87,7 @@ def parse_variant(text: str) -> Variant:
     if not sep or not name.strip() or not rest.strip():
         raise ValueError(f"variant {text!r}: expected 'name: key=value[, key=value]'")
     settings: list[tuple[str, Any]] = []
-    for part in rest.split(","):
+    for part in re.split(r",(?![^\[]*\])", rest):  # a [a, b] list value stays whole
         key, eq, raw = part.strip().partition("=")
         if not eq or not key:
             raise ValueError(f"variant {name.strip()!r}: {part.strip()!r} is not key=value")

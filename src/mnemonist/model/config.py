@@ -244,10 +244,11 @@ class RetentionConfig(CamelModel):
     interval_ms: Ms = Range(21600000, 60000, 604800000, "time between sweeps (6 h)")
 
 
-#: types whose confidence fades when nobody uses them (docs/ranking.md): what they say goes
-#: stale. Decisions, rules, constraints and events stay as they were recorded; a pinned memory
-#: never decays.
-DECAYING_TYPES = ("fact", "preference", "status", "issue", "learning", "episodic", "summary")
+#: types whose confidence fades when nobody uses them (docs/ranking.md): a status goes stale
+#: within days. Facts could too, but decaying them cost LoCoMo recall in every measured
+#: setting (docs/benchmarks.md); decisions, rules and events stay as they were recorded, and a
+#: pinned memory never decays.
+DECAYING_TYPES = ("status",)
 
 
 class MemoryConfig(SnakeModel):
@@ -263,7 +264,7 @@ class MemoryConfig(SnakeModel):
     access_boost_weight: float = Range(
         0.0, 0.0, 2.0, "score × (1 + w·log2(1 + explicit recalls)) up to the cap (0: off)"
     )
-    access_boost_cap: float = Range(1.5, 1.0, 5.0, "the largest access boost multiplier")
+    access_boost_cap: float = Range(1.2, 1.0, 5.0, "the largest access boost multiplier")
     default_importance: float = Range(0.8, 0.0, 1.0, "importance of an explicit save")
     durability: Literal["full", "normal"] = Field(
         default="full",
