@@ -160,6 +160,9 @@ def test_resolving_supersedes_one_with_the_other_and_history_shows_it(live):
     resolved = live.http.get("/api/repair/duplicates", params={"status": "resolved",
                                                                "limit": 500}).json()
     assert {d["id"]: d["kept"] for d in resolved["duplicates"]}[pair["id"]] == a
+    undo = live.http.post(f"/api/memory/{b}/restore", json={"reason": "merged by mistake"})
+    assert undo.status_code == 200, undo.text  # a merge is undone like any supersession
+    assert live.http.get(f"/api/memory/{b}").json()["superseded_by"] is None
 
 
 def test_review_requests_are_checked(live):
