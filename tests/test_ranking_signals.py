@@ -146,3 +146,30 @@ def test_only_explicit_recalls_feed_the_access_boost_and_it_stops_at_the_cap(liv
         w.execute("UPDATE memories SET recall_count = 0 WHERE id = ?", (ids["sig-untouched"],))
     capped = _scores(live, TEXT, projects)
     assert capped["sig-recalled"] / capped["sig-untouched"] == pytest.approx(1.2, rel=1e-4)
+
+
+def test_an_mcp_search_counts_as_an_explicit_recall(live):
+    import anyio
+    import httpx2
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    from mcp_flow import call
+
+    made = live.remember(TEXT, project="sig-mcp", type="fact")["id"]
+    live.flush()
+
+    async def main() -> None:
+        async with (
+            httpx2.AsyncClient(timeout=60) as http,
+            streamable_http_client(f"{live.url}/mcp", http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            found = await call(session, "memory_search", {"query": TEXT, "project": "sig-mcp"})
+            assert [r["id"] for r in found["results"]] == [made]
+
+    anyio.run(main)
+    live.service.access.flush()
+    row = live.http.get(f"/api/memory/{made}").json()
+    assert row["recall_count"] == 1 and row["access_count"] == 1
