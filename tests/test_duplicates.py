@@ -94,6 +94,8 @@ def test_the_sweep_flags_the_paraphrase_and_never_the_opposites(live):
     ids = {i for pair in made for i in pair}
     flagged = open_pairs(live, ids)
     assert set(flagged) == {frozenset(made[3])}
+    state = live.http.get("/api/diagnostics").json()["duplicates"]
+    assert state["open"] >= 1 and state["not_swept_yet"] == 0
     pair = flagged[frozenset(made[3])]
     assert pair["similarity"] >= 0.92 and pair["status"] == "open"
     assert pair["a"]["id"] == made[3][0]  # a: the older memory

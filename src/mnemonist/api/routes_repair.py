@@ -45,6 +45,7 @@ def diagnostics(request: Request):
     daemon = request.app.state.daemon
     report = worker.diagnostics()
     report["maintenance"] = worker.state()
+    report["duplicates"] = daemon.service.duplicates_state()
     documents = getattr(daemon, "documents", None)
     if documents is not None:
         report["document_worker"] = documents.stats.__dict__

@@ -42,6 +42,15 @@ class DuplicateOps(ServiceBase):
         return dedup.sweep(self.db, self.index, self.config.memory.pipeline_v2.repair,
                            batch_size=batch_size)
 
+    def duplicates_state(self) -> dict[str, Any]:
+        """For diagnostics: open pairs waiting for review, and how far the sweep has come."""
+        conn = self.db.reader()
+        cursor = duplicates.cursor(conn)
+        left = conn.execute(f"SELECT COUNT(*) FROM memories m WHERE m.seq > ? AND"
+                            f" {duplicates.sweepable_where()}", (cursor,)).fetchone()[0]
+        return {"open": duplicates.open_count(conn), "swept_up_to_seq": cursor,
+                "not_swept_yet": int(left)}
+
     def list_duplicates(self, status: str = "open", limit: int = 50,
                         offset: int = 0) -> dict[str, Any]:
         if status not in duplicates.STATUSES:
