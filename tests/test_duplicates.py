@@ -200,3 +200,10 @@ def test_the_cli_lists_and_merges(live):
     assert f"kept {b}" in merged.output
     again = runner.invoke(cli, ["duplicates", "dismiss", pair["id"][:8], "--url", live.url])
     assert again.exit_code == 1 and "already resolved" in again.output
+
+
+def test_the_guards_take_linear_time_on_pathological_text():
+    # these took cubic / quadratic time in a first version (a sweep could hang on one pair)
+    assert conflict("_" * 20000, "_" * 20000 + " x") is None
+    assert conflict("to " * 20000, "to " * 20000 + "x") is None
+    assert conflict("1." * 20000, "2." * 20000).startswith("different numbers")

@@ -23,8 +23,11 @@ _NEGATION = re.compile(
     r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot|without|nowhere)\b|n['’]t\b",
     re.IGNORECASE,
 )
-#: code-like names: paths, file names, hosts, dotted or snake_case identifiers
-_IDENTIFIER = re.compile(r"[A-Za-z0-9_~-]*[./_][A-Za-z0-9_./~-]*[A-Za-z0-9]")
+#: a word is code-like (a path, file name, host, dotted or snake_case identifier) when one of
+#: these joins two letters or digits inside it; one fixed-width search per word, so any text
+#: costs linear time
+_JOINED = re.compile(r"[A-Za-z0-9][./_][A-Za-z0-9]")
+_WRAPPING = "()[]{}<>,;:!?\"'`“”‘’"
 
 #: words whose order around them carries meaning: "X over Y" is not "Y over X"
 _ASYMMETRIC = frozenset((
@@ -78,7 +81,12 @@ def names(text: str) -> set[str]:
 
 def identifiers(text: str) -> set[str]:
     """Code-like names (paths, files, hosts, dotted or snake_case identifiers), lowercased."""
-    return {m.group(0).lower().strip("./") for m in _IDENTIFIER.finditer(text)} - {""}
+    out = set()
+    for word in text.split():
+        word = word.strip(_WRAPPING).rstrip(".")
+        if _JOINED.search(word):
+            out.add(word.lower().strip("./"))
+    return out - {""}
 
 
 def _mentions(name: str, text_stems: set[str], text_lower: str) -> bool:
@@ -102,16 +110,21 @@ def _content(tokens: list[str]) -> list[str]:
     return [t for t in tokens if t not in STOP_WORDS]
 
 
+#: how far from an asymmetric word its two sides are looked for ("tabs over the spaces")
+_REACH = 4
+
+
 def _ordered_relations(tokens: list[str]) -> set[tuple[str, str, str]]:
-    """(left content word, asymmetric word, right content word) around each asymmetric word."""
+    """(left content word, asymmetric word, right content word) around each asymmetric word,
+    each side the nearest content word within `_REACH` words."""
     out = set()
     for i, tok in enumerate(tokens):
         if tok not in _ASYMMETRIC:
             continue
-        left = next((t for t in reversed(tokens[:i]) if t not in STOP_WORDS
-                     and t not in _ASYMMETRIC), None)
-        right = next((t for t in tokens[i + 1:] if t not in STOP_WORDS
-                      and t not in _ASYMMETRIC), None)
+        left = next((t for t in reversed(tokens[max(0, i - _REACH):i])
+                     if t not in STOP_WORDS and t not in _ASYMMETRIC), None)
+        right = next((t for t in tokens[i + 1:i + 1 + _REACH]
+                      if t not in STOP_WORDS and t not in _ASYMMETRIC), None)
         if left and right:
             out.add((_stem(left), tok, _stem(right)))
     return out
