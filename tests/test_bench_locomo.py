@@ -482,3 +482,47 @@ def test_a_variant_that_cannot_change_at_query_time_is_refused(tmp_path):
                                  "--limit", "1", "--questions", "1",
                                  "--variant", "bad: search.alpha=7"])
     assert out.exit_code == 1 and "search.alpha = 7" in out.output
+
+
+def test_an_aged_variant_moves_the_decay_clock_and_dates_and_undoes_both(tmp_path):
+    from mnemonist.bench.ablation import applied, parse_variant
+    from mnemonist.bench.locomo import reset_access
+    from mnemonist.daemon import open_memory
+    from mnemonist.model.requests import RecallRequest
+
+    daemon = open_memory(tmp_path, {"embedding": {"provider": "none"}})
+    try:
+        svc = daemon.service
+        made = svc.remember(RememberRequest(content="the build is red", type="status",
+                                            occurred_at="2023-05-01T10:00:00Z"))["id"]
+
+        def created() -> str:
+            return daemon.db.reader().execute(
+                "SELECT created_at FROM memories WHERE id = ?", (made,)).fetchone()[0]
+
+        before, clock = created(), svc.searcher.clock
+        variant = parse_variant("s: bench.age=spoken, memory.decay_types=[fact, status]")
+        assert dict(variant.settings)["memory.decay_types"] == ["fact", "status"]
+        with applied(svc, variant):
+            assert created() == "2023-05-01T10:00:00.000Z"
+            assert svc.searcher.clock().year == 2023  # the day after the last turn
+            assert svc.config.memory.decay_types == ["fact", "status"]
+        assert created() == before and svc.searcher.clock is clock
+        assert svc.config.memory.decay_types == ["status"]
+        with applied(svc, parse_variant("d: bench.age=90")):
+            ahead = svc.searcher.clock() - clock()
+            assert 89.9 < ahead.total_seconds() / 86400 < 90.1
+        with pytest.raises(ValueError, match=r"bench\.age"):
+            parse_variant("x: bench.age=soon")
+        with pytest.raises(ValueError, match="unknown bench key"):
+            parse_variant("x: bench.speed=2")
+
+        svc.recall(RecallRequest(query="build", min_score=0.0))
+        svc.access.flush()
+        reset_access(svc)  # every variant starts from nothing recalled
+        row = daemon.db.reader().execute(
+            "SELECT access_count, recall_count, last_accessed FROM memories WHERE id = ?",
+            (made,)).fetchone()
+        assert tuple(row) == (0, 0, None)
+    finally:
+        daemon.stop()

@@ -1,12 +1,20 @@
-"""Diagnostics and on-demand repair: GET /api/diagnostics, POST /api/repair/<action>."""
+"""Diagnostics and on-demand repair: GET /api/diagnostics, POST /api/repair/<action>, and the
+review of near-duplicate candidates: GET /api/repair/duplicates, POST
+/api/repair/duplicates/{id}/dismiss and /resolve."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 
+from mnemonist.api.deps import svc
+from mnemonist.model.requests import (
+    MAX_OFFSET,
+    DismissDuplicateRequest,
+    ResolveDuplicateRequest,
+)
 from mnemonist.service import NotFound, Unavailable
 
 router = APIRouter()
@@ -19,6 +27,7 @@ ROUTES = {
     "rebuild-fts": "rebuildFts",
     "retention-sweep": "triggerRetentionSweep",
     "reembed": "reembed",
+    "dedup-sweep": "dedupSweep",
     "maintenance-tick": "tick",
     "cluster-entities": "clusterEntities",
 }
@@ -37,6 +46,7 @@ def diagnostics(request: Request):
     daemon = request.app.state.daemon
     report = worker.diagnostics()
     report["maintenance"] = worker.state()
+    report["duplicates"] = daemon.service.duplicates_state()
     documents = getattr(daemon, "documents", None)
     if documents is not None:
         report["document_worker"] = documents.stats.__dict__
@@ -59,3 +69,24 @@ async def run_repair(name: str, request: Request,
     if action is None:
         raise NotFound(f"no repair action {name}; one of {', '.join(ROUTES)}")
     return await run_in_threadpool(_run, maintenance(request), action, mode)
+
+
+@router.get("/api/repair/duplicates")
+def list_duplicates(
+    request: Request, status: Literal["open", "dismissed", "resolved"] = "open",
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+):
+    return svc(request).list_duplicates(status, limit, offset)
+
+
+@router.post("/api/repair/duplicates/{candidate_id}/dismiss")
+def dismiss_duplicate(candidate_id: str, request: Request,
+                      body: DismissDuplicateRequest | None = None):
+    reason = body.reason if body is not None else None
+    return svc(request).dismiss_duplicate(candidate_id, reason)
+
+
+@router.post("/api/repair/duplicates/{candidate_id}/resolve")
+def resolve_duplicate(candidate_id: str, body: ResolveDuplicateRequest, request: Request):
+    return svc(request).resolve_duplicate(candidate_id, body.keep, body.reason, body.changed_by)

@@ -3,20 +3,31 @@ service, is scored on the memories already ingested (mnemonist only, same metric
 before the next — so a row differs from the default in exactly the settings it names.
 
 Only settings that recall reads at query time can vary this way: `search.*`,
-`memory.pipelineV2.dampening.*`, `graph.boostWeight` / `graph.hopWeight` / `graph.enabled` and
-`reranker.*`. Settings that change what is written (`graph.inlineLinker`, `hints.*`, the
-embedding model) need their own run with a configuration file.
+`memory.pipelineV2.dampening.*`, `graph.boostWeight` / `graph.hopWeight` / `graph.enabled`,
+`reranker.*` and the ranking signals `memory.decay_*` / `memory.access_boost_*`. Settings that
+change what is written (`graph.inlineLinker`, `hints.*`, the embedding model) need their own
+run with a configuration file.
+
+One key is the bench's own: `bench.age` says when the questions are asked, for the signals
+that read time (decay). `bench.age=90`: 90 days after the memories were written (every memory
+equally old); `bench.age=spoken`: each memory dated when its turn was said and the questions
+asked the day after the last session, so early sessions are months older than late ones. A
+recall still moves `last_accessed` to the real now, so a memory used during the run is fresh.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
+
+from mnemonist.model.memory import parse_ts
 
 #: prefixes of the keys a variant may set (dotted, as in agent.yaml)
 RUNTIME_PREFIXES = (
@@ -28,6 +39,9 @@ RUNTIME_PREFIXES = (
     "memory.pipelineV2.graph.traversal",  # traversalChannel, traversalChannelWeight, traversal.*
     "memory.pipelineV2.reranker.",
     "sessions.recall_weight",
+    "memory.decay_",
+    "memory.access_boost_",
+    "bench.age",
 )
 
 
@@ -55,6 +69,17 @@ STANDARD = (
     "who-0.6: search.who_weight=0.6",
     "embedding-reranker: memory.pipelineV2.reranker.enabled=true",
     "traversal-channel: memory.pipelineV2.graph.traversalChannel=true",
+    "aged-spoken: bench.age=spoken",
+    "aged-spoken-facts-decay: bench.age=spoken, memory.decay_types=[fact, status]",
+    "aged-spoken-all-decay: bench.age=spoken, memory.decay_by_type=false",
+    "aged-spoken-no-decay: bench.age=spoken, memory.decay_rate=1.0",
+    "aged-90: bench.age=90",
+    "aged-90-facts-decay: bench.age=90, memory.decay_types=[fact, status]",
+    "aged-90-all-decay: bench.age=90, memory.decay_by_type=false",
+    "access-boost-0.3-cap-2: memory.access_boost_weight=0.3, memory.access_boost_cap=2.0",
+    "access-boost-0.3-cap-1.2: memory.access_boost_weight=0.3",
+    "access-boost-0.1-cap-1.2: memory.access_boost_weight=0.1",
+    "access-boost-0.3-cap-1.05: memory.access_boost_weight=0.3, memory.access_boost_cap=1.05",
 )
 
 
@@ -64,16 +89,24 @@ def parse_variant(text: str) -> Variant:
     if not sep or not name.strip() or not rest.strip():
         raise ValueError(f"variant {text!r}: expected 'name: key=value[, key=value]'")
     settings: list[tuple[str, Any]] = []
-    for part in rest.split(","):
+    for part in re.split(r",(?![^\[]*\])", rest):  # a [a, b] list value stays whole
         key, eq, raw = part.strip().partition("=")
         if not eq or not key:
             raise ValueError(f"variant {name.strip()!r}: {part.strip()!r} is not key=value")
+        if key.startswith("bench.") and key != "bench.age":
+            raise ValueError(f"variant {name.strip()!r}: unknown bench key {key}")
         if not key.startswith(RUNTIME_PREFIXES):
             raise ValueError(
                 f"variant {name.strip()!r}: {key} cannot change between runs on the same "
                 "memories; use a configuration file for it"
             )
-        settings.append((key, yaml.safe_load(raw)))
+        value = yaml.safe_load(raw)
+        if key == "bench.age":
+            try:
+                _check_age(value)
+            except ValueError as exc:
+                raise ValueError(f"variant {name.strip()!r}: {exc}") from None
+        settings.append((key, value))
     return Variant(name.strip(), tuple(settings))
 
 
@@ -96,11 +129,47 @@ def _locate(config: BaseModel, dotted: str) -> tuple[BaseModel, str]:
     return node, _field_name(node, last)
 
 
+def _check_age(value: Any) -> Any:
+    if value == "spoken" or (isinstance(value, int | float) and 0 <= value <= 36500):
+        return value
+    raise ValueError(f"bench.age = {value!r}: expected 'spoken' or a number of days (0–36500)")
+
+
+@contextmanager
+def aged(service: Any, age: Any) -> Iterator[None]:
+    """Recall as if asked later (see `bench.age` above); undone on exit."""
+    searcher = service.searcher
+    clock = searcher.clock
+    saved: list[tuple[str, int]] = []
+    if age == "spoken":
+        with service.db.write_tx() as conn:
+            saved = [(r[1], r[0]) for r in conn.execute("SELECT seq, created_at FROM memories")]
+            conn.execute("UPDATE memories SET created_at = occurred_at")
+            last = conn.execute("SELECT MAX(occurred_at) FROM memories").fetchone()[0]
+        then = parse_ts(last) + timedelta(days=1) if last else clock()
+        searcher.clock = lambda: then
+    else:
+        searcher.clock = lambda: clock() + timedelta(days=float(age))
+    try:
+        yield
+    finally:
+        searcher.clock = clock
+        if saved:
+            with service.db.write_tx() as conn:
+                conn.executemany("UPDATE memories SET created_at = ? WHERE seq = ?", saved)
+
+
 @contextmanager
 def applied(service: Any, variant: Variant) -> Iterator[None]:
     """The variant's settings on the service's live configuration, restored on exit. A bad
     value raises ValueError naming the key, with whatever was set already restored."""
     config = service.config
+    age = dict(variant.settings).get("bench.age")
+    if age is not None:
+        with aged(service, _check_age(age)), applied(service, Variant(variant.name, tuple(
+                (k, v) for k, v in variant.settings if k != "bench.age"))):
+            yield
+        return
     targets = [(_locate(config, key), key, value) for key, value in variant.settings]
     previous: list[tuple[BaseModel, str, Any]] = []
     window = config.search.context_window

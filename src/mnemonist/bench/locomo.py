@@ -208,6 +208,7 @@ def _score_variants(
     out: list[dict[str, Any]] = []
     for n, variant in enumerate(variants, start=1):
         rows: list[tuple[int, dict[str, float]]] = []
+        reset_access(service)
         with applied(service, variant):
             for state in ingested:
                 conv, sid = state.conv, state.conv.sample_id
@@ -229,6 +230,17 @@ def _score_variants(
                     **_summarize(rows)})
     show.end(f"[locomo] {len(variants)} ablations scored")
     return out
+
+
+def reset_access(service: Any) -> None:
+    """Every variant starts from the access state the main run started from (nothing accessed
+    yet), so its access-reading signals build up over its own questions, live, as in a user's
+    daemon, and no variant inherits the recalls of the ones before it."""
+    service.access.flush()
+    with service.db.write_tx() as conn:
+        conn.execute("UPDATE memories SET access_count = 0, recall_count = 0,"
+                     " last_accessed = NULL WHERE access_count > 0 OR recall_count > 0"
+                     " OR last_accessed IS NOT NULL")
 
 
 def _summarize(rows: list[tuple[int, dict[str, float]]]) -> dict[str, Any]:
@@ -437,7 +449,8 @@ def _run(
             "embedding_dimensions": service.index.dimensions if service.index else None,
             "search": cfg.search.model_dump(),
             "recall_min_score": 0.0,
-            "access_tracking": "live (recall updates access_count / last_accessed)",
+            "access_tracking": "live (recall updates access_count / recall_count /"
+            " last_accessed); reset before each ablation variant",
         },
         "data": {
             "conversations": len(conversations),

@@ -11,6 +11,7 @@ from mnemonist import __version__
 from mnemonist.cli.bench import bench
 from mnemonist.cli.common import call, client, daemon_options, emit
 from mnemonist.cli.connect_cmd import COMMANDS as CONNECT_COMMANDS
+from mnemonist.cli.duplicates_cmd import duplicates
 from mnemonist.cli.export_cmd import COMMANDS as CARRY_COMMANDS
 from mnemonist.cli.files_cmd import files, sync
 from mnemonist.cli.hooks_cmd import COMMANDS as HOOK_COMMANDS
@@ -124,6 +125,7 @@ for _command in (*HOOK_COMMANDS, *CONNECT_COMMANDS):
     cli.add_command(_command)
 cli.add_command(mcp)
 cli.add_command(sessions)
+cli.add_command(duplicates)
 cli.add_command(sync)
 cli.add_command(files)
 for _command in CARRY_COMMANDS:  # export, import, backup

@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
 
+from mnemonist.model.memory import MEMORY_TYPES
+
 
 def bounds(info: FieldInfo) -> tuple[float | int | None, float | int | None]:
     """The inclusive (low, high) a field's `Range` allows; None where unbounded."""
@@ -160,10 +162,13 @@ class RepairConfig(CamelModel):
     reembed_hourly_budget: int = Range(10, 1, 1000)
     requeue_cooldown_ms: Ms = Range(60000, 5000, 3600000)
     requeue_hourly_budget: int = Range(50, 1, 1000)
-    dedup_cooldown_ms: Ms = Range(600000, 10000, 3600000)
-    dedup_hourly_budget: int = Range(3, 1, 100)
-    dedup_semantic_threshold: float = Range(0.92, 0.0, 1.0)
-    dedup_batch_size: int = Range(100, 10, 1000)
+    # the near-duplicate sweep (pipeline/dedup.py): it only flags pairs for review
+    dedup_cooldown_ms: Ms = Range(
+        600000, 10000, 3600000, "least time between two scheduled near-duplicate sweep batches")
+    dedup_hourly_budget: int = Range(3, 1, 100, "scheduled sweep batches per hour at most")
+    dedup_semantic_threshold: float = Range(
+        0.92, 0.0, 1.0, "cosine from which a pair of neighbours is checked and flagged")
+    dedup_batch_size: int = Range(100, 10, 1000, "memories one sweep batch examines")
     # not in document 000: budgets of the other maintenance actions (ours)
     fts_cooldown_ms: Ms = Range(600000, 10000, 3600000, "check/rebuild of the keyword index")
     fts_hourly_budget: int = Range(3, 1, 100)
@@ -297,8 +302,27 @@ class RetentionConfig(CamelModel):
     interval_ms: Ms = Range(21600000, 60000, 604800000, "time between sweeps (6 h)")
 
 
+#: types whose confidence fades when nobody uses them (docs/ranking.md): a status goes stale
+#: within days. Facts could too, but decaying them cost LoCoMo recall in every measured
+#: setting (docs/benchmarks.md); decisions, rules and events stay as they were recorded, and a
+#: pinned memory never decays.
+DECAYING_TYPES = ("status",)
+
+
 class MemoryConfig(SnakeModel):
     decay_rate: float = Range(0.95, 0.5, 1.0, "importance × decay_rate^days_since_access")
+    decay_by_type: bool = Field(
+        default=True,
+        description="only the decay_types decay (false: every unpinned memory decays)",
+    )
+    decay_types: list[str] = Field(
+        default_factory=lambda: list(DECAYING_TYPES),
+        description="memory types whose importance decays with days since last access",
+    )
+    access_boost_weight: float = Range(
+        0.0, 0.0, 2.0, "score × (1 + w·log2(1 + explicit recalls)) up to the cap (0: off)"
+    )
+    access_boost_cap: float = Range(1.2, 1.0, 5.0, "the largest access boost multiplier")
     default_importance: float = Range(0.8, 0.0, 1.0, "importance of an explicit save")
     durability: Literal["full", "normal"] = Field(
         default="full",
@@ -318,6 +342,15 @@ class MemoryConfig(SnakeModel):
     pipeline_v2: PipelineV2Config = Field(default_factory=PipelineV2Config, alias="pipelineV2")
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True, validate_assignment=True)
+
+    @field_validator("decay_types")
+    @classmethod
+    def _known_types(cls, value: list[str]) -> list[str]:
+        unknown = [t for t in value if t not in MEMORY_TYPES]
+        if unknown:
+            raise ValueError(f"unknown memory type(s) {', '.join(unknown)}; known: "
+                             f"{', '.join(MEMORY_TYPES)}")
+        return value
 
 
 # --- search -----------------------------------------------------------------------------

@@ -91,6 +91,7 @@ class Memory:
     user_id: str | None = None
     observed_by: list[str] = field(default_factory=list)
     observation_count: int = 1
+    recall_count: int = 0  # explicit recalls only (access_count also counts injections)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -133,6 +134,7 @@ class Memory:
             user_id=row["user_id"] if "user_id" in keys else None,
             observed_by=json.loads(row["observed_by"] or "[]") if "observed_by" in keys else [],
             observation_count=row["observation_count"] if "observation_count" in keys else 1,
+            recall_count=row["recall_count"] if "recall_count" in keys else 0,
         )
 
     def to_public(self) -> dict[str, Any]:

@@ -345,3 +345,18 @@ class ImportRequest(Request):
     source_id: str | None = Field(default=None, max_length=500)
     source_type: str | None = Field(default=None, max_length=100)
     who: str | None = Field(default=None, max_length=200)
+
+
+class DismissDuplicateRequest(Request):
+    """POST /api/repair/duplicates/{id}/dismiss: the pair is not a duplicate."""
+
+    reason: str | None = Field(default=None, max_length=2000)
+
+
+class ResolveDuplicateRequest(Request):
+    """POST /api/repair/duplicates/{id}/resolve: keep one memory, supersede the other."""
+
+    keep: str = Field(min_length=1, max_length=200,
+                      description="'a', 'b', or the id of the memory to keep")
+    reason: Reason
+    changed_by: str | None = Field(default=None, max_length=200)

@@ -1,5 +1,11 @@
 """Recall hits update `last_accessed` / `access_count` in the background, batched.
 
+Two kinds of access are told apart: every access (an explicit recall or search, or a hook
+injecting the memory) counts in `access_count` and moves `last_accessed`, the anchor of
+confidence decay; only explicit recalls count in `recall_count`, the input of the access
+boost. Injections are chosen by the ranking itself, so letting them feed the boost would make
+it feed on itself.
+
 Writing them inside recall would put a write transaction (and an fsync) on every read and
 serialise readers behind writers; batching keeps recall a pure read. Counts are flushed every
 `memory.access_flush_ms` and on shutdown.
@@ -21,18 +27,20 @@ class AccessRecorder:
     def __init__(self, db: Database, interval_s: float = 1.0) -> None:
         self.db = db
         self.interval_s = interval_s
-        self._pending: dict[int, tuple[int, str]] = {}
+        self._pending: dict[int, tuple[int, int, str]] = {}  # seq: (accesses, recalls, at)
         self._lock = threading.Lock()
         self._flushing = threading.Lock()  # a flush returns after any flush in flight
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def record(self, seqs: list[int]) -> None:
+    def record(self, seqs: list[int], *, recall: bool = False) -> None:
+        """Count an access of each memory; `recall`: an explicit recall or search (it also
+        counts towards the access boost), not an injection."""
         now = utcnow()
         with self._lock:
             for seq in seqs:
-                count, _ = self._pending.get(seq, (0, now))
-                self._pending[seq] = (count + 1, now)
+                count, recalls, _ = self._pending.get(seq, (0, 0, now))
+                self._pending[seq] = (count + 1, recalls + int(recall), now)
 
     def flush(self) -> int:
         """Write the counts waiting now; when it returns, every count recorded before the
@@ -51,9 +59,9 @@ class AccessRecorder:
         except Exception:
             log.exception("could not record recall access; keeping the counts for later")
             with self._lock:
-                for seq, (count, at) in pending.items():
-                    old, _ = self._pending.get(seq, (0, at))
-                    self._pending[seq] = (old + count, at)
+                for seq, (count, recalls, at) in pending.items():
+                    old, old_recalls, _ = self._pending.get(seq, (0, 0, at))
+                    self._pending[seq] = (old + count, old_recalls + recalls, at)
             return 0
         return len(pending)
 

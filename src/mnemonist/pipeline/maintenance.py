@@ -5,8 +5,12 @@ them and stop there; in `execute` mode run each one through its repair action, s
 per-action cooldown and hourly budget (`repair.*`), then diagnose again and record the health
 delta. The halt tracker stops an action after 3 consecutive runs that did not improve the
 score; a cycle without recommendations (health is good) resets the tracker, halts included.
-The interval never starts when `autonomous.enabled` is false or `autonomous.frozen` /
-`pipelineV2.autonomousFrozen` is true, but `tick()` and the repair actions stay callable.
+Besides repairs, each `execute` cycle runs one batch of the near-duplicate sweep
+(`pipeline.dedup`) when `repair.dedupCooldownMs` / `repair.dedupHourlyBudget` allow: routine
+work, not a repair, so it is neither recommended by the health score nor halted by it. It
+only flags pairs for review. The interval never starts when `autonomous.enabled` is false
+or `autonomous.frozen` / `pipelineV2.autonomousFrozen` is true,
+but `tick()` and the repair actions stay callable.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemonist.model.config import Config
-from mnemonist.pipeline import communities, repair
+from mnemonist.pipeline import communities, dedup, repair
 from mnemonist.pipeline.repair import VectorState
 from mnemonist.pipeline.retention import RetentionWorker
 from mnemonist.store.db import Database
@@ -35,7 +39,7 @@ HOUR_S = 3600.0
 
 ACTIONS = (
     "requeueDeadJobs", "releaseStaleLeases", "checkFtsConsistency", "rebuildFts",
-    "triggerRetentionSweep", "reembed",
+    "triggerRetentionSweep", "reembed", "dedupSweep",
 )  # fmt: skip
 
 
@@ -138,6 +142,7 @@ class MaintenanceWorker:
         self.retention = retention
         self.vectors = vectors
         r = pipeline.repair
+        self.repair_cfg = r
         queue_limit = (r.requeue_cooldown_ms / 1000.0, r.requeue_hourly_budget)
         fts_limit = (r.fts_cooldown_ms / 1000.0, r.fts_hourly_budget)
         self.limiter = RateLimiter({
@@ -147,6 +152,7 @@ class MaintenanceWorker:
             "rebuildFts": fts_limit,
             "triggerRetentionSweep": (r.sweep_cooldown_ms / 1000.0, r.sweep_hourly_budget),
             "reembed": (r.reembed_cooldown_ms / 1000.0, r.reembed_hourly_budget),
+            "dedupSweep": (r.dedup_cooldown_ms / 1000.0, r.dedup_hourly_budget),
         }, clock)
         self.halt = HaltTracker()
         graph = pipeline.graph
@@ -190,6 +196,9 @@ class MaintenanceWorker:
             if self.vectors is None:
                 return {"skipped": "no embedding provider is configured"}
             return repair.reembed(self.vectors, self.db, wait_s=wait_s)
+        if action == "dedupSweep":
+            index = self.vectors.index if self.vectors is not None else None
+            return dedup.sweep(self.db, index, self.repair_cfg)
         raise ValueError(f"unknown repair action {action!r}; one of {', '.join(ACTIONS)}")
 
     # -- one cycle -------------------------------------------------------------------------
@@ -206,6 +215,12 @@ class MaintenanceWorker:
                 or self.clock() - self._clustered_at >= cfg.interval_ms / 1000.0)
 
     def _tick(self, mode: str) -> dict[str, Any]:
+        cycle = self._repair(mode)
+        if mode == "execute":  # after the repairs: a reembed may just have filled the index
+            cycle["scheduled"] = self._scheduled_sweep()
+        return cycle
+
+    def _repair(self, mode: str) -> dict[str, Any]:
         report = self.diagnostics()
         recs = recommend(report)
         cycle: dict[str, Any] = {
@@ -255,6 +270,18 @@ class MaintenanceWorker:
                      after["score"], [i["action"] for i in cycle["executed"]])
         cycle["halted"] = self.halt.halted_actions
         return cycle
+
+    def _scheduled_sweep(self) -> dict[str, Any]:
+        """One batch of the near-duplicate sweep, when its cooldown and budget allow."""
+        why = self.limiter.check("dedupSweep")
+        if why:
+            return {"action": "dedupSweep", "skipped": why}
+        self.limiter.record("dedupSweep")
+        try:
+            return {"action": "dedupSweep", "result": self.run_action("dedupSweep")}
+        except Exception as exc:  # a failing sweep must not stop the repairs
+            log.exception("near-duplicate sweep failed")
+            return {"action": "dedupSweep", "error": f"{type(exc).__name__}: {exc}"}
 
     # -- the interval ----------------------------------------------------------------------
     @property

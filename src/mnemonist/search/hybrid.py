@@ -1,5 +1,5 @@
-"""Hybrid recall: keyword and vector legs, fusion, importance decay, graph boost, threshold,
-ordering."""
+"""Hybrid recall: keyword and vector legs, fusion, importance decay and access boost
+(`search/signals.py`), graph boost, threshold, ordering."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 from mnemonist.model.config import MemoryConfig, RerankerConfig, SearchConfig
-from mnemonist.model.memory import Memory, format_ts, parse_ts
+from mnemonist.model.memory import Memory, format_ts
 from mnemonist.model.requests import RecallFilters
 from mnemonist.search.authors import KnownAuthors
 from mnemonist.search.corroboration import corroboration_factor
@@ -25,6 +25,7 @@ from mnemonist.search.rerank import EmbeddingReranker, HttpReranker, Reranker, r
 from mnemonist.search.traversal import Limits
 from mnemonist.search.traversal_channel import SEED_MEMORIES
 from mnemonist.search.traversal_channel import candidates as traversal_candidates
+from mnemonist.search.signals import access_boost, effective_importance
 from mnemonist.search.vector_index import VectorIndex
 from mnemonist.store import embeddings, memories
 from mnemonist.text.timeexpr import TimeWindow, find_time_window
@@ -60,21 +61,6 @@ def narrow(filters: RecallFilters | None, window: TimeWindow) -> RecallFilters:
     since = max(base.since, start) if base.since else start
     until = min(base.until, end) if base.until else end
     return base.model_copy(update={"since": since, "until": until})
-
-
-def effective_importance(m: Memory, decay_rate: float, now: datetime) -> float:
-    """importance × decay_rate^days since last access (or creation); pinned never decays, and
-    neither does a decision (decision auto-protection: a decision holds until superseded)."""
-    if m.pinned:
-        return 1.0
-    if m.type == "decision":
-        return m.importance
-    anchor = m.last_accessed or m.created_at
-    try:
-        days = max(0.0, (now - parse_ts(anchor)).total_seconds() / 86400.0)
-    except ValueError:
-        days = 0.0
-    return m.importance * (decay_rate**days)
 
 
 def make_reranker(cfg: RerankerConfig) -> Reranker:
@@ -135,6 +121,8 @@ class HybridSearch:
         self.mem_cfg = memory_config
         self.authors = KnownAuthors()
         self.turn_weight: Callable[[], float] = lambda: 1.0  # session turns' multiplier
+        #: the clock decay reads (the LoCoMo bench moves it to ask "N days later")
+        self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
 
     def search(
         self,
@@ -329,7 +317,8 @@ class HybridSearch:
         # index may lag a commit by a moment; the table never does)
         where, args = where_clause(filters)
         rows = memories.get_many_by_seq(conn, [f.seq for f in fused], where, args)
-        now = datetime.now(UTC)
+        now = self.clock()
+        mem_cfg = self.mem_cfg
         threshold = cfg.min_score if min_score is None else min_score
         weight = cfg.importance_weight
         turn_weight = self.turn_weight()
@@ -341,8 +330,10 @@ class HybridSearch:
             m = rows.get(f.seq)
             if m is None or m.is_deleted:
                 continue
-            imp = effective_importance(m, self.mem_cfg.decay_rate, now)
+            imp = effective_importance(m, mem_cfg, now)
             score = f.score * ((1.0 - weight) + weight * imp)
+            score *= access_boost(m.recall_count, mem_cfg.access_boost_weight,
+                                  mem_cfg.access_boost_cap)
             if boost != 1.0 and lo <= m.occurred_at < hi:
                 score *= boost
             if m.source_type == "session":

@@ -30,6 +30,12 @@ class VectorIndex:
     def __contains__(self, seq: int) -> bool:
         return seq in self._pos
 
+    def vector(self, seq: int) -> np.ndarray | None:
+        """A copy of the memory's indexed vector; None when it is not indexed."""
+        with self._lock:
+            pos = self._pos.get(seq)
+            return None if pos is None else self._matrix[pos].copy()
+
     def _code(self, project: str | None) -> int:
         code = self._project_codes.get(project)
         if code is None:

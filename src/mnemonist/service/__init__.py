@@ -3,6 +3,7 @@
 
 from mnemonist.service.bundle_import import BundleImportOps
 from mnemonist.service.documents import DocumentOps
+from mnemonist.service.duplicates import DuplicateOps
 from mnemonist.service.errors import BadRequest, Conflict, NotFound, ServiceError, Unavailable
 from mnemonist.service.export import ExportOps
 from mnemonist.service.files import FileOps
@@ -21,7 +22,7 @@ from mnemonist.service.status import StatusOps
 class MemoryService(
     FileOps, HookOps, ImportOps, ForgetOps, ReadOps, SourceOps, StatusOps, DocumentOps,
     PipelineOps, ExportOps, BundleImportOps, GraphViewOps, KnowledgeOps,
-    GraphFeedbackOps,
+    GraphFeedbackOps, DuplicateOps,
 ):
     """remember / recall / modify / forget / recover and the reads around them."""
 

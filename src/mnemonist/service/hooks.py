@@ -143,7 +143,8 @@ class HookOps(SessionTurnOps):
         }
 
     def _touch(self, memory_ids: list[str]) -> None:
-        """Injected memories count as accessed (the access boost and decay follow)."""
+        """Injected memories count as accessed: decay's anchor moves. Not as recalled: the
+        access boost counts explicit recalls only (an injection is the ranking's own choice)."""
         if not memory_ids:
             return
         marks = ",".join("?" * len(memory_ids))

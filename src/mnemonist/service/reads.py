@@ -74,7 +74,7 @@ class ReadOps(ServiceBase):
             conn, req.query, req.filters(), req.limit, req.min_score,
             now=parse_ts(req.now) if req.now else None, time_filter=req.time_filter,
         )
-        self.access.record([h.memory.seq for h in outcome.hits])
+        self.access.record([h.memory.seq for h in outcome.hits], recall=True)
         results = [result_of(h) for h in outcome.hits]
         if req.context:
             for hit, result in zip(outcome.hits, results, strict=True):

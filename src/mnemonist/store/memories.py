@@ -262,11 +262,15 @@ def hard_delete(conn: sqlite3.Connection, memory_id: str) -> None:
     _refresh(conn, before, memory_id)
 
 
-def record_access(conn: sqlite3.Connection, accesses: dict[int, tuple[int, str]]) -> None:
-    """Add recall hits to access_count and move last_accessed (no version bump, no FTS)."""
+def record_access(
+    conn: sqlite3.Connection, accesses: dict[int, tuple[int, int, str]]
+) -> None:
+    """Add accesses to access_count, explicit recalls to recall_count, and move last_accessed
+    (no version bump, no FTS). `accesses`: seq -> (accesses, recalls, at)."""
     conn.executemany(
-        "UPDATE memories SET access_count = access_count + ?, last_accessed = ? WHERE seq = ?",
-        [(count, at, seq) for seq, (count, at) in accesses.items()],
+        "UPDATE memories SET access_count = access_count + ?, recall_count = recall_count + ?,"
+        " last_accessed = ? WHERE seq = ?",
+        [(count, recalls, at, seq) for seq, (count, recalls, at) in accesses.items()],
     )
 
 

@@ -592,6 +592,42 @@ def _scopes(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration(12, "ranking signals and duplicates: recall_count, duplicate_candidates")
+def _signals_and_duplicates(conn: sqlite3.Connection) -> None:
+    # `recall_count`: how often an explicit recall or search returned the memory. Unlike
+    # access_count it does not move when a hook injects the memory (an injection is chosen by
+    # the ranking itself, so counting it would let the access boost feed on itself).
+    # `duplicate_candidates`: pairs the near-duplicate sweep flagged for review (`a` the older
+    # memory, `b` the newer); nothing merges them but a person's explicit resolve. A dismissed
+    # pair stays, so the next sweep does not flag it again.
+    _script(
+        conn,
+        """
+        ALTER TABLE memories ADD COLUMN recall_count INTEGER NOT NULL DEFAULT 0;
+        CREATE TABLE duplicate_candidates (
+            id TEXT PRIMARY KEY,
+            memory_a TEXT NOT NULL,
+            memory_b TEXT NOT NULL,
+            similarity REAL NOT NULL,
+            reason TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'open'
+                CHECK (status IN ('open', 'dismissed', 'resolved')),
+            kept TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            UNIQUE (memory_a, memory_b)
+        );
+        CREATE INDEX duplicate_candidates_status ON duplicate_candidates(status, created_at);
+        CREATE INDEX duplicate_candidates_b ON duplicate_candidates(memory_b);
+        CREATE TABLE dedup_progress (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            last_seq INTEGER NOT NULL DEFAULT 0,
+            updated_at TEXT NOT NULL
+        );
+        """,
+    )
+
+
 @migration(13, "graph structure: relation reasons, entity aspects and attributes, communities,"
                " memory feedback, session scores")
 def _graph_structure(conn: sqlite3.Connection) -> None:

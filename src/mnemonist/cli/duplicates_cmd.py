@@ -1,0 +1,91 @@
+"""`mnemonist duplicates list | dismiss ID | merge ID --keep a|b | sweep`: review the pairs
+the near-duplicate sweep flagged. Nothing is ever merged without `merge`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from mnemonist.cli.common import call, client, daemon_options, emit
+
+SHORT_ID = 8
+
+
+def _one_line(text: str | None, width: int = 100) -> str:
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+@click.group()
+def duplicates() -> None:
+    """Near-duplicate memories flagged for review (never merged on their own)."""
+
+
+@duplicates.command("list")
+@click.option("--status", type=click.Choice(["open", "dismissed", "resolved"]), default="open",
+              show_default=True)
+@click.option("-n", "--limit", type=click.IntRange(1, 500), default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@daemon_options
+@click.pass_context
+def list_(ctx: click.Context, status: str, limit: int, as_json: bool) -> None:
+    """Flagged pairs, newest first: the pair's id, similarity, then both memories."""
+    out = call(lambda: client(ctx).get("/api/repair/duplicates", status=status, limit=limit))
+    if as_json:
+        return emit(out)
+    if not out["duplicates"]:
+        click.echo(f"no {status} duplicate candidates")
+    for d in out["duplicates"]:
+        kept = f"  kept {d['kept'][:SHORT_ID]}" if d.get("kept") else ""
+        click.echo(f"{d['id'][:SHORT_ID]}  {d['similarity']:.3f}  {d['status']}{kept}")
+        for side in ("a", "b"):
+            m: dict[str, Any] = d[side]
+            click.echo(f"  {side}: {m['id'][:SHORT_ID]}  {_one_line(m['content'])}")
+    if out["total"] > len(out["duplicates"]):
+        click.echo(f"... {out['total']} in all (--limit)")
+
+
+@duplicates.command("dismiss")
+@click.argument("candidate_id")
+@click.option("--reason", default=None)
+@daemon_options
+@click.pass_context
+def dismiss(ctx: click.Context, candidate_id: str, reason: str | None) -> None:
+    """Not duplicates: the pair is never flagged again."""
+    out = call(lambda: client(ctx).post(f"/api/repair/duplicates/{candidate_id}/dismiss",
+                                        {"reason": reason}))
+    click.echo(f"dismissed: {out['id']}")
+
+
+@duplicates.command("merge")
+@click.argument("candidate_id")
+@click.option("--keep", required=True, help="a, b, or the id of the memory to keep")
+@click.option("--reason", required=True, help="recorded in the other memory's history")
+@daemon_options
+@click.pass_context
+def merge(ctx: click.Context, candidate_id: str, keep: str, reason: str) -> None:
+    """Keep one memory of the pair; the other is superseded by it (history keeps it)."""
+    out = call(lambda: client(ctx).post(f"/api/repair/duplicates/{candidate_id}/resolve",
+                                        {"keep": keep, "reason": reason, "changed_by": "cli"}))
+    click.echo(f"kept {out['kept']}; {out['superseded']} is superseded by it")
+
+
+@duplicates.command("sweep")
+@click.option("--json", "as_json", is_flag=True)
+@daemon_options
+@click.pass_context
+def sweep(ctx: click.Context, as_json: bool) -> None:
+    """Run one batch of the near-duplicate sweep now (repair.dedupBatchSize memories)."""
+    out = call(lambda: client(ctx, timeout=120.0).post("/api/repair/dedup-sweep", {}))
+    if as_json:
+        return emit(out)
+    result = out["result"]
+    if "skipped" in result:
+        click.echo(f"sweep skipped: {result['skipped']}")
+        return
+    guarded = ", ".join(f"{k} {v}" for k, v in result["guarded"].items()) or "none"
+    click.echo(f"examined {result['examined']} memories: {result['pairs_above_threshold']}"
+               f" pair(s) at cosine >= {result['threshold']}, {result['flagged']} flagged,"
+               f" kept apart by the guards: {guarded}"
+               + ("" if result["done"] else " (more to sweep: run it again)"))

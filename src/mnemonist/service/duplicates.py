@@ -1,0 +1,128 @@
+"""Review of the near-duplicate candidates the sweep flagged (`pipeline.dedup`): list them,
+dismiss a pair (it is never flagged again), or resolve it by keeping one memory and marking
+the other superseded by it — an explicit action, recorded in the dropped memory's history
+and reversible like any supersession. Nothing here merges on its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mnemonist.model.memory import Memory, utcnow
+from mnemonist.pipeline import dedup
+from mnemonist.service.base import ServiceBase
+from mnemonist.service.errors import BadRequest, Conflict, NotFound
+from mnemonist.service.mutations import file_managed_error
+from mnemonist.store import archive, duplicates, history, memories
+
+#: the shortest prefix of a candidate id that is looked up as a prefix
+MIN_PREFIX = 4
+ACTOR = "duplicates-review"
+
+
+def _live(m: Memory | None) -> bool:
+    return m is not None and not m.is_deleted and m.superseded_at is None
+
+
+def _public(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": row["id"], "status": row["status"], "similarity": row["similarity"],
+        "reason": row["reason"], "kept": row["kept"], "created_at": row["created_at"],
+        "updated_at": row["updated_at"],
+        "a": {"id": row["memory_a"], "content": row.get("content_a"),
+              "type": row.get("type_a"), "created_at": row.get("created_a")},
+        "b": {"id": row["memory_b"], "content": row.get("content_b"),
+              "type": row.get("type_b"), "created_at": row.get("created_b")},
+    }
+
+
+class DuplicateOps(ServiceBase):
+    def dedup_sweep(self, batch_size: int | None = None) -> dict[str, Any]:
+        """One run of the near-duplicate sweep now (it only flags)."""
+        return dedup.sweep(self.db, self.index, self.config.memory.pipeline_v2.repair,
+                           batch_size=batch_size)
+
+    def duplicates_state(self) -> dict[str, Any]:
+        """For diagnostics: open pairs waiting for review, and how far the sweep has come."""
+        conn = self.db.reader()
+        cursor = duplicates.cursor(conn)
+        left = conn.execute(f"SELECT COUNT(*) FROM memories m WHERE m.seq > ? AND"
+                            f" {duplicates.sweepable_where()}", (cursor,)).fetchone()[0]
+        return {"open": duplicates.open_count(conn), "swept_up_to_seq": cursor,
+                "not_swept_yet": int(left)}
+
+    def list_duplicates(self, status: str = "open", limit: int = 50,
+                        offset: int = 0) -> dict[str, Any]:
+        if status not in duplicates.STATUSES:
+            raise BadRequest(f"status must be one of {', '.join(duplicates.STATUSES)}")
+        rows, total = duplicates.listing(self.db.reader(), status, limit, offset)
+        return {"duplicates": [_public(r) for r in rows], "total": total, "status": status,
+                "limit": limit, "offset": offset}
+
+    def _candidate_id(self, ref: str) -> str:
+        conn = self.db.reader()
+        if duplicates.get(conn, ref) is not None or len(ref) < MIN_PREFIX:
+            return ref
+        found = duplicates.ids_with_prefix(conn, ref.lower())
+        if len(found) > 1:
+            raise Conflict(f"prefix {ref} matches {len(found)} candidates; give more of the id",
+                           code="ambiguous_id", prefix=ref, matches=found)
+        return found[0] if found else ref
+
+    def _open_candidate(self, conn: Any, ref: str) -> dict[str, Any]:
+        row = duplicates.get(conn, ref)
+        if row is None:
+            raise NotFound(f"no duplicate candidate {ref}")
+        if row["status"] != "open":
+            raise Conflict(f"candidate {row['id']} is already {row['status']}",
+                           code="not_open", status=row["status"])
+        return row
+
+    def dismiss_duplicate(self, ref: str, reason: str | None = None) -> dict[str, Any]:
+        """Not duplicates: the pair stays recorded as dismissed and is not flagged again."""
+        cid = self._candidate_id(ref)
+        with self.db.write_tx() as w:
+            self._open_candidate(w, cid)
+            duplicates.set_status(w, cid, "dismissed", utcnow())
+        return {"id": cid, "status": "dismissed", "reason": reason}
+
+    def resolve_duplicate(self, ref: str, keep: str, reason: str,
+                          changed_by: str | None = None) -> dict[str, Any]:
+        """Keep one memory of the pair; the other is superseded by it (its row and history
+        stay; it leaves recall like any superseded memory). `keep`: "a", "b" or either id."""
+        cid = self._candidate_id(ref)
+        actor = changed_by or ACTOR
+        with self.db.write_tx() as w:
+            row = self._open_candidate(w, cid)
+            a, b = memories.get(w, row["memory_a"]), memories.get(w, row["memory_b"])
+            if not (_live(a) and _live(b)):
+                raise Conflict("one memory of the pair is no longer live (forgotten or"
+                               " superseded since it was flagged); dismiss the pair",
+                               code="not_live")
+            assert a is not None and b is not None
+            if keep in ("a", a.id):
+                kept, dropped = a, b
+            elif keep in ("b", b.id):
+                kept, dropped = b, a
+            else:
+                raise BadRequest(f"keep must be 'a', 'b', {a.id} or {b.id}")
+            managed = file_managed_error(w, [dropped.id])
+            if managed is not None:
+                raise managed
+            at = utcnow()
+            archive.mark_superseded(w, dropped.id, kept.id, at=at, by=actor)
+            if kept.supersedes is None:
+                w.execute("UPDATE memories SET supersedes = ? WHERE id = ?",
+                          (dropped.id, kept.id))
+            history.append(
+                w, dropped.id, "superseded", old_content=dropped.content,
+                new_content=kept.content, changed_by=actor, reason=reason,
+                metadata={"supersededBy": kept.id, "lifecycle": "duplicate",
+                          "duplicateCandidate": cid, "similarity": row["similarity"],
+                          "version": dropped.version + 1},
+                at=at,
+            )
+            duplicates.set_status(w, cid, "resolved", at, kept=kept.id)
+            seq = dropped.seq
+            self.db.on_commit(lambda: self.unindex(seq))
+        return {"id": cid, "status": "resolved", "kept": kept.id, "superseded": dropped.id}
