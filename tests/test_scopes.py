@@ -27,6 +27,7 @@ A, B = "agent-a", "agent-b"
 #: a private memory the graph reads: its entities exist only through it
 GRAPH_SECRET = f"The VaultApi depends on LockerDb to keep the {WORD} codes in {MARK}"
 ENTITY = "VaultApi"
+PARAPHRASE = f"The {WORD} vault code is stored in {MARK}"
 SESSION = "scope-graph-session"  # a session of A's that was given the private memory
 
 
@@ -46,7 +47,10 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         shared = live.remember("The nightly scope harness runs at midnight",
                                source_id="scope-src", occurred_at="2026-01-01")
         live.remember(GRAPH_SECRET, agent_id=A)
+        live.remember(PARAPHRASE, agent_id=A)  # a near-duplicate of the secret, A's too
         live.flush()
+        swept = live.http.post("/api/repair/dedup-sweep").json()
+        assert swept["result"]["flagged"] >= 1, swept
         given = live.http.post("/api/hooks/user-prompt-submit", json={
             "session_id": SESSION, "prompt": f"where is the {WORD} vault code kept?"},
             headers={"X-Mnemonist-Agent": A})
@@ -154,6 +158,7 @@ READS: dict[tuple[str, str], tuple[Probe, str, int]] = {
         "content", 200),
     ("POST", "/api/memory/{memory_id}/feedback"): (
         _send("POST", "/api/memory/{p}/feedback", {"helpful": True}), "by_id", 200),
+    ("GET", "/api/repair/duplicates"): (_get("/api/repair/duplicates"), "content", 200),
     ("POST", "/api/hooks/user-prompt-submit"): (
         _hook("user-prompt-submit", {"prompt": f"where is the {WORD} vault code kept?"}),
         "content", 200),
@@ -167,6 +172,10 @@ EXEMPT: dict[tuple[str, str], str] = {
     ("GET", "/api/diagnostics/graph"): (
         "an operator's graph sizes; community labels are entity names, never memory text"),
     ("POST", "/api/repair/{name}"): "maintenance actions answer counts",
+    ("POST", "/api/repair/duplicates/{candidate_id}/dismiss"): (
+        "a change by candidate id: 404 unless both memories are visible (tested below)"),
+    ("POST", "/api/repair/duplicates/{candidate_id}/resolve"): (
+        "a change by candidate id: 404 unless both memories are visible (tested below)"),
     ("GET", "/api/pipeline/status"): "job counts and settings",
     ("POST", "/api/memory/remember"): "a write: answers the writer's own row",
     ("POST", "/api/memory/import"): "a write: answers counts and the new ids",
@@ -239,6 +248,19 @@ def test_neighbours_leave_out_the_private_line(world: World) -> None:
     as_b = http.get(f"/api/memory/{world.shared}/neighbours", params=AS_B).json()
     as_a = http.get(f"/api/memory/{world.shared}/neighbours", params=AS_A).json()
     assert MARK not in json.dumps(as_b) and MARK in json.dumps(as_a)
+
+
+def test_duplicate_review_acts_only_on_pairs_the_reviewer_sees(world: World) -> None:
+    http = world.live.http
+    pairs = http.get("/api/repair/duplicates", params=AS_A).json()["duplicates"]
+    mine = next(p for p in pairs if world.private in (p["a"]["id"], p["b"]["id"]))
+    for who in (AS_B, AS_NOBODY):
+        for action, body in (("dismiss", {}), ("resolve", {"keep": "a", "reason": "x"})):
+            resp = http.post(f"/api/repair/duplicates/{mine['id']}/{action}", json=body,
+                             params=_params(who))
+            assert resp.status_code == 404 and resp.json()["error"] == "not_found", resp.text
+    still = http.get("/api/repair/duplicates", params=AS_A).json()["duplicates"]
+    assert mine["id"] in {p["id"] for p in still}  # nothing changed
 
 
 def test_export_all_scopes_is_explicit(world: World) -> None:

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 
-from mnemonist.api.deps import svc
+from mnemonist.api.deps import caller_of, svc
 from mnemonist.model.requests import (
     MAX_OFFSET,
     DismissDuplicateRequest,
@@ -77,16 +77,17 @@ def list_duplicates(
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ):
-    return svc(request).list_duplicates(status, limit, offset)
+    return svc(request).list_duplicates(status, limit, offset, caller_of(request))
 
 
 @router.post("/api/repair/duplicates/{candidate_id}/dismiss")
 def dismiss_duplicate(candidate_id: str, request: Request,
                       body: DismissDuplicateRequest | None = None):
     reason = body.reason if body is not None else None
-    return svc(request).dismiss_duplicate(candidate_id, reason)
+    return svc(request).dismiss_duplicate(candidate_id, reason, caller_of(request))
 
 
 @router.post("/api/repair/duplicates/{candidate_id}/resolve")
 def resolve_duplicate(candidate_id: str, body: ResolveDuplicateRequest, request: Request):
-    return svc(request).resolve_duplicate(candidate_id, body.keep, body.reason, body.changed_by)
+    return svc(request).resolve_duplicate(candidate_id, body.keep, body.reason, body.changed_by,
+                                          caller_of(request))

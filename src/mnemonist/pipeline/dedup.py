@@ -77,6 +77,9 @@ def sweep(db: Database, index: VectorIndex | None, cfg: RepairConfig,
         older, newer = rows.get(lo), rows.get(hi)
         if older is None or newer is None or duplicates.known(conn, older.id, newer.id):
             continue
+        if (older.agent_id, older.user_id) != (newer.agent_id, newer.user_id):
+            guarded["different owners"] += 1  # a pair never spans scopes: one reviewer sees both
+            continue
         why_not = conflict(older.content, newer.content)
         if why_not:
             guarded[_guard_kind(why_not)] += 1

@@ -22,10 +22,10 @@ from mnemonist.search.fusion import Fused, fuse, normalize_bm25
 from mnemonist.search.graph_boost import graph_boost
 from mnemonist.search.keyword import keyword_search, phrase_search
 from mnemonist.search.rerank import EmbeddingReranker, HttpReranker, Reranker, rerank_head
+from mnemonist.search.signals import access_boost, effective_importance
 from mnemonist.search.traversal import Limits
 from mnemonist.search.traversal_channel import SEED_MEMORIES
 from mnemonist.search.traversal_channel import candidates as traversal_candidates
-from mnemonist.search.signals import access_boost, effective_importance
 from mnemonist.search.vector_index import VectorIndex
 from mnemonist.store import embeddings, memories
 from mnemonist.text.timeexpr import TimeWindow, find_time_window

@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from mnemonist.model.memory import Memory, utcnow
+from mnemonist.model.requests import Caller
 from mnemonist.pipeline import dedup
+from mnemonist.search.filters import visibility_clause, visible_ids
 from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import BadRequest, Conflict, NotFound
 from mnemonist.service.mutations import file_managed_error
@@ -51,11 +53,13 @@ class DuplicateOps(ServiceBase):
         return {"open": duplicates.open_count(conn), "swept_up_to_seq": cursor,
                 "not_swept_yet": int(left)}
 
-    def list_duplicates(self, status: str = "open", limit: int = 50,
-                        offset: int = 0) -> dict[str, Any]:
+    def list_duplicates(self, status: str = "open", limit: int = 50, offset: int = 0,
+                        caller: Caller | None = None) -> dict[str, Any]:
+        """Pairs whose two memories `caller` may both see (a pair never spans owners)."""
         if status not in duplicates.STATUSES:
             raise BadRequest(f"status must be one of {', '.join(duplicates.STATUSES)}")
-        rows, total = duplicates.listing(self.db.reader(), status, limit, offset)
+        rows, total = duplicates.listing(self.db.reader(), status, limit, offset,
+                                         visibility_clause(caller))
         return {"duplicates": [_public(r) for r in rows], "total": total, "status": status,
                 "limit": limit, "offset": offset}
 
@@ -69,31 +73,36 @@ class DuplicateOps(ServiceBase):
                            code="ambiguous_id", prefix=ref, matches=found)
         return found[0] if found else ref
 
-    def _open_candidate(self, conn: Any, ref: str) -> dict[str, Any]:
+    def _open_candidate(self, conn: Any, ref: str, caller: Caller | None) -> dict[str, Any]:
+        """The open pair `ref` names; a pair whose memories `caller` may not both see is a
+        404, as a missing one."""
         row = duplicates.get(conn, ref)
-        if row is None:
+        pair = [row["memory_a"], row["memory_b"]] if row is not None else []
+        if row is None or visible_ids(conn, pair, caller) != set(pair):
             raise NotFound(f"no duplicate candidate {ref}")
         if row["status"] != "open":
             raise Conflict(f"candidate {row['id']} is already {row['status']}",
                            code="not_open", status=row["status"])
         return row
 
-    def dismiss_duplicate(self, ref: str, reason: str | None = None) -> dict[str, Any]:
+    def dismiss_duplicate(self, ref: str, reason: str | None = None,
+                          caller: Caller | None = None) -> dict[str, Any]:
         """Not duplicates: the pair stays recorded as dismissed and is not flagged again."""
         cid = self._candidate_id(ref)
         with self.db.write_tx() as w:
-            self._open_candidate(w, cid)
+            self._open_candidate(w, cid, caller)
             duplicates.set_status(w, cid, "dismissed", utcnow())
         return {"id": cid, "status": "dismissed", "reason": reason}
 
     def resolve_duplicate(self, ref: str, keep: str, reason: str,
-                          changed_by: str | None = None) -> dict[str, Any]:
+                          changed_by: str | None = None,
+                          caller: Caller | None = None) -> dict[str, Any]:
         """Keep one memory of the pair; the other is superseded by it (its row and history
         stay; it leaves recall like any superseded memory). `keep`: "a", "b" or either id."""
         cid = self._candidate_id(ref)
         actor = changed_by or ACTOR
         with self.db.write_tx() as w:
-            row = self._open_candidate(w, cid)
+            row = self._open_candidate(w, cid, caller)
             a, b = memories.get(w, row["memory_a"]), memories.get(w, row["memory_b"])
             if not (_live(a) and _live(b)):
                 raise Conflict("one memory of the pair is no longer live (forgotten or"

@@ -81,19 +81,25 @@ def _live_both() -> str:
     return f"{live.format('a')} AND {live.format('b')}"
 
 
-def listing(conn: sqlite3.Connection, status: str, limit: int, offset: int
-            ) -> tuple[list[dict[str, Any]], int]:
+def listing(conn: sqlite3.Connection, status: str, limit: int, offset: int,
+            visible: tuple[str, list[Any]] = ("1", [])) -> tuple[list[dict[str, Any]], int]:
     """Pairs in `status`, newest first. Open pairs whose memories are no longer both live
-    (one was forgotten or superseded since) are left out: there is nothing left to review."""
+    (one was forgotten or superseded since) are left out: there is nothing left to review.
+    `visible`: a condition over a memory aliased `m` (the reader's visibility); a pair is
+    listed only when both its memories pass it."""
+    cond, cargs = visible
     where = "d.status = ?" + (f" AND {_live_both()}" if status == "open" else "")
+    where += (f" AND EXISTS (SELECT 1 FROM memories m WHERE m.id = a.id AND {cond})"
+              f" AND EXISTS (SELECT 1 FROM memories m WHERE m.id = b.id AND {cond})")
     base = (" FROM duplicate_candidates d JOIN memories a ON a.id = d.memory_a"
             " JOIN memories b ON b.id = d.memory_b WHERE " + where)
-    total = conn.execute("SELECT COUNT(*)" + base, (status,)).fetchone()[0]
+    args = [status, *cargs, *cargs]
+    total = conn.execute("SELECT COUNT(*)" + base, args).fetchone()[0]
     rows = conn.execute(
         "SELECT d.*, a.content AS content_a, a.type AS type_a, a.created_at AS created_a,"
         " b.content AS content_b, b.type AS type_b, b.created_at AS created_b"
         + base + " ORDER BY d.created_at DESC, d.id LIMIT ? OFFSET ?",
-        (status, limit, offset),
+        (*args, limit, offset),
     ).fetchall()
     return [_row(r) for r in rows], int(total)
 
