@@ -12,7 +12,8 @@ import pytest
 
 from conftest import LiveDaemon, run_daemon
 from hook_payloads import payload
-from mnemonist.search.hybrid import effective_importance
+from mnemonist.model.config import MemoryConfig
+from mnemonist.search.signals import effective_importance
 from mnemonist.search.traversal import Limits, walk
 from mnemonist.store import memories
 from mnemonist.text.dependencies import dependencies
@@ -277,13 +278,17 @@ def test_decision_language_is_stored_as_a_protected_decision(tmp_path: Path) -> 
             (stored["id"],)).fetchall()
         assert [tuple(r) for r in rows] == [
             ("sqlite", "constraint", 0.85, "We decided to go with SQLite for the cache")]
-        # decisions do not decay: a year unaccessed, a fact lost most of its weight
+        # decisions do not decay, even where every other type does: a year unaccessed, a
+        # fact lost most of its weight
         m = memories.get(conn, stored["id"])
         assert m is not None
         later = datetime.now(UTC) + timedelta(days=365)
-        assert effective_importance(m, 0.95, later) == 0.85
+        for cfg in (MemoryConfig(decay_types=["fact", "status"]),
+                    MemoryConfig(decay_by_type=False)):
+            assert effective_importance(m, cfg, later) == 0.85
         fact = memories.get(conn, live.remember("The cache holds session data")["id"])
-        assert fact is not None and effective_importance(fact, 0.95, later) < 0.01
+        everything = MemoryConfig(decay_by_type=False)
+        assert fact is not None and effective_importance(fact, everything, later) < 0.01
         # decisions are immutable
         resp = live.http.patch(f"/api/memory/{stored['id']}",
                                json={"content": "We use Redis for the cache", "reason": "x"})

@@ -51,12 +51,15 @@ def test_the_decaying_types_decay_decisions_events_and_pinned_memories_do_not():
     assert effective_importance(used, cfg, NOW) == pytest.approx(0.8)
 
 
-def test_decay_by_type_off_decays_every_unpinned_memory():
+def test_decay_by_type_off_decays_every_unpinned_memory_but_decisions():
     cfg = MemoryConfig(decay_rate=0.98, decay_by_type=False)
-    assert decays(memory("decision", days_old=1), cfg)
-    assert not decays(memory("decision", days_old=1, pinned=True), cfg)
-    assert effective_importance(memory("decision", days_old=30), cfg, NOW) == pytest.approx(
-        0.8 * 0.98**30)
+    for kind in ("event", "fact", "rule", "preference"):
+        assert decays(memory(kind, days_old=1), cfg), kind
+        assert effective_importance(memory(kind, days_old=30), cfg, NOW) == pytest.approx(
+            0.8 * 0.98**30)
+    assert not decays(memory("fact", days_old=1, pinned=True), cfg)
+    assert not decays(memory("decision", days_old=1), cfg)  # decision auto-protection
+    assert effective_importance(memory("decision", days_old=30), cfg, NOW) == 0.8
 
 
 def test_decay_types_must_be_known_types():
@@ -104,8 +107,10 @@ def test_an_old_unused_status_ranks_below_a_fresh_one_an_old_decision_does_not(l
     monkeypatch.setattr(live.service.config.memory, "decay_by_type", False)
     _backdate(live, [old_fact, old_decision], days=60)  # the recalls above refreshed them
     scores = _scores(live, TEXT, projects)
-    assert scores["sig-old-decision"] == pytest.approx(scores["sig-old-fact"], abs=1e-5)
-    assert scores["sig-old-decision"] < scores["sig-new-fact"]
+    # a decision still does not decay, so the new status (which is not aged) and the old
+    # decision stay level while the old status has sunk further
+    assert scores["sig-old-fact"] < scores["sig-new-fact"]
+    assert scores["sig-old-decision"] == pytest.approx(scores["sig-new-fact"], abs=1e-5)
 
 
 def test_only_explicit_recalls_feed_the_access_boost_and_it_stops_at_the_cap(live,

@@ -313,7 +313,7 @@ class MemoryConfig(SnakeModel):
     decay_rate: float = Range(0.95, 0.5, 1.0, "importance × decay_rate^days_since_access")
     decay_by_type: bool = Field(
         default=True,
-        description="only the decay_types decay (false: every unpinned memory decays)",
+        description="only the decay_types decay (false: every unpinned memory but decisions)",
     )
     decay_types: list[str] = Field(
         default_factory=lambda: list(DECAYING_TYPES),

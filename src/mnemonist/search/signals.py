@@ -28,9 +28,10 @@ def days_since_use(m: Memory, now: datetime) -> float:
 
 
 def decays(m: Memory, cfg: MemoryConfig) -> bool:
-    """Whether the memory's confidence fades: never when pinned; with `decay_by_type` only
-    for the `decay_types` (facts and statuses go stale, decisions and events do not)."""
-    if m.pinned:
+    """Whether the memory's confidence fades: never when pinned, never for a decision (it
+    holds until a newer decision supersedes it, whatever the decay settings); with
+    `decay_by_type` only for the `decay_types` (facts and statuses go stale, events do not)."""
+    if m.pinned or m.type == "decision":
         return False
     return not cfg.decay_by_type or m.type in cfg.decay_types
 
