@@ -53,6 +53,11 @@ def parse_ts(value: str) -> datetime:
     return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
+def _json_list(text: str | None) -> list[Any]:
+    """A JSON array column: most are empty, which needs no parser."""
+    return json.loads(text) if text and text != "[]" else []
+
+
 @dataclass
 class Memory:
     seq: int
@@ -96,7 +101,9 @@ class Memory:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Memory:
-        keys = row.keys()
+        """Recall builds one per candidate (~150 a query): keep it cheap (a set of column
+        names, JSON parsed only for non-empty lists)."""
+        keys = set(row.keys())
         return cls(
             seq=row["seq"],
             id=row["id"],
@@ -105,7 +112,7 @@ class Memory:
             content_hash=row["content_hash"],
             type=row["type"],
             importance=row["importance"],
-            tags=json.loads(row["tags"] or "[]"),
+            tags=_json_list(row["tags"]),
             pinned=bool(row["pinned"]),
             who=row["who"],
             why=row["why"],
@@ -132,7 +139,7 @@ class Memory:
             valid_to=row["valid_to"] if "valid_to" in keys else None,
             agent_id=row["agent_id"] if "agent_id" in keys else None,
             user_id=row["user_id"] if "user_id" in keys else None,
-            observed_by=json.loads(row["observed_by"] or "[]") if "observed_by" in keys else [],
+            observed_by=_json_list(row["observed_by"]) if "observed_by" in keys else [],
             observation_count=row["observation_count"] if "observation_count" in keys else 1,
             recall_count=row["recall_count"] if "recall_count" in keys else 0,
         )
