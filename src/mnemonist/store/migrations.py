@@ -563,3 +563,11 @@ def _lifecycles(conn: sqlite3.Connection) -> None:
             WHERE is_deleted = 0 AND superseded_at IS NULL;
         """,
     )
+
+
+@migration(14, "event-time index: the time-candidate pass and since/until filters")
+def _occurred_index(conn: sqlite3.Connection) -> None:
+    # A query that names a time ("what did we decide in March?") adds a pass over the
+    # memories of that window; without an index on event time, listing them read every row
+    # of the table (a full scan per recall at 100,000 memories).
+    _script(conn, "CREATE INDEX IF NOT EXISTS memories_occurred ON memories(occurred_at, seq);")
