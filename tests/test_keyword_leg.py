@@ -68,3 +68,41 @@ def test_context_index_agrees_with_the_joined_query(service):
     conn = service.db.reader()
     found = keyword.keyword_search(conn, "zebra day", None, 50, index="context")
     assert found and found == joined(conn, "zebra day", None, 50, table="memories_ctx_fts")
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    """600 synthetic agent memories (a small vocabulary: many words match many rows)."""
+    from mnemonist.bench.synthetic import SyntheticCorpus
+
+    corpus = SyntheticCorpus(5)
+    home = tmp_path_factory.mktemp("keyword-pruning")
+    with open_memory(home, {"embedding": {"provider": "none"}}) as daemon:
+        items = [RememberRequest(**m.request_body()) for m in corpus.generate(600)]
+        daemon.service.import_memories(ImportRequest(items=items))
+        yield daemon.service, [q.text for q in corpus.queries(60, 600)]
+
+
+@pytest.mark.parametrize("index", ["content", "context"])
+def test_pruned_top_k_is_the_exact_top_k(synthetic, monkeypatch, index):
+    """With the budgets scaled down to this store, the shortcut answers most queries, and
+    every answer has the scores of ranking every match."""
+    from mnemonist.search import keyword_pruning
+
+    monkeypatch.setattr(keyword_pruning, "RARE_ROWS", 40)
+    monkeypatch.setattr(keyword_pruning, "ESSENTIAL_ROWS", 160)
+    svc, queries = synthetic
+    conn = svc.db.reader()
+    table = keyword.INDEXES[index]
+    answered = 0
+    for q in queries:
+        for k in (5, 20):
+            full = keyword._ranked_then_filtered(conn, table, fts_match_query(q),
+                                                 *where_clause(None), k)
+            pruned = keyword_pruning.pruned_top(conn, table, keyword.query_terms(q), k)
+            if pruned is not None:
+                answered += 1
+                assert [round(s, 9) for _, s in pruned] == [round(s, 9) for _, s in full], q
+            found = keyword.keyword_search(conn, q, None, k, index=index)
+            assert [round(s, 9) for _, s in found] == [round(s, 9) for _, s in full], q
+    assert answered >= len(queries) // 2  # the shortcut was taken, not only the fallback

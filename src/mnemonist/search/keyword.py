@@ -8,6 +8,7 @@ from typing import Any
 
 from mnemonist.model.requests import RecallFilters
 from mnemonist.search.filters import where_clause
+from mnemonist.search.keyword_pruning import pruned_top
 from mnemonist.text.tokens import (
     MAX_QUERY_TERMS,
     content_tokens,
@@ -38,7 +39,8 @@ def keyword_search(
     match = fts_match_query(query, operator=operator)
     if match is None:
         return []
-    return _search(conn, match, filters, k, index)
+    terms = query_terms(query) if operator.upper() == "OR" else None
+    return _search(conn, match, filters, k, index, terms)
 
 
 def phrase_search(
@@ -51,14 +53,24 @@ def phrase_search(
 
 
 def _search(
-    conn: sqlite3.Connection, match: str, filters: RecallFilters | None, k: int, index: str
+    conn: sqlite3.Connection, match: str, filters: RecallFilters | None, k: int, index: str,
+    terms: list[str] | None = None,
 ) -> list[tuple[int, float]]:
+    """`terms`: the words OR-ed in `match`, when the exact shortcut of keyword_pruning may
+    answer (it needs them one by one)."""
     table = INDEXES[index]
     where, args = where_clause(filters)
     if index == "hints":
         return _hint_search(conn, match, where, args, k)
     if selective(filters):
         return _joined(conn, table, match, where, args, k)
+    if terms:
+        top = pruned_top(conn, table, terms, k)
+        if top is not None:
+            out: list[tuple[int, float]] = []
+            _keep_passing(conn, top, where, args, k, out)
+            if len(out) >= k:  # else a filter rejected some: rank every match below
+                return out
     return _ranked_then_filtered(conn, table, match, where, args, k)
 
 
