@@ -9,7 +9,7 @@ from mnemonist.daemon import open_memory
 from mnemonist.model.requests import ForgetRequest, ImportRequest, RecallFilters, RememberRequest
 from mnemonist.search import keyword
 from mnemonist.search.filters import where_clause
-from mnemonist.text.tokens import fts_match_query
+from mnemonist.text.tokens import fts_match_query, fts_phrase_query
 
 GONE = 300  # more than the first ranked page: the leg must read past it
 
@@ -105,4 +105,10 @@ def test_pruned_top_k_is_the_exact_top_k(synthetic, monkeypatch, index):
                 assert [round(s, 9) for _, s in pruned] == [round(s, 9) for _, s in full], q
             found = keyword.keyword_search(conn, q, None, k, index=index)
             assert [round(s, 9) for _, s in found] == [round(s, 9) for _, s in full], q
+            phrases = fts_phrase_query(q)
+            if phrases is not None:  # the phrase query takes the same shortcut
+                full = keyword._ranked_then_filtered(conn, table, phrases, *where_clause(None),
+                                                     k)
+                found = keyword.phrase_search(conn, q, None, k, index=index)
+                assert [round(s, 9) for _, s in found] == [round(s, 9) for _, s in full], q
     assert answered >= len(queries) // 2  # the shortcut was taken, not only the fallback

@@ -14,6 +14,7 @@ from mnemonist.text.tokens import (
     content_tokens,
     fts_match_query,
     fts_phrase_query,
+    query_phrases,
     quote_fts_term,
     tokenize,
 )
@@ -49,7 +50,7 @@ def phrase_search(
 ) -> list[tuple[int, float]]:
     """Top-k (seq, raw bm25) of memories holding one of the query's two-word phrases."""
     match = fts_phrase_query(query)
-    return [] if match is None else _search(conn, match, filters, k, index)
+    return [] if match is None else _search(conn, match, filters, k, index, query_phrases(query))
 
 
 def _search(
