@@ -323,7 +323,7 @@ class EmbeddingConfig(SnakeModel):
     timeout_ms: Ms = Range(30000, 1000, 300000)
     batch_size: int = Range(32, 1, 256, "texts per embedding call")
     threads: int = Range(
-        0, 0, 64, "ONNX intra-op threads of the local model (0: every core, at low priority)"
+        1, 0, 64, "ONNX intra-op threads of the local model (0: every core, at low priority)"
     )
 
 
