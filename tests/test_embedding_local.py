@@ -168,3 +168,39 @@ def test_tampered_tokenizer(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> 
     monkeypatch.setattr(local_onnx, "tokenizer_path", lambda: fake)
     with pytest.raises(EmbeddingError, match=r"tokenizer .* failed verification"):
         LocalOnnxEmbedding().embed(["x"])
+
+
+def _nice_of_threads() -> dict[str, int]:
+    out = {}
+    for tid in Path("/proc/self/task").iterdir():
+        try:
+            stat = (tid / "stat").read_text()
+        except OSError:
+            continue  # the thread ended meanwhile
+        out[tid.name] = int(stat.rsplit(")", 1)[1].split()[16])  # field 19: nice
+    return out
+
+
+def test_extra_onnx_threads_yield_to_requests(model: LocalOnnxEmbedding) -> None:
+    """Every core embeds, but the extra ONNX worker threads run at low priority; the caller
+    keeps its own, and the vectors are those of the one-thread session."""
+    before = _nice_of_threads()
+    wide = LocalOnnxEmbedding(EmbeddingConfig(threads=3))
+    try:
+        wide.warm()
+        new = {t: n for t, n in _nice_of_threads().items() if t not in before}
+        assert len(new) >= 2, new  # ONNX's two workers (the loader thread has ended)
+        assert set(new.values()) == {local_onnx.LOW_PRIORITY}
+        assert _nice_of_threads()[str(threading.get_native_id())] == before[
+            str(threading.get_native_id())]
+        texts = [CAT, FELINE, STOCK, "the deploy runbook", "x" * 40, "tabs over spaces"] * 3
+        cos = (wide.embed(texts) * model.embed(texts)).sum(axis=1)
+        assert cos.min() > 0.999, cos
+    finally:
+        wide.close()
+
+
+def test_threads_zero_means_every_core() -> None:
+    every = LocalOnnxEmbedding(EmbeddingConfig(threads=0))._threads
+    assert every == local_onnx.available_cores() >= 1
+    assert LocalOnnxEmbedding(EmbeddingConfig())._threads == 1  # the default

@@ -44,7 +44,10 @@ from mnemonist.bench.stats import (
 from mnemonist.bench.synthetic import SyntheticCorpus
 from mnemonist.daemon import open_memory
 from mnemonist.model.requests import RecallRequest, RememberRequest
+from mnemonist.search import keyword
+from mnemonist.search.filters import where_clause
 from mnemonist.search.keyword import keyword_search
+from mnemonist.text.tokens import fts_match_query
 
 #: Targets of the issue, stated for 10,000 memories on the 2-core reference machine.
 TARGETS = {"remember_p95_ms": 10.0, "recall_p95_ms": 40.0, "peak_rss_mb": 400.0,
@@ -458,8 +461,16 @@ def _recall_phase(
             took, matrix = _timed(lambda t=q.text: service.provider.embed([t]))
             embed_s.append(took)
             vectors.append(matrix[0])
+    ctx_s, joined_s = array("d"), array("d")
+    where, args = where_clause(None)
     for q in measured:
         kw_s.append(_timed(lambda t=q.text: keyword_search(conn, t, None, top_k))[0])
+        ctx_s.append(_timed(lambda t=q.text: keyword_search(conn, t, None, top_k,
+                                                           index="context"))[0])
+        match = fts_match_query(q.text)
+        if match is not None:  # the same search with the filters inside the FTS5 query
+            joined_s.append(_timed(lambda m=match: keyword._joined(
+                conn, keyword.INDEXES["context"], m, where, args, top_k))[0])
     index = service.index
     if index is not None:
         for v in vectors:
@@ -470,6 +481,10 @@ def _recall_phase(
         "query_embedding_ms": summarize_ms(embed_s),
         "keyword_ms": summarize_ms(kw_s),
         "vector_ms": summarize_ms(vec_s),
+    }
+    extra_legs = {
+        "keyword_context_ms": summarize_ms(ctx_s),
+        "keyword_context_joined_ms": summarize_ms(joined_s),
     }
     p50 = recall.get("p50")
     parts = [legs[k].get("p50") for k in ("query_embedding_ms", "keyword_ms", "vector_ms")]
@@ -483,6 +498,7 @@ def _recall_phase(
         "latency_ms": recall,
         **sched.report(),
         "legs": legs,
+        "keyword_variants": extra_legs,
         "ratios_p50": {
             "recall_over_keyword": _ratio(p50, legs["keyword_ms"].get("p50")),
             "recall_over_vector": _ratio(p50, legs["vector_ms"].get("p50")),

@@ -72,6 +72,11 @@ def markdown(report: dict[str, Any]) -> str:
         ("… query embedding alone p50 / p95 / p99",
          lambda r: _pcts(r["recall"]["legs"]["query_embedding_ms"])),
         ("… keyword leg alone (FTS5)", lambda r: _pcts(r["recall"]["legs"]["keyword_ms"])),
+        ("… … over the context index, as recall runs it",
+         lambda r: _pcts(r["recall"].get("keyword_variants", {}).get("keyword_context_ms", {}))),
+        ("… … the same with the filters inside the FTS5 query (before)",
+         lambda r: _pcts(r["recall"].get("keyword_variants", {}).get(
+             "keyword_context_joined_ms", {}))),
         ("… vector leg alone (index.search)", lambda r: _pcts(r["recall"]["legs"]["vector_ms"])),
         ("recall p50 ÷ keyword / ÷ vector / ÷ embedding",
          lambda r: " / ".join(

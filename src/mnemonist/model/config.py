@@ -417,7 +417,9 @@ class EmbeddingConfig(SnakeModel):
     dimensions: int | None = Field(default=None, ge=1, le=8192)
     timeout_ms: Ms = Range(30000, 1000, 300000)
     batch_size: int = Range(32, 1, 256, "texts per embedding call")
-    threads: int = Range(1, 1, 64, "ONNX intra-op threads of the local model")
+    threads: int = Range(
+        1, 0, 64, "ONNX intra-op threads of the local model (0: every core, at low priority)"
+    )
 
 
 class ServerConfig(SnakeModel):

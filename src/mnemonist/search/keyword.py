@@ -8,16 +8,19 @@ from typing import Any
 
 from mnemonist.model.requests import RecallFilters
 from mnemonist.search.filters import where_clause
+from mnemonist.search.keyword_pruning import pruned_top
 from mnemonist.text.tokens import (
     MAX_QUERY_TERMS,
     content_tokens,
     fts_match_query,
     fts_phrase_query,
+    query_phrases,
     quote_fts_term,
     tokenize,
 )
 
 MAX_HINTS_PER_MEMORY = 20  # the upper bound of memory.pipelineV2.hints.max
+FILTER_PAGE = 250  # ranked matches checked against the filters per query
 INDEXES = {"content": "memories_fts", "context": "memories_ctx_fts", "hints": "memory_hints_fts"}
 
 
@@ -37,7 +40,8 @@ def keyword_search(
     match = fts_match_query(query, operator=operator)
     if match is None:
         return []
-    return _search(conn, match, filters, k, index)
+    terms = query_terms(query) if operator.upper() == "OR" else None
+    return _search(conn, match, filters, k, index, terms)
 
 
 def phrase_search(
@@ -46,16 +50,41 @@ def phrase_search(
 ) -> list[tuple[int, float]]:
     """Top-k (seq, raw bm25) of memories holding one of the query's two-word phrases."""
     match = fts_phrase_query(query)
-    return [] if match is None else _search(conn, match, filters, k, index)
+    return [] if match is None else _search(conn, match, filters, k, index, query_phrases(query))
 
 
 def _search(
-    conn: sqlite3.Connection, match: str, filters: RecallFilters | None, k: int, index: str
+    conn: sqlite3.Connection, match: str, filters: RecallFilters | None, k: int, index: str,
+    terms: list[str] | None = None,
 ) -> list[tuple[int, float]]:
+    """`terms`: the words OR-ed in `match`, when the exact shortcut of keyword_pruning may
+    answer (it needs them one by one)."""
     table = INDEXES[index]
     where, args = where_clause(filters)
     if index == "hints":
         return _hint_search(conn, match, where, args, k)
+    if selective(filters):
+        return _joined(conn, table, match, where, args, k)
+    if terms:
+        top = pruned_top(conn, table, terms, k)
+        if top is not None:
+            out: list[tuple[int, float]] = []
+            _keep_passing(conn, top, where, args, k, out)
+            if len(out) >= k:  # else a filter rejected some: rank every match below
+                return out
+    return _ranked_then_filtered(conn, table, match, where, args, k)
+
+
+def selective(filters: RecallFilters | None) -> bool:
+    """True when the filters may reject most matches (anything beyond the default "live and
+    current"): the filter then runs inside the FTS5 query, so that only the rows that pass
+    are scored."""
+    return filters is not None and not filters.is_empty()
+
+
+def _joined(
+    conn: sqlite3.Connection, table: str, match: str, where: str, args: list[Any], k: int
+) -> list[tuple[int, float]]:
     rows = conn.execute(
         f"SELECT m.seq, bm25({table}) AS score FROM {table}"
         f" JOIN memories m ON m.seq = {table}.rowid"
@@ -63,6 +92,53 @@ def _search(
         [match, *args, k],
     ).fetchall()
     return [(row[0], row[1]) for row in rows]
+
+
+def _ranked_then_filtered(
+    conn: sqlite3.Connection, table: str, match: str, where: str, args: list[Any], k: int
+) -> list[tuple[int, float]]:
+    """FTS5 ranks its matches alone (no join per match: at 100,000 memories the join cost
+    more than the scoring), then the best are checked against the filters a page at a time
+    until k pass. Nearly every match passes the default filters (live, not superseded), so
+    one page usually answers; a bounded first query (`LIMIT`) keeps FTS5's sorter small, and
+    only when too few of its rows pass does an unbounded one continue where it stopped."""
+    first = max(FILTER_PAGE, 2 * k)
+    out: list[tuple[int, float]] = []
+    ranked = conn.execute(
+        f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?",
+        [match, first],
+    ).fetchall()
+    _keep_passing(conn, ranked, where, args, k, out)
+    if len(out) >= k or len(ranked) < first:
+        return out[:k]
+    cursor = conn.execute(
+        f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT -1 OFFSET ?",
+        [match, first],
+    )
+    while len(out) < k:
+        page = cursor.fetchmany(FILTER_PAGE)
+        if not page:
+            break
+        _keep_passing(conn, page, where, args, k, out)
+    cursor.close()
+    return out[:k]
+
+
+def _keep_passing(
+    conn: sqlite3.Connection, ranked: list[Any], where: str, args: list[Any], k: int,
+    out: list[tuple[int, float]],
+) -> None:
+    """Append to `out`, in rank order, the ranked (rowid, score) rows whose memory passes."""
+    for start in range(0, len(ranked), FILTER_PAGE):
+        if len(out) >= k:
+            return
+        page = ranked[start : start + FILTER_PAGE]
+        marks = ",".join("?" * len(page))
+        passing = {r[0] for r in conn.execute(
+            f"SELECT m.seq FROM memories m WHERE m.seq IN ({marks}) AND {where}",
+            [*(r[0] for r in page), *args],
+        )}
+        out.extend((r[0], r[1]) for r in page if r[0] in passing)
 
 
 def _hint_search(

@@ -707,3 +707,14 @@ def _graph_structure(conn: sqlite3.Connection) -> None:
         );
         """,
     )
+
+
+@migration(14, "event-time index: the time-candidate pass and since/until filters")
+def _occurred_index(conn: sqlite3.Connection) -> None:
+    # A query that names a time ("what did we decide in March?") adds a pass over the
+    # memories of that window; without an index on event time, listing them read every row
+    # of the table (a full scan per recall at 100,000 memories). `is_deleted` first: every
+    # recall filter says `is_deleted = 0`, and with it in front the planner always prefers
+    # this index to the one on `is_deleted` alone.
+    _script(conn, "CREATE INDEX IF NOT EXISTS memories_occurred"
+                  " ON memories(is_deleted, occurred_at);")

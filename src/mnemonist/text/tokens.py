@@ -111,15 +111,20 @@ def remove_words(text: str, words: set[str]) -> str:
     return out if tokenize(out) else ""
 
 
-def fts_phrase_query(query: str, *, limit: int = 16) -> str | None:
-    """FTS5 OR of the query's two-word phrases: adjacent tokens that are both content words
-    ("support group", "charity tournament"). None when the query has no such pair."""
+def query_phrases(query: str, *, limit: int = 16) -> list[str]:
+    """The query's two-word phrases: adjacent tokens that are both content words ("support
+    group", "charity tournament"), at most `limit`."""
     toks = tokenize(query)
-    pairs = _dedupe([f"{a} {b}" for a, b in itertools.pairwise(toks)
-                     if a not in STOP_WORDS and b not in STOP_WORDS])
+    return _dedupe([f"{a} {b}" for a, b in itertools.pairwise(toks)
+                    if a not in STOP_WORDS and b not in STOP_WORDS])[:limit]
+
+
+def fts_phrase_query(query: str, *, limit: int = 16) -> str | None:
+    """FTS5 OR of the query's two-word phrases (`query_phrases`). None when it has none."""
+    pairs = query_phrases(query, limit=limit)
     if not pairs:
         return None
-    return " OR ".join(quote_fts_term(p) for p in pairs[:limit])
+    return " OR ".join(quote_fts_term(p) for p in pairs)
 
 
 def fts_match_query(query: str, *, operator: str = "OR") -> str | None:
