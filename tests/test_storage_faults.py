@@ -88,7 +88,8 @@ def test_storage_faults_are_answered_and_shown_until_a_write_succeeds(
     # the storage is back: the next write succeeds and clears the state
     assert live.http.post("/api/memory/remember",
                           json={"content": f"written after {code}"}).status_code == 201
-    assert health(live) == {**health(live), "status": "ok", "degraded": []}
+    after = health(live)  # one answer checked (two would differ in uptime_s)
+    assert (after["status"], after["degraded"]) == ("ok", [])
     assert "degraded: nothing" in cli_status(live)
 
 
