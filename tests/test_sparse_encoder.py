@@ -99,8 +99,8 @@ def test_an_altered_model_file_fails_verification_by_name(tmp_path):
     verify(folder)
     with (folder / "tokenizer.json").open("ab") as fh:
         fh.write(b" ")
-    with pytest.raises(SparseModelError, match="tokenizer.json failed verification"):
+    with pytest.raises(SparseModelError, match=r"tokenizer\.json failed verification"):
         verify(folder)
     (folder / "model.safetensors").unlink()
-    with pytest.raises(SparseModelError, match="model.safetensors is missing"):
+    with pytest.raises(SparseModelError, match=r"model\.safetensors is missing"):
         verify(folder)
