@@ -552,7 +552,7 @@ class SparseConfig(SnakeModel):
     fields: Literal["content", "context", "both"] = Field(
         default="both", description="which texts are expanded: the memory, its context text"
     )
-    batch_size: int = Range(16, 1, 256, "texts per encoder call (peak memory grows with it)")
+    batch_size: int = Range(4, 1, 256, "texts per encoder call (peak memory grows with it)")
     max_tokens: int = Range(256, 16, 512, "texts are cut to this many word pieces")
     cache_dir: str = Field(
         default="",
