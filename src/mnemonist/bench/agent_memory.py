@@ -21,17 +21,18 @@ PROJECT = "agent-memory-bench"
 
 
 def _score(service: Any, ids: dict[str, str]) -> dict[str, float]:
-    r5 = r10 = mrr = 0.0
+    r1 = r5 = r10 = mrr = 0.0
     for question, keys in QUESTIONS:
         relevant = {ids[k] for k in keys}
         got = service.recall(RecallRequest(query=question, limit=10, project=PROJECT,
                                            min_score=0.0))
         ranked = [r["id"] for r in got["results"]]
+        r1 += recall_at(ranked, relevant, 1)
         r5 += recall_at(ranked, relevant, 5)
         r10 += recall_at(ranked, relevant, 10)
         mrr += reciprocal_rank(ranked, relevant)
     n = len(QUESTIONS)
-    return {"n": n, "recall@5": r5 / n, "recall@10": r10 / n, "mrr": mrr / n}
+    return {"n": n, "recall@1": r1 / n, "recall@5": r5 / n, "recall@10": r10 / n, "mrr": mrr / n}
 
 
 def run_agent_memory(overrides: dict[str, Any] | None = None,
@@ -58,9 +59,10 @@ def run_agent_memory(overrides: dict[str, Any] | None = None,
 
 def markdown(report: dict[str, Any]) -> str:
     lines = [f"{report['memories']} memories, {report['questions']} questions", "",
-             "| variant | settings | R@5 | R@10 | MRR |", "|---|---|---|---|---|"]
+             "| variant | settings | R@1 | R@5 | R@10 | MRR |", "|---|---|---|---|---|---|"]
     for row in report["rows"]:
         settings = ", ".join(f"`{k}={v}`" for k, v in row["settings"].items()) or "—"
-        lines.append(f"| {row['name']} | {settings} | {row['recall@5']:.3f} | "
+        lines.append(f"| {row['name']} | {settings} | {row['recall@1']:.3f} | "
+                     f"{row['recall@5']:.3f} | "
                      f"{row['recall@10']:.3f} | {row['mrr']:.3f} |")
     return "\n".join(lines)

@@ -81,6 +81,59 @@ MEMORIES: dict[str, tuple[str, str]] = {
     "dis-vault": ("fact", "Vault was upgraded to 1.15 last month."),
     "dis-docker": ("fact", "Docker Desktop licences were replaced by Colima on laptops."),
     "dis-pager": ("fact", "PagerDuty invoices go to the finance mailbox."),
+    "dis-go-lint": ("fact", "golangci-lint runs in CI with the default linters plus errcheck."),
+    "dis-commit-hook": ("fact", "The pre-commit hook formats YAML files and strips trailing "
+                                "whitespace."),
+    "dis-pr-template": ("fact", "The pull request template asks for a screenshot of UI "
+                                "changes."),
+    "dis-ui-fonts": ("fact", "The dashboard uses the Inter font; icons come from Lucide."),
+    "dis-py-deps": ("fact", "Python dependencies are pinned with uv lock files."),
+    "dis-billing-cron": ("fact", "The billing service sends invoice emails at 06:00 UTC."),
+    "dis-billing-bug": ("issue", "Invoices showed a rounding error of one cent on VAT; "
+                                 "amounts are now stored in integer cents."),
+    "dis-redis-mem": ("fact", "The Redis cache instance has 4 GB of memory and evicts with "
+                              "allkeys-lru."),
+    "dis-session-cookie": ("fact", "The session cookie is HttpOnly, Secure and SameSite=Lax."),
+    "dis-frontend-build": ("fact", "The frontend build uses Vite; bundles are served from "
+                                   "the CDN."),
+    "dis-deploy-time": ("fact", "A full production deploy takes about 12 minutes."),
+    "dis-log-retention": ("fact", "Loki keeps logs for 30 days; audit logs go to S3 for "
+                                  "a year."),
+    "dis-api-docs": ("fact", "API documentation is generated from the OpenAPI file on every "
+                             "merge."),
+    "dis-report-owner": ("fact", "The nightly report is read by the sales team every "
+                                 "morning."),
+    "dis-resizer-lang": ("fact", "The image resizer is a small Python service behind the "
+                                 "upload API."),
+    "dis-gateway": ("fact", "The payment gateway contract renews in November."),
+    "dis-checkout-ui": ("fact", "The checkout page was redesigned in April with a one-step "
+                                "form."),
+    "dis-orders-export": ("fact", "Orders can be exported to CSV from the admin panel."),
+    "dis-indexer-sched": ("fact", "The search indexer runs at 02:00 every night."),
+    "dis-widget": ("fact", "The embeddable widget is loaded by 40 partner sites."),
+    "dis-release-cadence": ("fact", "We release every two weeks on Tuesday."),
+    "dis-db-size": ("fact", "The production database is 220 GB and grows 5 GB a month."),
+    "dis-incident-review": ("procedural", "Every incident gets a written review within five "
+                                          "working days."),
+    "dis-schema-naming": ("rule", "Table names are plural snake_case."),
+    "dis-laptop": ("fact", "New developers get a laptop with 32 GB of RAM."),
+    "dis-changelog-format": ("rule", "The changelog follows the Keep a Changelog format."),
+    "dis-ana-timezone": ("fact", "Ana works from Lisbon."),
+    "dis-ben-phone": ("fact", "Ben tests the mobile app on an old Android phone."),
+    "dis-staging-data": ("fact", "Staging uses anonymised copies of production data."),
+    "dis-budget-owner": ("fact", "Finance reviews cloud spending every month."),
+    "dis-sla-internal": ("fact", "Internal tools have no availability target."),
+    "dis-ml-data": ("fact", "The ML team's training data lives in a versioned S3 bucket."),
+    "dis-tokens-api": ("fact", "Partner API keys are created in the admin panel and never "
+                               "expire."),
+    "dis-mobile-release": ("procedural", "Mobile releases go through TestFlight for a week "
+                                         "before the store."),
+    "dis-timezone-users": ("fact", "Most customers are in Europe/Paris and Europe/Berlin."),
+    "dis-flaky-e2e": ("issue", "End-to-end tests time out on the shared CI runner when two "
+                               "pipelines run at once."),
+    "dis-cors-api": ("fact", "The public API allows any origin for GET requests."),
+    "dis-oom-worker": ("issue", "A worker once ran out of memory parsing a 2 GB CSV upload; "
+                                "uploads are now capped at 100 MB."),
 }
 
 #: (question, keys of the memories that answer it)
