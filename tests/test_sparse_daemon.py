@@ -112,3 +112,22 @@ def test_enabled_without_the_model_files_fails_at_start_naming_them(tmp_path: Pa
     paths = Paths(home)
     with pytest.raises(SparseModelError, match=r"model\.safetensors is missing"):
         Daemon(paths, load_config(paths)).start()
+
+
+def test_status_reports_the_sparse_leg(live):
+    live.remember("The staging database is reset every Sunday", project="status")
+    live.flush()
+    status = live.http.get("/api/status").json()["sparse"]
+    assert status["enabled"] is True
+    assert status["expanded"]["content"] == status["index"]["content"] >= 1
+    assert status["last_error"] is None
+
+
+def test_a_sparse_weight_without_the_leg_shows_as_degraded(tmp_path: Path):
+    with run_daemon(tmp_path / "home", {"search": {"sparse_weight": 0.3}}) as d:
+        health = d.http.get("/health").json()
+        assert "sparse_leg_unavailable" in health["degraded"]
+        assert d.http.get("/api/status").json()["sparse"] == {"enabled": False}
+        d.remember("recall still works without the leg", project="p")
+        d.flush()
+        assert d.recall("recall works", project="p")["results"]

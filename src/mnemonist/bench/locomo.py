@@ -448,6 +448,7 @@ def _run(
             "embedding_model": provider.model_id if provider is not None else None,
             "embedding_dimensions": service.index.dimensions if service.index else None,
             "search": cfg.search.model_dump(),
+            "sparse": cfg.sparse.model_dump(),
             "recall_min_score": 0.0,
             "access_tracking": "live (recall updates access_count / recall_count /"
             " last_accessed); reset before each ablation variant",

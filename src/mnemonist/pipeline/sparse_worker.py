@@ -123,6 +123,7 @@ class SparseExpander:
             if rows:
                 self._expand(field, index, rows)
                 self.stats.last_cycle_at = utcnow()
+                self.stats.last_error = None
                 return True
         return False
 
