@@ -169,8 +169,7 @@ def load_indexes(db: Database, model: str, fields: tuple[str, ...],
     out: dict[str, SparseIndex] = {}
     for field in fields:
         index = SparseIndex(vocab_size)
-        index.add_many(sparse.current(conn, field, model))
-        index.compact()
+        index.add_many(sparse.current(conn, field, model))  # compacts when large enough
         out[field] = index
     return out
 
