@@ -412,6 +412,11 @@ class SearchConfig(SnakeModel):
         default="context",
         description="which SPLADE expansion the sparse leg reads (both: their sum)",
     )
+    sparse_blend: Literal["share", "add"] = Field(
+        default="share",
+        description="share: SPLADE takes sparse_weight of the keyword leg's place; add: it is "
+                    "added on top as a third leg",
+    )
 
 
 # --- embedding and server -------------------------------------------------------------------

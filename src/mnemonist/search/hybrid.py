@@ -230,7 +230,7 @@ class HybridSearch:
         if self.sparse is not None and self.cfg.sparse_weight > 0:
             keyword = blend(keyword, self.sparse.scores(query, filters, self.cfg.top_k,
                                                         self.cfg.sparse_fields),
-                            self.cfg.sparse_weight)
+                            self.cfg.sparse_weight, self.cfg.sparse_blend)
         vector_hits: set[int] = set()
         cosines: dict[int, float] = {}
         if qvec is not None and self.index is not None:

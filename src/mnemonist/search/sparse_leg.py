@@ -81,10 +81,12 @@ class SparseLeg:
         return out
 
 
-def blend(keyword: dict[int, float], sparse: dict[int, float], weight: float) -> dict[int, float]:
-    """keyword' = (1 - weight) · keyword + weight · sparse, over both legs' candidates."""
+def blend(keyword: dict[int, float], sparse: dict[int, float], weight: float,
+          mode: str = "share") -> dict[int, float]:
+    """share: keyword' = (1 - weight) · keyword + weight · sparse; add: keyword + weight ·
+    sparse (a third leg on top of FTS5). Over both legs' candidates."""
     if weight <= 0 or not sparse:
         return keyword
-    return {s: (1.0 - weight) * keyword.get(s, 0.0) + weight * sparse.get(s, 0.0)
+    keep = 1.0 if mode == "add" else 1.0 - weight
+    return {s: keep * keyword.get(s, 0.0) + weight * sparse.get(s, 0.0)
             for s in set(keyword) | set(sparse)}
-
