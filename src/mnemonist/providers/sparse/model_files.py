@@ -97,7 +97,7 @@ def main(argv: list[str]) -> int:
     except SparseModelError:
         pass
     fetch(dest)
-    print(f"SPLADE model in {dest}")
+    print(f"SPLADE model in {dest}", file=sys.stderr)
     return 0
 
 
