@@ -526,3 +526,38 @@ def test_an_aged_variant_moves_the_decay_clock_and_dates_and_undoes_both(tmp_pat
         assert tuple(row) == (0, 0, None)
     finally:
         daemon.stop()
+
+
+def test_set_turns_on_the_sparse_leg_and_variants_report_each_conversation(tmp_path):
+    data = write_data(tmp_path)
+    result = CliRunner().invoke(
+        locomo, ["--data", str(data), "--out", str(tmp_path / "r"), "--json", "--quiet",
+                 "--set", "sparse.enabled=true", "--set", "sparse.fields=content",
+                 "--variant", "off: search.sparse_weight=0",
+                 "--variant", "splade-only: search.alpha=0, search.sparse_weight=1,"
+                 " search.sparse_fields=content"],
+        catch_exceptions=False,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    res = json.loads(result.stdout)
+    assert res["config"]["sparse"]["enabled"] is True
+    rows = {a["name"]: a for a in res["ablations"]}
+    default = res["systems"]["mnemonist"]["overall"]
+    assert rows["off"]["overall"]["mrr"] == pytest.approx(default["mrr"])
+    sids = {c["sample_id"] for c in json.loads(data.read_text())}
+    for row in rows.values():
+        assert set(row["by_conversation"]) == sids
+        n = sum(c["n"] for c in row["by_conversation"].values())
+        assert n == row["overall"]["n"]
+    # the sparse leg alone finds what shares the question's words (expanded)
+    assert rows["splade-only"]["overall"]["recall@10"] > 0.0
+
+
+def test_a_bad_set_is_refused_by_name(tmp_path):
+    data = write_data(tmp_path)
+    out = CliRunner().invoke(locomo, ["--data", str(data), "--out", str(tmp_path / "r"),
+                                      "--quiet", "--set", "search.sparse_weight=3"])
+    assert out.exit_code == 2
+    assert "sparse_weight" in out.output
+    out = CliRunner().invoke(locomo, ["--data", str(data), "--set", "no-equals"])
+    assert out.exit_code == 2 and "is not KEY=VALUE" in out.output

@@ -208,10 +208,12 @@ def _score_variants(
     out: list[dict[str, Any]] = []
     for n, variant in enumerate(variants, start=1):
         rows: list[tuple[int, dict[str, float]]] = []
+        by_conversation: dict[str, Any] = {}
         reset_access(service)
         with applied(service, variant):
             for state in ingested:
                 conv, sid = state.conv, state.conv.sample_id
+                first = len(rows)
                 items, _ = _evaluable(conv)
                 if limit_questions is not None:
                     items = items[:limit_questions]
@@ -225,9 +227,10 @@ def _score_variants(
                     ranked = [r["id"] for r in got["results"]]
                     rows.append((qa.category, question_metrics(
                         ranked, relevant, state.sessions_of, sessions, ks)))
+                by_conversation[sid] = _summarize(rows[first:])["overall"]
                 show.show(f"[locomo] ablation {n}/{len(variants)} {variant.name}")
         out.append({"name": variant.name, "settings": dict(variant.settings),
-                    **_summarize(rows)})
+                    **_summarize(rows), "by_conversation": by_conversation})
     show.end(f"[locomo] {len(variants)} ablations scored")
     return out
 
@@ -448,6 +451,7 @@ def _run(
             "embedding_model": provider.model_id if provider is not None else None,
             "embedding_dimensions": service.index.dimensions if service.index else None,
             "search": cfg.search.model_dump(),
+            "sparse": cfg.sparse.model_dump(),
             "recall_min_score": 0.0,
             "access_tracking": "live (recall updates access_count / recall_count /"
             " last_accessed); reset before each ablation variant",

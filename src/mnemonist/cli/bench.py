@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from mnemonist.cli.bench_locomo import locomo, sessions
+from mnemonist.cli.bench_locomo import locomo, parse_settings, sessions
 
 
 def parse_sizes(value: str) -> list[int]:
@@ -139,6 +139,26 @@ def corroboration(seed: int, as_json: bool) -> None:
 
 
 bench.add_command(locomo)
+
+
+@bench.command("agent-memory")
+@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
+              help="a setting for the run's daemon, e.g. sparse.enabled=true (repeatable)")
+@click.option("--variant", "variants", multiple=True, metavar="'NAME: KEY=VALUE[, ...]'",
+              help="also score a variant on the same memories (repeatable)")
+@click.option("--json", "as_json", is_flag=True, help="print JSON instead of the table")
+def agent_memory(settings: tuple[str, ...], variants: tuple[str, ...], as_json: bool) -> None:
+    """Recall on a small labelled agent-memory set (preferences, decisions, bugs, procedures)."""
+    from mnemonist.bench.ablation import parse_variant
+    from mnemonist.bench.agent_memory import markdown, run_agent_memory
+
+    try:
+        parsed = [parse_variant(v) for v in variants]
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--variant") from None
+    report = run_agent_memory(parse_settings(settings), parsed)
+    click.echo(json.dumps(report, indent=2) if as_json else markdown(report))
+
 bench.add_command(sessions)
 
 

@@ -59,6 +59,23 @@ def parse_ks(ctx: click.Context, param: click.Parameter, value: str) -> tuple[in
     return ks
 
 
+def parse_settings(settings: tuple[str, ...]) -> dict:
+    """`--set a.b=value` items as the nested dict of a configuration file (values as YAML)."""
+    import yaml
+
+    overrides: dict = {}
+    for item in settings:
+        key, eq, raw = item.partition("=")
+        if not eq:
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--set")
+        node = overrides
+        *path, last = key.strip().split(".")
+        for part in path:
+            node = node.setdefault(part, {})
+        node[last] = yaml.safe_load(raw)
+    return overrides
+
+
 @click.command("locomo")
 @click.option(
     "--data",
@@ -101,11 +118,13 @@ def parse_ks(ctx: click.Context, param: click.Parameter, value: str) -> tuple[in
               help="also score the standard ablations (each recall signal off in turn)")
 @click.option("--variant", "variants", multiple=True, metavar="'NAME: KEY=VALUE[, ...]'",
               help="also score a variant, e.g. 'a6: search.alpha=0.6' (repeatable)")
+@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
+              help="a setting for the run's daemon, e.g. sparse.enabled=true (repeatable)")
 @click.option("--json", "as_json", is_flag=True, help="print the JSON result, not the report")
 @click.option("-q", "--quiet", is_flag=True, help="no progress on stderr")
 def locomo(data: Path | None, limit: int | None, questions: int | None, ks: tuple[int, ...],
            out: Path, home: Path | None, ablate: bool, variants: tuple[str, ...],
-           as_json: bool, quiet: bool) -> None:  # fmt: skip
+           settings: tuple[str, ...], as_json: bool, quiet: bool) -> None:  # fmt: skip
     """Recall on LoCoMo: mnemonist vs BM25 only vs dense only, over the same memories.
 
     With --ablate or --variant, each variant is scored on the same memories after the main run,
@@ -122,7 +141,7 @@ def locomo(data: Path | None, limit: int | None, questions: int | None, ks: tupl
     try:
         result = run_locomo(path, limit_conversations=limit, limit_questions=questions, ks=ks,
                             home=home, progress=not quiet, out_dir=out,
-                            variants=parsed)  # fmt: skip
+                            variants=parsed, overrides=parse_settings(settings))  # fmt: skip
     except ConfigError as exc:
         click.echo(f"mnemonist: configuration error: {exc}", err=True)
         sys.exit(2)
@@ -163,7 +182,6 @@ def sessions(data: Path | None, limit: int | None, questions: int | None,
              quiet: bool) -> None:  # fmt: skip
     """LoCoMo replayed as Claude Code sessions ended through the session-end hook, scored
     beside the same turns remembered one by one."""
-    import yaml
 
     from mnemonist.bench.ablation import parse_variant
     from mnemonist.bench.sessions import render_markdown, run_sessions
@@ -172,16 +190,7 @@ def sessions(data: Path | None, limit: int | None, questions: int | None,
         parsed = [parse_variant(v) for v in variants]
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--variant") from None
-    overrides: dict = {}
-    for item in settings:
-        key, eq, raw = item.partition("=")
-        if not eq:
-            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--set")
-        node = overrides
-        *path, last = key.strip().split(".")
-        for part in path:
-            node = node.setdefault(part, {})
-        node[last] = yaml.safe_load(raw)
+    overrides = parse_settings(settings)
     result = run_sessions(resolve_data(data), limit_conversations=limit,
                           limit_questions=questions, ks=ks, overrides=overrides,
                           progress=not quiet, out_dir=out, direct=not no_direct,

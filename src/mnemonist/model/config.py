@@ -403,6 +403,20 @@ class SearchConfig(SnakeModel):
         0.1, 0.0, 2.0,
         "lift ×(1+w·log2(observation_count)) for memories several agents stored (0: off)",
     )
+    sparse_weight: float = Range(
+        0.0, 0.0, 1.0,
+        "share of the keyword leg given to the learned sparse (SPLADE) leg; 1 replaces the "
+        "FTS5 scores (0: off; needs sparse.enabled)",
+    )
+    sparse_fields: Literal["content", "context", "both"] = Field(
+        default="context",
+        description="which SPLADE expansion the sparse leg reads (both: their sum)",
+    )
+    sparse_blend: Literal["share", "add"] = Field(
+        default="share",
+        description="share: SPLADE takes sparse_weight of the keyword leg's place; add: it is "
+                    "added on top as a third leg",
+    )
 
 
 # --- embedding and server -------------------------------------------------------------------
@@ -530,6 +544,27 @@ class FilesConfig(SnakeModel):
         return value
 
 
+class SparseConfig(SnakeModel):
+    """Learned sparse (SPLADE-tiny) expansion of memories, computed in the background."""
+
+    enabled: bool = Field(
+        default=False,
+        description="expand memories with SPLADE in the background and load the sparse index",
+    )
+    model_dir: str = Field(
+        default="", description="folder of the SPLADE model files (empty: the venv's share/)"
+    )
+    fields: Literal["content", "context", "both"] = Field(
+        default="both", description="which texts are expanded: the memory, its context text"
+    )
+    batch_size: int = Range(4, 1, 256, "texts per encoder call (peak memory grows with it)")
+    max_tokens: int = Range(256, 16, 512, "texts are cut to this many word pieces")
+    cache_dir: str = Field(
+        default="",
+        description="reuse expansions across stores, keyed by text (benchmarks; empty: off)",
+    )
+
+
 class Config(SnakeModel):
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     search: SearchConfig = Field(default_factory=SearchConfig)
@@ -538,4 +573,5 @@ class Config(SnakeModel):
     hooks: HooksConfig = Field(default_factory=HooksConfig)
     sessions: SessionsConfig = Field(default_factory=SessionsConfig)
     files: FilesConfig = Field(default_factory=FilesConfig)
+    sparse: SparseConfig = Field(default_factory=SparseConfig)
 

@@ -23,6 +23,7 @@ from mnemonist.search.graph_boost import graph_boost
 from mnemonist.search.keyword import keyword_search, phrase_search
 from mnemonist.search.rerank import EmbeddingReranker, HttpReranker, Reranker, rerank_head
 from mnemonist.search.signals import access_boost, effective_importance
+from mnemonist.search.sparse_leg import SparseLeg, blend
 from mnemonist.search.traversal import Limits
 from mnemonist.search.traversal_channel import SEED_MEMORIES
 from mnemonist.search.traversal_channel import candidates as traversal_candidates
@@ -115,6 +116,7 @@ class HybridSearch:
     ) -> None:
         self.index = index
         self.context_index: VectorIndex | None = None
+        self.sparse: SparseLeg | None = None  # learned sparse leg (sparse.enabled)
         self.reranker: Reranker | None = make_reranker(memory_config.pipeline_v2.reranker)
         self.embed_query = embed_query
         self.cfg = search_config
@@ -225,6 +227,10 @@ class HybridSearch:
         filters: RecallFilters | None, hint_matched: set[int],
     ) -> list[Fused]:
         keyword = self._keyword(conn, query, filters, hint_matched)
+        if self.sparse is not None and self.cfg.sparse_weight > 0:
+            keyword = blend(keyword, self.sparse.scores(query, filters, self.cfg.top_k,
+                                                        self.cfg.sparse_fields),
+                            self.cfg.sparse_weight, self.cfg.sparse_blend)
         vector_hits: set[int] = set()
         cosines: dict[int, float] = {}
         if qvec is not None and self.index is not None:

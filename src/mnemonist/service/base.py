@@ -16,6 +16,8 @@ from mnemonist.model.config import Config
 from mnemonist.model.requests import Caller
 from mnemonist.pipeline.access import AccessRecorder
 from mnemonist.pipeline.embedder import BackgroundEmbedder
+from mnemonist.pipeline.sparse_worker import SparseExpander
+from mnemonist.pipeline.sparse_worker import build as build_sparse
 from mnemonist.providers.embedding.base import EmbeddingError, EmbeddingProvider
 from mnemonist.search.filters import visible_ids
 from mnemonist.search.hybrid import HybridSearch
@@ -70,6 +72,9 @@ class ServiceBase:
             self.index, self.embed_query, config.search, config.memory
         )
         self.searcher.context_index = self.context_index
+        self.sparse: SparseExpander | None = None
+        if config.sparse.enabled:  # learned sparse leg (docs/sparse.md)
+            self.searcher.sparse, self.sparse = build_sparse(db, config.sparse)
         self.searcher.turn_weight = lambda: self.config.sessions.recall_weight
 
     # -- memory ids -----------------------------------------------------------------------
@@ -172,11 +177,17 @@ class ServiceBase:
         for index in (self.index, self.context_index):
             if index is not None:
                 index.remove(seq)
+        if self.sparse is not None:
+            for sparse_index in self.sparse.indexes.values():
+                sparse_index.remove(seq)
 
     def reproject(self, seq: int, project: str | None) -> None:
         for index in (self.index, self.context_index):
             if index is not None:
                 index.set_project(seq, project)
+        if self.sparse is not None:
+            for sparse_index in self.sparse.indexes.values():
+                sparse_index.set_project(seq, project)
 
     def _load_index(self) -> None:
         """Rebuild the in-memory index from the vectors of the configured model."""
@@ -235,8 +246,12 @@ class ServiceBase:
         self.access.start()
         if self.embedder is not None:
             self.embedder.start()
+        if self.sparse is not None:
+            self.sparse.start()
 
     def stop(self) -> None:
+        if self.sparse is not None:
+            self.sparse.stop()
         if self.embedder is not None:
             self.embedder.stop()
         self.access.stop()
@@ -244,5 +259,7 @@ class ServiceBase:
     def flush(self, timeout: float = 120.0) -> bool:
         """Wait for background embedding and write pending access counts (tests, bench)."""
         ok = self.embedder.wait_idle(timeout) if self.embedder is not None else True
+        if self.sparse is not None:
+            ok = self.sparse.wait_idle(timeout) and ok
         self.access.flush()
         return ok

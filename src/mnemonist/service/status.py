@@ -8,6 +8,7 @@ from typing import Any
 from mnemonist import __version__
 from mnemonist.service.pipeline_ops import PipelineOps
 from mnemonist.store import embeddings, jobs, memories
+from mnemonist.store import sparse as sparse_store
 
 #: what each degraded state means for the user, and what to do about it
 DEGRADED_WORDS = {
@@ -27,6 +28,10 @@ DEGRADED_WORDS = {
     "file_watcher_failed": "the memory-file watcher stopped: files are synced on search, session"
                            " start and the interval only",
     "database": "the database cannot be read",
+    "sparse_expansion_failing": "the SPLADE expander hit an error (see status.sparse.last_error):"
+                                " the sparse leg misses the memories it could not expand",
+    "sparse_leg_unavailable": "search.sparse_weight is set but sparse.enabled is false: recall"
+                              " runs without the sparse leg",
 }
 
 
@@ -57,6 +62,10 @@ class StatusOps(PipelineOps):
         if pipeline.hints.enabled and pipeline.hints.generator == "llm" and (
                 extraction.provider == "none"):
             out.append("hints_without_llm")  # hints asked for, nothing can write them
+        if self.sparse is not None and self.sparse.stats.last_error:
+            out.append("sparse_expansion_failing")
+        if self.sparse is None and self.config.search.sparse_weight > 0:
+            out.append("sparse_leg_unavailable")
         return out
 
     def health(self) -> dict[str, Any]:
@@ -103,7 +112,22 @@ class StatusOps(PipelineOps):
             "jobs": queue,
             "queue_depth": sum(c.get("pending", 0) + c.get("leased", 0) for c in queue.values()),
             "pipeline": self.pipeline_brief(),
+            "sparse": self._sparse_status(),
             "degraded": degraded,
             "problems": in_words(degraded),
             "uptime_s": round(time.time() - self.started_at, 1),
+        }
+
+    def _sparse_status(self) -> dict[str, Any]:
+        """The learned sparse leg (docs/sparse.md): rows per field, index sizes, the worker."""
+        if self.sparse is None:
+            return {"enabled": False}
+        s = self.sparse.stats
+        model = self.sparse.encoder.model_id
+        return {
+            "enabled": True, "model": model,
+            "expanded": sparse_store.counts(self.db.reader(), model),
+            "index": {f: len(i) for f, i in self.sparse.indexes.items()},
+            "processed": s.processed, "removed": s.removed, "failed": s.failed,
+            "last_cycle_at": s.last_cycle_at, "last_error": s.last_error,
         }

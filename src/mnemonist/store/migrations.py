@@ -718,3 +718,24 @@ def _occurred_index(conn: sqlite3.Connection) -> None:
     # this index to the one on `is_deleted` alone.
     _script(conn, "CREATE INDEX IF NOT EXISTS memories_occurred"
                   " ON memories(is_deleted, occurred_at);")
+
+
+@migration(17, "learned sparse (SPLADE) expansions of memories and their context texts")
+def _sparse_terms(conn: sqlite3.Connection) -> None:
+    # One row per memory and field ('content': the memory's text; 'context': its context
+    # text, store/context.py): the vocabulary term ids and weights the SPLADE model gives it.
+    # `model` and `text_hash` make a row stale when the model or the text changes; the
+    # background expander (pipeline/sparse_worker.py) re-encodes those and deletes the rows
+    # of deleted, superseded and purged memories. Terms and weights are little-endian
+    # int32 / float32 blobs of equal length.
+    _script(conn, """
+        CREATE TABLE IF NOT EXISTS sparse_terms (
+            seq INTEGER NOT NULL,
+            field TEXT NOT NULL CHECK (field IN ('content', 'context')),
+            model TEXT NOT NULL,
+            text_hash TEXT NOT NULL,
+            terms BLOB NOT NULL,
+            weights BLOB NOT NULL,
+            PRIMARY KEY (seq, field)
+        );
+        """)
