@@ -136,8 +136,6 @@ class PgConnection:
             params = ()
         if t.numbered and not isinstance(params, dict):
             params = {f"p{i + 1}": v for i, v in enumerate(params)}
-        elif isinstance(params, dict):
-            raise ValueError("named parameters are not supported on PostgreSQL")
         return t.sql, params, t.returning
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> Cursor:

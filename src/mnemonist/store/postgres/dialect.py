@@ -6,12 +6,14 @@ rule is here, in one place; a statement it cannot express (FTS5 MATCH, PRAGMAs) 
 PostgreSQL form in the module of that feature instead (see `store.postgres.fts`).
 
 Rules, in order:
-- parameters: `?` → `%s`, `?N` → `%(pN)s` (the caller's sequence becomes a mapping), `%` → `%%`;
+- parameters: `?` → `%s`, `?N` → `%(pN)s` (the caller's sequence becomes a mapping),
+  `:name` → `%(name)s`, `%` → `%%`;
   string literals and quoted names are left as they are;
 - `INSERT OR IGNORE` → `INSERT … ON CONFLICT DO NOTHING`; `INSERT OR REPLACE` → an upsert on the
   table's primary key (`keys` names it);
 - an INSERT into a table with an identity key gets `RETURNING` it (`cursor.lastrowid`);
-- `LIMIT -1` → `LIMIT ALL`; `INDEXED BY x` / `NOT INDEXED` → dropped; the unary `+`
+- `LIMIT -1` → `LIMIT ALL`; `INDEXED BY x` / `NOT INDEXED` → dropped;
+  `CROSS JOIN t ON` → `JOIN t ON`; the unary `+`
   SQLite uses to keep an index out → dropped;
 - `IFNULL` → `COALESCE`; two-argument `MAX`/`MIN` → `GREATEST`/`LEAST`; `LIKE` → `ILIKE`
   (SQLite's LIKE ignores ASCII case); `a IS b` / `a IS NOT b` → `IS [NOT] DISTINCT FROM`;
@@ -34,7 +36,9 @@ class Translated:
     returning: str | None  # the identity column appended as RETURNING, for lastrowid
 
 
-_TOKEN = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\?\d*|%|[^'\"?%]+", re.S)
+_TOKEN = re.compile(
+    r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\?\d*|%|(?<![:\w]):[A-Za-z_]\w*|::|:|[^'\"?%:]+",
+    re.S)
 
 
 def _params(sql: str) -> tuple[str, bool]:
@@ -48,6 +52,9 @@ def _params(sql: str) -> tuple[str, bool]:
                 out.append("\x00")
         elif tok == "%":
             out.append("%%")
+        elif tok.startswith(":") and len(tok) > 1 and tok != "::":
+            numbered = True  # :name — the caller passes a mapping
+            out.append(f"%({tok[1:]})s")
         else:
             out.append(tok)
     text = "".join(out)
@@ -161,6 +168,17 @@ def _rewrite(sql: str, keys: dict[str, tuple[str, ...]]) -> tuple[str, str | Non
 
     def plain(part: str) -> str:
         part = re.sub(r"\bLIMIT\s+-1\b", "LIMIT ALL", part, flags=re.I)
+        # SQLite's integer truth: `WHERE 1`, `AND 0` (the filters' "no condition")
+        part = re.sub(r"\b(WHERE|AND|OR|NOT)\s+([01])(?=\s*(?:$|\)|AND\b|OR\b|ORDER\b|"
+                      r"GROUP\b|LIMIT\b))",
+                      lambda g: f"{g.group(1)} {'TRUE' if g.group(2) == '1' else 'FALSE'}",
+                      part, flags=re.I)
+        part = re.sub(r"\(\s*([01])\s*\)\s+(AND|OR)\b",
+                      lambda g: f"{'TRUE' if g.group(1) == '1' else 'FALSE'} {g.group(2)}",
+                      part, flags=re.I)
+        # SQLite's CROSS JOIN fixes the join order; with ON it is an inner join
+        part = re.sub(r"\bCROSS\s+JOIN\b(?=\s+\w+(?:\s+(?!ON\b)\w+)?\s+ON\b)", "JOIN", part,
+                      flags=re.I)
         part = re.sub(r"\s+(INDEXED\s+BY\s+\w+|NOT\s+INDEXED)\b", "", part, flags=re.I)
         part = re.sub(r"(?<=[\s(,])\+(?=[A-Za-z_])", "", part)
         part = re.sub(r"\bNOT\s+LIKE\b", "NOT ILIKE", part, flags=re.I)
@@ -186,24 +204,59 @@ def _rewrite(sql: str, keys: dict[str, tuple[str, ...]]) -> tuple[str, str | Non
     return sql, returning
 
 
+_KEYWORDS = frozenset("""AND OR NOT NULL IS DISTINCT FROM CASE WHEN THEN ELSE END TRUE FALSE IN
+    LIKE ILIKE CAST AS EXCLUDED RETURNING BETWEEN EXISTS SELECT WHERE""".split())
+_BARE = re.compile(r"(?<![.\w%:?])([A-Za-z_]\w*)(?![\w.]|\s*\()")
+
+
+def _qualify(expr: str, table: str) -> str:
+    def one(m: re.Match[str]) -> str:
+        word = m.group(1)
+        after_as = re.search(r"\bAS\s+$", m.string[: m.start()], re.I)
+        return word if word.upper() in _KEYWORDS or after_as else f"{table}.{word}"
+
+    return _outside_literals(expr, lambda part: _BARE.sub(one, part))
+
+
 def _qualify_upsert_where(sql: str) -> str:
-    """`ON CONFLICT … DO UPDATE SET … WHERE col …`: PostgreSQL finds a bare `col` ambiguous
-    (the row or EXCLUDED); SQLite means the row."""
+    """`ON CONFLICT … DO UPDATE SET col = col + 1 … WHERE col …`: PostgreSQL finds a bare
+    `col` on the right of SET or in WHERE ambiguous (the row or EXCLUDED); SQLite means the
+    row, so those are qualified with the table."""
     ins = re.match(r"\s*INSERT\s+INTO\s+(\w+)", sql, re.I)
-    upd = re.search(r"\bDO\s+UPDATE\s+SET\b.*?\bWHERE\b", sql, re.I | re.S)
+    upd = re.search(r"\bDO\s+UPDATE\s+SET\b", sql, re.I)
     if not ins or not upd:
         return sql
     table = ins.group(1)
     head, tail = sql[: upd.end()], sql[upd.end():]
-    tail = re.sub(r"(?<![.\w])(?!excluded\b|NOT\b|AND\b|OR\b|NULL\b)([A-Za-z_]\w*)"
-                  r"(?=\s*(?:IS\b|=|<>|!=|<|>))", rf"{table}.\1", tail, flags=re.I)
-    return head + tail
+    ret = re.search(r"\bRETURNING\b", tail, re.I)
+    rest = ""
+    if ret:
+        tail, rest = tail[: ret.start()], tail[ret.start():]
+    where = re.search(r"\bWHERE\b", tail, re.I)
+    sets, cond = (tail[: where.start()], tail[where.start():]) if where else (tail, "")
+    out = []
+    for assignment in _split_top(sets):
+        target, eq, expr = assignment.partition("=")
+        out.append(target + eq + _qualify(expr, table) if eq else assignment)
+    return head + ",".join(out) + (_qualify(cond, table) if cond else "") + rest
+
+
+def _split_top(text: str) -> list[str]:
+    out, depth, buf = [], 0, ""
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            out.append(buf)
+            buf = ""
+        else:
+            buf += ch
+    out.append(buf)
+    return out
 
 
 @lru_cache(maxsize=4096)
 def _cached(sql: str, keys_token: tuple) -> Translated:
-    keys = dict(keys_token)
-    rewritten, returning = _rewrite(sql, keys)
+    rewritten, returning = _rewrite(sql, dict(keys_token))
     text, numbered = _params(rewritten)
     return Translated(text, numbered, returning)
 
