@@ -204,7 +204,10 @@ def _rewrite(sql: str, keys: dict[str, tuple[str, ...]]) -> tuple[str, str | Non
     return sql, returning
 
 
-_KEYWORDS = frozenset(["AND", "OR", "NOT", "NULL", "IS", "DISTINCT", "FROM", "CASE", "WHEN", "THEN", "ELSE", "END", "TRUE", "FALSE", "IN", "LIKE", "ILIKE", "CAST", "AS", "EXCLUDED", "RETURNING", "BETWEEN", "EXISTS", "SELECT", "WHERE"])
+_KEYWORDS = frozenset((
+    "AND", "OR", "NOT", "NULL", "IS", "DISTINCT", "FROM", "CASE", "WHEN", "THEN", "ELSE", "END",
+    "TRUE", "FALSE", "IN", "LIKE", "ILIKE", "CAST", "AS", "EXCLUDED", "RETURNING", "BETWEEN",
+    "EXISTS", "SELECT", "WHERE"))
 _BARE = re.compile(r"(?<![.\w%:?])([A-Za-z_]\w*)(?![\w.]|\s*\()")
 
 
