@@ -434,4 +434,6 @@ CREATE INDEX memories_occurred ON memories(is_deleted, occurred_at);
 CREATE INDEX memories_fts ON memories USING gin (fts);
 CREATE INDEX memory_context_fts ON memory_context USING gin (fts);
 CREATE INDEX memory_hints_fts ON memory_hints USING gin (fts);
+ALTER TABLE embeddings ADD COLUMN embedding vector;
+CREATE INDEX embeddings_hnsw_384 ON embeddings USING hnsw ((embedding::vector(384)) vector_cosine_ops) WHERE dimensions = 384;
 CREATE INDEX memory_jobs_rowid ON memory_jobs (rowid);

@@ -144,7 +144,7 @@ class PgConnection:
         try:
             if guarded:
                 self.raw.execute("SAVEPOINT mnemonist_stmt")
-            cur = self.raw.execute(text, args or None, prepare=False)
+            cur = self.raw.execute(text, args, prepare=False)  # never None: %% is read
             rows = cur.fetchall() if cur.description is not None else None
             if guarded:
                 self.raw.execute("RELEASE SAVEPOINT mnemonist_stmt")

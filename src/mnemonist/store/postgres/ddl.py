@@ -25,6 +25,14 @@ FULL_TEXT = (
     ("memory_hints", "fts", "hint"),
 )
 
+#: pgvector: each embedding's vector beside its blob (store.embeddings.upsert writes both), and
+#: an HNSW index for the default model's 384 dimensions (store/postgres/vectors.py)
+VECTORS = (
+    "ALTER TABLE embeddings ADD COLUMN embedding vector;",
+    "CREATE INDEX embeddings_hnsw_384 ON embeddings"
+    " USING hnsw ((embedding::vector(384)) vector_cosine_ops) WHERE dimensions = 384;",
+)
+
 _FTS_SHADOW = re.compile(r"_fts(_data|_idx|_docsize|_config)?$")
 
 
@@ -105,6 +113,7 @@ def baseline(schema: list[tuple[str, str, str]]) -> str:
             out.append(sql.strip() + ";")
     for tbl, column, _source in FULL_TEXT:
         out.append(f"CREATE INDEX {tbl}_{column} ON {tbl} USING gin ({column});")
+    out.extend(VECTORS)
     out.append("CREATE INDEX memory_jobs_rowid ON memory_jobs (rowid);")
     return "\n".join(out) + "\n"
 

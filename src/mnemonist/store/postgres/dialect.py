@@ -52,6 +52,8 @@ def _params(sql: str) -> tuple[str, bool]:
                 out.append("\x00")
         elif tok == "%":
             out.append("%%")
+        elif tok.startswith("'"):
+            out.append(tok.replace("%", "%%"))  # psycopg reads % inside literals too
         elif tok.startswith(":") and len(tok) > 1 and tok != "::":
             numbered = True  # :name — the caller passes a mapping
             out.append(f"%({tok[1:]})s")
