@@ -4,8 +4,10 @@ the baseline schema's agreement with SQLite's, the migration rule and the SQL di
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
 
+import httpx
 import pytest
 
 from conftest import run_daemon
@@ -42,6 +44,50 @@ def test_a_memory_written_through_one_daemon_is_recalled_through_another(
         again = b.remember("The release freeze starts on the twelfth of December",
                            project="team")
         assert again["id"] == made["id"] and again["deduplicated"] is True
+
+
+def test_concurrent_writers_on_two_daemons_store_each_text_once(
+    postgres_url: str, tmp_path: Path,
+) -> None:
+    """Eight clients on two daemons write the same 15 texts (and 15 keyed retries) at once:
+    every write is answered, each text is one memory, each idempotency key one memory."""
+    config = {"storage": {"url": postgres_url}}
+    texts = [f"Shared runbook step {i}: restart the {w} worker"
+             for i, w in enumerate(["queue", "mail", "cron"] * 5)]
+    with run_daemon(tmp_path / "a", config) as a, run_daemon(tmp_path / "b", config) as b:
+        answers: list[tuple[str, str]] = []
+        failures: list[str] = []
+        lock = threading.Lock()
+
+        def client(n: int) -> None:
+            daemon = (a, b)[n % 2]
+            with httpx.Client(base_url=daemon.url, timeout=120) as http:
+                for i, text in enumerate(texts):
+                    for body in ({"content": text, "project": "race"},
+                                 {"content": f"keyed {i} from client {n}", "project": "race",
+                                  "idempotency_key": f"k{i}"}):
+                        resp = http.post("/api/memory/remember", json=body)
+                        with lock:
+                            if resp.status_code not in (200, 201):
+                                failures.append(resp.text)
+                            else:
+                                answers.append((body.get("idempotency_key") or text,
+                                                resp.json()["id"]))
+
+        threads = [threading.Thread(target=client, args=(n,)) for n in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(600)
+        assert not failures, failures[:3]
+        assert len(answers) == 8 * 2 * len(texts)
+        ids_per_key: dict[str, set[str]] = {}
+        for key, mid in answers:
+            ids_per_key.setdefault(key, set()).add(mid)
+        assert all(len(v) == 1 for v in ids_per_key.values()), ids_per_key
+        count = a.daemon.db.reader().execute(
+            "SELECT COUNT(*) FROM memories WHERE project = 'race'").fetchone()[0]
+        assert count == 2 * len(texts)
 
 
 def test_hnsw_answers_like_the_exact_scan(postgres_url: str, tmp_path: Path,
