@@ -111,6 +111,9 @@ class Cursor:
 
 
 _WRITES = re.compile(r"\s*(INSERT|UPDATE|DELETE|REPLACE)\b", re.I)
+#: the statements that get a savepoint: the callers that go on after a failed statement catch
+#: the unique-index IntegrityError of an INSERT (two round trips more each, so only those)
+_GUARDED = re.compile(r"\s*(INSERT|REPLACE)\b", re.I)
 
 
 class PgConnection:
@@ -122,7 +125,7 @@ class PgConnection:
         self.raw = raw
         self._keys = keys
         #: inside a write transaction a failed statement would abort the whole transaction;
-        #: SQLite's callers catch IntegrityError and go on, so each write gets a savepoint
+        #: SQLite's callers catch IntegrityError and go on, so each INSERT gets a savepoint
         self._savepoints = savepoints
         self.total_changes = 0
 
@@ -140,7 +143,7 @@ class PgConnection:
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> Cursor:
         text, args, returning = self._bind(sql, params)
-        guarded = self._savepoints and bool(_WRITES.match(sql))
+        guarded = self._savepoints and bool(_GUARDED.match(sql))
         try:
             if guarded:
                 self.raw.execute("SAVEPOINT mnemonist_stmt")
