@@ -90,6 +90,35 @@ def test_concurrent_writers_on_two_daemons_store_each_text_once(
         assert count == 2 * len(texts)
 
 
+def test_concurrent_writes_of_one_key_on_two_daemons_leave_one_live_memory(
+    postgres_url: str, tmp_path: Path,
+) -> None:
+    config = {"storage": {"url": postgres_url}}
+    with run_daemon(tmp_path / "a", config) as a, run_daemon(tmp_path / "b", config) as b:
+        failures: list[str] = []
+
+        def client(n: int) -> None:
+            daemon = (a, b)[n % 2]
+            with httpx.Client(base_url=daemon.url, timeout=120) as http:
+                for i in range(10):
+                    resp = http.post("/api/memory/remember", json={
+                        "content": f"The on-call phone is held by person {n}-{i}",
+                        "project": "keys", "key": "on-call phone"})
+                    if resp.status_code not in (200, 201):
+                        failures.append(resp.text)
+
+        threads = [threading.Thread(target=client, args=(n,)) for n in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(600)
+        assert not failures, failures[:3]
+        rows = a.daemon.db.reader().execute(
+            "SELECT COUNT(*), SUM(CASE WHEN superseded_at IS NULL THEN 1 ELSE 0 END)"
+            " FROM memories WHERE project = 'keys'").fetchone()
+        assert tuple(rows) == (60, 1)
+
+
 def test_hnsw_answers_like_the_exact_scan(postgres_url: str, tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     with run_daemon(tmp_path / "home", {"storage": {"url": postgres_url}}) as live:
