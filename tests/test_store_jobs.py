@@ -90,3 +90,26 @@ def test_a_leased_job_is_not_leased_again_by_the_other_daemon(open_store) -> Non
     assert job is not None and job.attempts == 1
     with second.write_tx() as conn:
         assert jobs.lease(conn, "embed") is None
+
+
+def test_two_daemons_enqueueing_one_target_at_once_queue_one_job(open_store) -> None:
+    dbs = [open_store(), open_store()]
+    migrate(dbs[0])
+    made: list[str | None] = []
+    barrier = threading.Barrier(8)
+
+    def enqueue(db: Any) -> None:
+        barrier.wait()
+        for _ in range(5):
+            with db.write_tx() as conn:
+                made.append(jobs.enqueue(conn, "extract", memory_id="shared"))
+
+    threads = [threading.Thread(target=enqueue, args=(dbs[n % 2],)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    assert len(made) == 40 and len([m for m in made if m is not None]) == 1
+    count = dbs[1].reader().execute(
+        "SELECT COUNT(*) FROM memory_jobs WHERE memory_id = 'shared'").fetchone()[0]
+    assert count == 1

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mnemonist.model.memory import format_ts, utcnow
-from mnemonist.store.backend import is_postgres
+from mnemonist.store.backend import is_postgres, serialize
 from mnemonist.text.scrub import scrub_credentials, scrub_deep
 
 
@@ -30,6 +30,8 @@ def enqueue(
     Returns the new job id, or None when the enqueue was deduplicated.
     """
     target_col, target = ("memory_id", memory_id) if memory_id else ("document_id", document_id)
+    if check_existing:  # several daemons on one PostgreSQL: one enqueuer of a target at a time
+        serialize(conn, "job", job_type, target_col, str(target))
     existing = check_existing and conn.execute(
         f"SELECT id FROM memory_jobs WHERE {target_col} = ? AND job_type = ?"
         " AND status IN ('pending', 'leased') LIMIT 1",
