@@ -41,12 +41,17 @@ def _server_user() -> pwd.struct_passwd:
     try:
         return pwd.getpwnam(SERVER_USER)
     except KeyError:
-        subprocess.run(
-            ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
+        useradd = shutil.which("useradd") or "/usr/sbin/useradd"
+        made = subprocess.run(
+            [useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
              SERVER_USER],
-            check=True, capture_output=True, text=True,
+            capture_output=True, text=True,
         )
-        return pwd.getpwnam(SERVER_USER)
+        try:  # another test session may have created it meanwhile
+            return pwd.getpwnam(SERVER_USER)
+        except KeyError:
+            raise RuntimeError(f"cannot create the user {SERVER_USER} that runs the test"
+                               f" PostgreSQL (the suite runs as root): {made.stderr}") from None
 
 
 class ThrowawayPostgres:
