@@ -119,6 +119,26 @@ def test_concurrent_writes_of_one_key_on_two_daemons_leave_one_live_memory(
         assert tuple(rows) == (60, 1)
 
 
+def test_the_read_routes_answer_on_postgresql(postgres_url: str, tmp_path: Path) -> None:
+    """Every GET route without a path parameter answers (no 5xx); what only SQLite does yet
+    (bundle export, backup, bundle import) is a 501 naming the store, before anything starts."""
+    with run_daemon(tmp_path / "home", {"storage": {"url": postgres_url}}) as live:
+        made = live.remember("Alice deploys the billing service on Tuesdays", project="p")
+        live.flush()
+        routes = ["/health", "/api/status", "/api/diagnostics", "/api/diagnostics/graph",
+                  "/api/memories", "/api/embeddings", "/api/entities", "/api/documents",
+                  "/api/files", "/api/sessions", "/api/checkpoints", "/api/pipeline/status",
+                  "/api/repair/duplicates", "/memory/search?q=billing", "/",
+                  f"/api/memory/{made['id']}/chain", f"/api/memory/{made['id']}/neighbours"]
+        for route in routes:
+            resp = live.http.get(route)
+            assert resp.status_code == 200, (route, resp.text[:300])
+        export = live.http.get("/api/export")
+        assert export.status_code == 501 and export.json()["error"] == "not_on_postgresql"
+        backup = live.http.post("/api/backup", json={"path": str(tmp_path / "copy.db")})
+        assert backup.status_code == 501 and not (tmp_path / "copy.db").exists()
+
+
 def test_hnsw_answers_like_the_exact_scan(postgres_url: str, tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     with run_daemon(tmp_path / "home", {"storage": {"url": postgres_url}}) as live:
@@ -207,6 +227,10 @@ def test_a_storage_url_that_is_not_postgresql_is_refused(tmp_path: Path) -> None
     ("SELECT seq FROM m WHERE seq IN (SELECT value FROM json_each(?1)) AND x = ?1",
      "SELECT seq FROM m WHERE CAST(seq AS text) IN (SELECT value FROM json_array_elements_text("
      "CAST(%(p1)s AS json)) AS json_each(value)) AND x = %(p1)s"),
+    ("SELECT SUM(is_deleted = 0 AND pinned = 1), SUM(mentions),"
+     " SUM(CASE WHEN a = 1 THEN 1 ELSE 0 END) FROM t",
+     "SELECT SUM(CASE WHEN is_deleted = 0 AND pinned = 1 THEN 1 ELSE 0 END), SUM(mentions),"
+     " SUM(CASE WHEN a = 1 THEN 1 ELSE 0 END) FROM t"),
     ("UPDATE t SET a = :a WHERE b IS NOT :b",
      "UPDATE t SET a = %(a)s WHERE b IS DISTINCT FROM %(b)s"),
 ])

@@ -20,7 +20,7 @@ from mnemonist.providers.embedding.base import EmbeddingError, EmbeddingProvider
 from mnemonist.search.filters import visible_ids
 from mnemonist.search.hybrid import HybridSearch
 from mnemonist.search.vector_index import VectorIndex
-from mnemonist.service.errors import Conflict, NotFound
+from mnemonist.service.errors import Conflict, NotFound, NotOnPostgres
 from mnemonist.store import embeddings, hints, memories
 from mnemonist.store.backend import is_postgres
 from mnemonist.store.context import is_line
@@ -141,6 +141,12 @@ class ServiceBase:
         if job is not None and self._hints_wake is not None:
             self.db.on_commit(self._hints_wake)
         return job
+
+    def require_sqlite(self, what: str) -> None:
+        """Refuse, before anything starts, what only the SQLite store does yet (a 501)."""
+        if is_postgres(self.db):
+            raise NotOnPostgres(f"{what} is not available on the PostgreSQL store yet; back the"
+                                " database up with pg_dump (docs/postgres.md)")
 
     # -- vectors -------------------------------------------------------------------------
     def _new_index(self, dimensions: int, kind: str) -> VectorIndex:

@@ -15,7 +15,8 @@ Rules, in order:
 - `LIMIT -1` → `LIMIT ALL`; `INDEXED BY x` / `NOT INDEXED` → dropped;
   `CROSS JOIN t ON` → `JOIN t ON`; the unary `+`
   SQLite uses to keep an index out → dropped;
-- `IFNULL` → `COALESCE`; two-argument `MAX`/`MIN` → `GREATEST`/`LEAST`; `LIKE` → `ILIKE`
+- `SUM(condition)` → `SUM(CASE WHEN condition THEN 1 ELSE 0 END)`;
+  `IFNULL` → `COALESCE`; two-argument `MAX`/`MIN` → `GREATEST`/`LEAST`; `LIKE` → `ILIKE`
   (SQLite's LIKE ignores ASCII case); `a IS b` / `a IS NOT b` → `IS [NOT] DISTINCT FROM`;
 - `json_each(x)` → `json_array_elements_text(x::json)`, its `value` compared as text;
   `json_extract(x, '$.k')` → `(x::json ->> 'k')`; `json_array_length(x)` on `x::json`;
@@ -103,10 +104,24 @@ def _top_level_commas(text: str) -> int:
     return count
 
 
+_CONDITION = re.compile(r"(<>|!=|<=|>=|[=<>]|\bIS\b|\bIN\b|\bI?LIKE\b|\bAND\b|\bOR\b)", re.I)
+
+
+def _is_condition(expr: str) -> bool:
+    """True when `expr` is a comparison or a boolean combination at its top level."""
+    if re.match(r"\s*CASE\b", expr, re.I):
+        return False
+    depth, flat = 0, []
+    for ch in expr:
+        depth += (ch == "(") - (ch == ")")
+        flat.append(ch if depth == 0 else " ")
+    return bool(_CONDITION.search("".join(flat)))
+
+
 def _functions(sql: str) -> str:
     """Rewrite calls whose PostgreSQL spelling differs (arguments may nest)."""
-    pattern = re.compile(r"\b(MAX|MIN|json_each|json_extract|json_array_length|IFNULL)\s*\(",
-                         re.I)
+    pattern = re.compile(
+        r"\b(MAX|MIN|SUM|json_each|json_extract|json_array_length|IFNULL)\s*\(", re.I)
     pos = 0
     out = []
     while True:
@@ -123,6 +138,11 @@ def _functions(sql: str) -> str:
                 out.append(f"{'GREATEST' if name == 'max' else 'LEAST'}({inner})")
             else:
                 out.append(f"{m.group(1)}({inner})")
+        elif name == "sum":
+            # SQLite sums truth values (SUM(is_deleted = 0)); PostgreSQL sums numbers
+            if _is_condition(inner):
+                inner = f"CASE WHEN {inner} THEN 1 ELSE 0 END"
+            out.append(f"{m.group(1)}({inner})")
         elif name == "ifnull":
             out.append(f"COALESCE({inner})")
         elif name == "json_each":
