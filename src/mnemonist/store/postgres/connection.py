@@ -130,6 +130,11 @@ class PgConnection:
         self.total_changes = 0
 
     @property
+    def store_key(self) -> str:
+        """Which database (caches of statistics are kept per store)."""
+        return self.raw.info.dsn
+
+    @property
     def in_transaction(self) -> bool:
         return self.raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
 

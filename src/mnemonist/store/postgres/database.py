@@ -69,6 +69,7 @@ class _Reader:
     def __init__(self, db: PostgresDatabase) -> None:
         self._db = db
         self._local = threading.local()
+        self.store_key = db.url
 
     def execute(self, sql: str, params: Any = None) -> Cursor:
         word = sql.strip().split(None, 1)[0].upper() if sql.strip() else ""
