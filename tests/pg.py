@@ -94,6 +94,13 @@ class ThrowawayPostgres:
         return proc
 
     def start(self) -> ThrowawayPostgres:
+        try:
+            return self._start()
+        except BaseException:
+            self.stop()  # nothing left behind: the server (if it started) and the directory
+            raise
+
+    def _start(self) -> ThrowawayPostgres:
         self.data.mkdir(mode=0o700)
         sockets = self.base / "run"
         sockets.mkdir(mode=0o700)

@@ -71,7 +71,8 @@ def _lexemes(conn: Any, terms: list[str], table: str) -> tuple[list[str], list[f
     lexemes, idfs = [], []
     for lexeme, df in rows:
         lexemes.append(lexeme)
-        idfs.append(max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6))
+        ratio = (max(n, df) - df + 0.5) / (df + 0.5)  # N may lag the index by a minute
+        idfs.append(max(math.log(ratio), 1e-6))
     return lexemes, idfs
 
 
