@@ -133,6 +133,7 @@ def test_the_read_routes_answer_on_postgresql(postgres_url: str, tmp_path: Path)
         for route in routes:
             resp = live.http.get(route)
             assert resp.status_code == 200, (route, resp.text[:300])
+        assert live.http.get("/api/status").json()["database"] == postgres_url
         export = live.http.get("/api/export")
         assert export.status_code == 501 and export.json()["error"] == "not_on_postgresql"
         backup = live.http.post("/api/backup", json={"path": str(tmp_path / "copy.db")})

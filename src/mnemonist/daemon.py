@@ -209,7 +209,7 @@ def serve(home: str | None = None, host: str | None = None, port: int | None = N
     daemon.lock.describe(host=host, port=port)
     app = create_app(daemon, bind_host=host)
     line = (f"mnemonist listening on {listen_url(host, port)} (home {paths.home},"
-            f" database {paths.database})")
+            f" database {getattr(daemon.db, 'location', paths.database)})")
 
     class Server(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:

@@ -165,9 +165,9 @@ class PgConnection:
         if count > 0 and _WRITES.match(sql):
             self.total_changes += count
         lastrowid = None
-        if returning is not None and rows:
-            lastrowid = rows[0][0]
-            rows = None if not sql.upper().count("RETURNING") else rows
+        if returning is not None:  # RETURNING was added for lastrowid: no rows for the caller
+            lastrowid = rows[0][0] if rows else None
+            rows = None
         return Cursor(rows, count, lastrowid)
 
     def executemany(self, sql: str, seq_of_params: Any) -> Cursor:

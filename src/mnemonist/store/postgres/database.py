@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -136,6 +137,11 @@ class PostgresDatabase:
         self._closed = False
         self._after_commit: list[Callable[[], None]] = []
         self.storage_fault: str | None = None
+
+    @property
+    def location(self) -> str:
+        """The database's URL without its password (status, the start line)."""
+        return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", self.url)
 
     @staticmethod
     def _configure(conn: psycopg.Connection) -> None:
