@@ -257,3 +257,23 @@ def test_insert_or_replace_needs_a_known_key() -> None:
         " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value")
     with pytest.raises(ValueError, match="no primary key"):
         translate("INSERT OR REPLACE INTO other (a) VALUES (?)", keys)
+
+
+def test_readers_cannot_write_and_a_lost_writer_connection_comes_back(postgres_url: str
+                                                                      ) -> None:
+    db = PostgresDatabase(postgres_url)
+    try:
+        migrate_postgres(db, MIGRATIONS, 14)
+        with pytest.raises(sqlite3.OperationalError, match="read-only"):
+            db.reader().execute("INSERT INTO meta (key, value) VALUES ('a', 'b')")
+        pid = db._writer_raw.info.backend_pid
+        with db.pool.connection() as raw, raw.transaction():
+            raw.execute("SET LOCAL transaction_read_only = off")
+            raw.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        with pytest.raises(sqlite3.Error), db.write_tx() as conn:  # the write in flight fails
+            conn.execute("INSERT INTO meta (key, value) VALUES ('a', 'b')")
+        with db.write_tx() as conn:  # the next one reconnects and commits
+            conn.execute("INSERT INTO meta (key, value) VALUES ('a', 'b')")
+        assert db.reader().execute("SELECT value FROM meta WHERE key = 'a'").fetchone()[0] == "b"
+    finally:
+        db.close()

@@ -146,6 +146,8 @@ class PostgresDatabase:
     @staticmethod
     def _configure(conn: psycopg.Connection) -> None:
         prepare(conn)
+        # readers only read, as SQLite's reader connections are query_only
+        conn.execute("SET default_transaction_read_only = on")
 
     def refresh_keys(self) -> None:
         """Re-read the schema's keys (after migrations changed it)."""
@@ -168,6 +170,8 @@ class PostgresDatabase:
                 return
             if self._closed:
                 raise sqlite3.ProgrammingError("database is closed")
+            if self._writer_raw.closed or self._writer_raw.broken:
+                self._reconnect_writer()  # the server restarted, or the network dropped
             txguard.enter()
             self._after_commit = []
             try:
@@ -196,6 +200,17 @@ class PostgresDatabase:
             finally:
                 self._after_commit = []
                 txguard.leave()
+
+    def _reconnect_writer(self) -> None:
+        log.warning("the PostgreSQL writer connection was lost: reconnecting")
+        windows = context.window_of(self._writer)
+        linker = entity_links.enabled(self._writer)
+        raw = psycopg.connect(self.url, autocommit=False)
+        prepare(raw)
+        self._writer_raw = raw
+        self._writer = PgConnection(raw, self.keys, savepoints=True)
+        context.configure(self._writer, windows)
+        entity_links.configure(self._writer, linker)
 
     def _fault(self, exc: BaseException) -> BaseException:
         kind = pg_fault_kind(exc)

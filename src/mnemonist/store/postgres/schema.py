@@ -36,8 +36,8 @@ def migrate_postgres(db: Any, migrations: list[Any], baseline: int) -> list[int]
     done: list[int] = []
     with db.write_tx() as conn:
         raw = conn.raw
-        raw.execute("CREATE EXTENSION IF NOT EXISTS vector")
         raw.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+        raw.execute("CREATE EXTENSION IF NOT EXISTS vector")
         if not _applied(raw):
             for statement in _statements(BASELINE.read_text(encoding="utf-8")):
                 raw.execute(statement)
