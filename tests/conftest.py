@@ -87,3 +87,40 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDaemon]:
     """One real daemon per test module (the embedding model loads once per module)."""
     with run_daemon(tmp_path_factory.mktemp("home")) as d:
         yield d
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[Any]:
+    """One throwaway PostgreSQL 18 + pgvector for the session (tests/pg.py)."""
+    from pg import ThrowawayPostgres
+
+    server = ThrowawayPostgres().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: Any) -> Iterator[str]:
+    """A new empty database of the session's PostgreSQL, dropped after the test."""
+    url = postgres_server.create_database()
+    try:
+        yield url
+    finally:
+        postgres_server.drop_database(url)
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
+    """The store a test module's daemon runs on, as agent.yaml settings: the SQLite default,
+    then a fresh database of the session's PostgreSQL. Tests that use it run on both."""
+    if request.param == "sqlite":
+        yield {}
+        return
+    server = request.getfixturevalue("postgres_server")
+    url = server.create_database()
+    try:
+        yield {"storage": {"url": url}}
+    finally:
+        server.drop_database(url)

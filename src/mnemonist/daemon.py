@@ -29,7 +29,7 @@ from mnemonist.pipeline.summary_worker import SummaryWorker, settle_orphans, sum
 from mnemonist.providers.embedding import create_embedding_provider
 from mnemonist.service import MemoryService
 from mnemonist.settings import ConfigError, Paths, home_dir, load_config
-from mnemonist.store.db import Database
+from mnemonist.store.backend import open_database
 from mnemonist.store.home_lock import AlreadyRunning, HomeLock
 from mnemonist.store.migrations import migrate
 
@@ -51,7 +51,7 @@ class Daemon:
             raise
 
     def _open(self, paths: Paths, config: Config, workers: bool) -> None:
-        self.db = Database(paths.database, durability=config.memory.durability)
+        self.db = open_database(paths.database, config)
         migrate(self.db)
         self.db.use_context_window(config.search.context_window)
         graph = config.memory.pipeline_v2.graph
@@ -209,7 +209,7 @@ def serve(home: str | None = None, host: str | None = None, port: int | None = N
     daemon.lock.describe(host=host, port=port)
     app = create_app(daemon, bind_host=host)
     line = (f"mnemonist listening on {listen_url(host, port)} (home {paths.home},"
-            f" database {paths.database})")
+            f" database {getattr(daemon.db, 'location', paths.database)})")
 
     class Server(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:

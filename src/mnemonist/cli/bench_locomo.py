@@ -114,6 +114,8 @@ def parse_settings(settings: tuple[str, ...]) -> dict:
     default=None,
     help="an empty mnemonist home to keep (default: a temporary one, removed after)",
 )
+@click.option("--storage", "storage", default=None, metavar="URL",
+              help="run on this empty PostgreSQL database (postgresql://...) instead of SQLite")
 @click.option("--ablate", is_flag=True,
               help="also score the standard ablations (each recall signal off in turn)")
 @click.option("--variant", "variants", multiple=True, metavar="'NAME: KEY=VALUE[, ...]'",
@@ -123,8 +125,9 @@ def parse_settings(settings: tuple[str, ...]) -> dict:
 @click.option("--json", "as_json", is_flag=True, help="print the JSON result, not the report")
 @click.option("-q", "--quiet", is_flag=True, help="no progress on stderr")
 def locomo(data: Path | None, limit: int | None, questions: int | None, ks: tuple[int, ...],
-           out: Path, home: Path | None, ablate: bool, variants: tuple[str, ...],
-           settings: tuple[str, ...], as_json: bool, quiet: bool) -> None:  # fmt: skip
+           out: Path, home: Path | None, storage: str | None, ablate: bool,
+           variants: tuple[str, ...], settings: tuple[str, ...], as_json: bool,
+           quiet: bool) -> None:  # fmt: skip
     """Recall on LoCoMo: mnemonist vs BM25 only vs dense only, over the same memories.
 
     With --ablate or --variant, each variant is scored on the same memories after the main run,
@@ -138,10 +141,13 @@ def locomo(data: Path | None, limit: int | None, questions: int | None, ks: tupl
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--variant") from None
     path = resolve_data(data)
+    overrides = parse_settings(settings)
+    if storage:
+        overrides.setdefault("storage", {})["url"] = storage
     try:
         result = run_locomo(path, limit_conversations=limit, limit_questions=questions, ks=ks,
-                            home=home, progress=not quiet, out_dir=out,
-                            variants=parsed, overrides=parse_settings(settings))  # fmt: skip
+                            home=home, progress=not quiet, out_dir=out, variants=parsed,
+                            overrides=overrides or None)  # fmt: skip
     except ConfigError as exc:
         click.echo(f"mnemonist: configuration error: {exc}", err=True)
         sys.exit(2)

@@ -17,6 +17,7 @@ from mnemonist.cli.files_cmd import files, sync
 from mnemonist.cli.hooks_cmd import COMMANDS as HOOK_COMMANDS
 from mnemonist.cli.mcp_cmd import mcp
 from mnemonist.cli.memory_cmd import COMMANDS as MEMORY_COMMANDS
+from mnemonist.cli.migrate_cmd import migrate_cmd
 from mnemonist.cli.sessions_cmd import sessions
 
 
@@ -128,6 +129,7 @@ cli.add_command(sessions)
 cli.add_command(duplicates)
 cli.add_command(sync)
 cli.add_command(files)
+cli.add_command(migrate_cmd)
 for _command in CARRY_COMMANDS:  # export, import, backup
     cli.add_command(_command)
 

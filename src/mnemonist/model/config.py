@@ -451,6 +451,23 @@ class ServerConfig(SnakeModel):
     )
 
 
+class StorageConfig(SnakeModel):
+    url: str = Field(
+        default="",
+        description="empty: the SQLite file in the home; postgresql://user@host:port/db: a team's"
+                    " shared PostgreSQL with pgvector (docs/postgres.md)",
+    )
+    pool_size: int = Range(16, 2, 256, "PostgreSQL: most pooled connections this daemon opens")
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        value = value.strip()
+        if value and not value.startswith(("postgresql://", "postgres://")):
+            raise ValueError("must be empty (SQLite in the home) or a postgresql:// URL")
+        return value
+
+
 class HooksConfig(CamelModel):
     """Harness hooks (`mnemonist hook <event>`, `/api/hooks/*`): deadlines and injection budgets."""
 
@@ -574,4 +591,5 @@ class Config(SnakeModel):
     sessions: SessionsConfig = Field(default_factory=SessionsConfig)
     files: FilesConfig = Field(default_factory=FilesConfig)
     sparse: SparseConfig = Field(default_factory=SparseConfig)
+    storage: StorageConfig = Field(default_factory=StorageConfig)
 

@@ -9,6 +9,8 @@ from typing import Any
 from mnemonist.model.requests import RecallFilters
 from mnemonist.search.filters import where_clause
 from mnemonist.search.keyword_pruning import pruned_top
+from mnemonist.store.backend import is_postgres
+from mnemonist.store.postgres import fts as pg_fts
 from mnemonist.text.tokens import (
     MAX_QUERY_TERMS,
     content_tokens,
@@ -37,6 +39,9 @@ def keyword_search(
 
     `index` is "content" (the memory's own text), "context" (the memory with its neighbours
     in its source, see store.context) or "hints" (the questions it answers, store.hints)."""
+    if is_postgres(conn):
+        return pg_fts.keyword_search(conn, query_terms(query), filters, k, operator=operator,
+                                     index=index)
     match = fts_match_query(query, operator=operator)
     if match is None:
         return []
@@ -49,6 +54,8 @@ def phrase_search(
     *, index: str = "content",
 ) -> list[tuple[int, float]]:
     """Top-k (seq, raw bm25) of memories holding one of the query's two-word phrases."""
+    if is_postgres(conn):
+        return pg_fts.phrase_search(conn, query_phrases(query), filters, k, index=index)
     match = fts_phrase_query(query)
     return [] if match is None else _search(conn, match, filters, k, index, query_phrases(query))
 
@@ -171,6 +178,8 @@ def query_terms(query: str) -> list[str]:
 def terms_in(conn: sqlite3.Connection, terms: list[str], seqs: list[int]) -> dict[int, list[str]]:
     """For each memory (by seq), the terms its own text holds, as FTS5 matches them (porter
     stemming: "notes" matches "note"). Neighbours' words (the context index) do not count."""
+    if is_postgres(conn):
+        return pg_fts.terms_in(conn, terms, seqs)
     found: dict[int, list[str]] = {seq: [] for seq in seqs}
     if not seqs:
         return found

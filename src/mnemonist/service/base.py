@@ -22,8 +22,9 @@ from mnemonist.providers.embedding.base import EmbeddingError, EmbeddingProvider
 from mnemonist.search.filters import visible_ids
 from mnemonist.search.hybrid import HybridSearch
 from mnemonist.search.vector_index import VectorIndex
-from mnemonist.service.errors import Conflict, NotFound
+from mnemonist.service.errors import Conflict, NotFound, NotOnPostgres
 from mnemonist.store import embeddings, hints, memories
+from mnemonist.store.backend import is_postgres
 from mnemonist.store.context import is_line
 from mnemonist.store.db import Database
 
@@ -146,11 +147,28 @@ class ServiceBase:
             self.db.on_commit(self._hints_wake)
         return job
 
+    def require_sqlite(self, what: str) -> None:
+        """Refuse, before anything starts, what only the SQLite store does yet (a 501)."""
+        if is_postgres(self.db):
+            raise NotOnPostgres(f"{what} is not available on the PostgreSQL store yet; back the"
+                                " database up with pg_dump (docs/postgres.md)")
+
     # -- vectors -------------------------------------------------------------------------
+    def _new_index(self, dimensions: int, kind: str) -> VectorIndex:
+        """In-process on SQLite; on PostgreSQL the database is the index (pgvector), so that
+        every daemon sees every other's vectors."""
+        if is_postgres(self.db):
+            from mnemonist.store.postgres.vectors import PgVectorIndex
+
+            assert self.provider is not None
+            model = self.provider.model_id
+            return PgVectorIndex(self.db, dimensions, model, kind)  # type: ignore[return-value]
+        return VectorIndex(dimensions)
+
     def get_index(self, dimensions: int) -> VectorIndex:
         with self._index_lock:
             if self.index is None:
-                self.index = VectorIndex(dimensions)
+                self.index = self._new_index(dimensions, "content")
                 if hasattr(self, "searcher"):
                     self.searcher.index = self.index
             elif self.index.dimensions != dimensions:
@@ -167,7 +185,7 @@ class ServiceBase:
     def get_context_index(self, dimensions: int) -> VectorIndex:
         with self._index_lock:
             if self.context_index is None:
-                self.context_index = VectorIndex(dimensions)
+                self.context_index = self._new_index(dimensions, "context")
                 if hasattr(self, "searcher"):
                     self.searcher.context_index = self.context_index
             return self.context_index
@@ -203,6 +221,10 @@ class ServiceBase:
         if dims is None:
             return  # created on the first embedding
         index = self.get_index(dims)
+        if is_postgres(self.db):  # pgvector: the database is the index, nothing to load
+            if self._context_vectors():
+                self.get_context_index(dims)
+            return
         index.add_many(embeddings.live_vectors(conn, model, dims))
         log.info("vector index: %d vectors of %s (%d dims)", len(index), model, dims)
         if self._context_vectors():

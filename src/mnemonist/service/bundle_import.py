@@ -80,6 +80,7 @@ def parse_lines(raw: bytes) -> list[Any]:
 class BundleImportOps(ServiceBase):
     def import_bundle(self, records: list[Any]) -> dict[str, Any]:
         """Import one batch: `records[0]` is the header. Returns counts per kind."""
+        self.require_sqlite("bundle import")
         header = check_header(records[0])
         conn = self.db.reader()
         cols = {t.table: bundle.columns(conn, t.table)

@@ -38,3 +38,10 @@ class Conflict(ServiceError):
 class Unavailable(ServiceError):
     status = 503
     code = "unavailable"
+
+
+class NotOnPostgres(ServiceError):
+    """What the PostgreSQL store does not do yet (docs/postgres.md lists it)."""
+
+    status = 501
+    code = "not_on_postgresql"

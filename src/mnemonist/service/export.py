@@ -78,6 +78,7 @@ class ExportOps(ServiceBase):
         """Copy the live database into `path` (absolute; an existing file only with `force`).
         The copy is written beside `path` and renamed into place: `path` is never half a file.
         """
+        self.require_sqlite("backup")
         target = _backup_target(path, force, self.db.path)
         started = time.perf_counter()
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)

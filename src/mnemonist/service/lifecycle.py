@@ -20,6 +20,7 @@ from typing import Any
 
 from mnemonist.model.memory import Memory
 from mnemonist.store import archive, history, memories
+from mnemonist.store.backend import serialize
 from mnemonist.store.memories import NewMemory
 
 #: type -> the patch fields that would rewrite it
@@ -47,6 +48,8 @@ def supersede_keyed(
     out = Supersession()
     if not new.key:
         return out
+    # several daemons on one PostgreSQL: the second writer of a key reads the first's row
+    serialize(conn, "key", new.key, new.project or "", new.type)
     successor_from = new.valid_from or new.occurred_at
     olds = [m for m in memories.live_with_key(conn, new.key, new.project, new.type,
                                               new.agent_id, new.user_id)

@@ -103,7 +103,7 @@ class RememberOps(ServiceBase):
 
     def _insert_or_existing(
         self, conn: sqlite3.Connection, new: NewMemory, actor: str, scrubbed: list[str],
-        *, derive: bool = True,
+        *, derive: bool = True, raced: bool = False,
     ) -> dict[str, Any]:
         """Insert `new` unless its idempotency key or content (same project and source) is
         already there. `derive` queues its extraction and hints jobs (not for memories that
@@ -123,7 +123,15 @@ class RememberOps(ServiceBase):
             out = self._answer(existing, created=False, deduplicated=True)
             out["corroborated"] = corroborated
             return out
-        seq = memories.insert(conn, new)
+        try:
+            seq = memories.insert(conn, new)
+        except sqlite3.IntegrityError:
+            # another daemon on the same PostgreSQL committed this key or content since the
+            # look-ups above (its unique index decided): answer with its memory
+            if raced:
+                raise
+            return self._insert_or_existing(conn, new, actor, scrubbed, derive=derive,
+                                            raced=True)
         lifecycle = supersede_keyed(conn, new, actor, at=new.created_at,
                                     unindex=lambda s: self.db.on_commit(
                                         lambda: self.unindex(s)))

@@ -103,7 +103,7 @@ class StatusOps(PipelineOps):
         queue = jobs.counts(conn)
         return {
             "version": __version__,
-            "database": str(self.db.path),
+            "database": str(getattr(self.db, "location", self.db.path)),
             "memories": memories.counts(conn),
             "embeddings": emb_stats,
             "embedding_provider": provider,

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from mnemonist.model.memory import utcnow
+from mnemonist.store.backend import is_postgres
 
 
 def to_blob(vector: np.ndarray) -> bytes:
@@ -29,6 +30,11 @@ def upsert(conn: sqlite3.Connection, content_hash: str, model: str, vector: np.n
         " vector = excluded.vector, created_at = excluded.created_at",
         (content_hash, model, int(vector.shape[0]), to_blob(vector), utcnow()),
     )
+    if is_postgres(conn):  # pgvector's copy, what the PostgreSQL vector leg searches
+        from mnemonist.store.postgres.vectors import literal
+
+        conn.execute("UPDATE embeddings SET embedding = CAST(? AS vector) WHERE content_hash = ?",
+                     (literal(vector), content_hash))
 
 
 def get(conn: sqlite3.Connection, content_hash: str, model: str) -> np.ndarray | None:

@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mnemonist.model.memory import format_ts, utcnow
+from mnemonist.store.backend import is_postgres, serialize
 from mnemonist.text.scrub import scrub_credentials, scrub_deep
 
 
@@ -29,6 +30,8 @@ def enqueue(
     Returns the new job id, or None when the enqueue was deduplicated.
     """
     target_col, target = ("memory_id", memory_id) if memory_id else ("document_id", document_id)
+    if check_existing:  # several daemons on one PostgreSQL: one enqueuer of a target at a time
+        serialize(conn, "job", job_type, target_col, str(target))
     existing = check_existing and conn.execute(
         f"SELECT id FROM memory_jobs WHERE {target_col} = ? AND job_type = ?"
         " AND status IN ('pending', 'leased') LIMIT 1",
@@ -95,12 +98,17 @@ def _later(seconds: float) -> str:
 
 
 def lease(conn: sqlite3.Connection, job_type: str) -> Job | None:
-    """Take the oldest runnable pending job: status leased, attempts + 1 (call in write_tx)."""
+    """Take the oldest runnable pending job: status leased, attempts + 1 (call in write_tx).
+
+    On PostgreSQL several daemons lease from one table: the row is locked `FOR UPDATE SKIP
+    LOCKED`, so a job another daemon is taking is passed over, never taken twice (SQLite has
+    one writer at a time: its transaction alone is enough)."""
     now = utcnow()
     row = conn.execute(
         "SELECT id FROM memory_jobs WHERE job_type = ? AND status = 'pending'"
         " AND attempts < max_attempts AND (run_after IS NULL OR run_after <= ?)"
-        " ORDER BY COALESCE(run_after, created_at), rowid LIMIT 1",  # retried ones queue again
+        " ORDER BY COALESCE(run_after, created_at), rowid LIMIT 1"  # retried ones queue again
+        + (" FOR UPDATE SKIP LOCKED" if is_postgres(conn) else ""),
         (job_type, now),
     ).fetchone()
     if row is None:

@@ -2,6 +2,15 @@
 
 A migration is registered once and never edited after it ships: a change is a new number.
 `schema_migrations` records what ran, so applying is idempotent.
+
+PostgreSQL (`storage.url: postgresql://…`) shares this registry. Versions 1..`PG_BASELINE`
+are one script there, `store/postgres/baseline.sql` (the SQLite schema at that version,
+translated; FTS5 tables become tsvector columns with GIN indexes). **Rule for every later
+migration:** register its PostgreSQL form beside it, `@migration(N, "name", postgres=fn)`,
+where `fn(conn)` gets a connection whose `.execute` takes this module's SQLite-dialect SQL for
+the common subset (see `store/postgres/dialect.py`) and `conn.raw` (psycopg) for what only
+PostgreSQL says (types, GIN/HNSW indexes, tsvector). A migration without one stops a
+PostgreSQL database from starting, with a message naming it: nothing is skipped silently.
 """
 
 from __future__ import annotations
@@ -9,6 +18,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from mnemonist.model.memory import utcnow
 from mnemonist.store import purge
@@ -20,16 +30,20 @@ class Migration:
     version: int
     name: str
     apply: Callable[[sqlite3.Connection], None]
+    #: the PostgreSQL form (None for versions inside the PostgreSQL baseline)
+    postgres: Callable[[Any], None] | None = None
 
 
 MIGRATIONS: list[Migration] = []
+#: versions 1..PG_BASELINE are store/postgres/baseline.sql on PostgreSQL
+PG_BASELINE = 14
 
 
-def migration(version: int, name: str):
+def migration(version: int, name: str, *, postgres: Callable[[Any], None] | None = None):
     def register(fn: Callable[[sqlite3.Connection], None]) -> Callable[[sqlite3.Connection], None]:
         if any(m.version == version for m in MIGRATIONS):
             raise RuntimeError(f"migration {version} registered twice")
-        MIGRATIONS.append(Migration(version, name, fn))
+        MIGRATIONS.append(Migration(version, name, fn, postgres))
         MIGRATIONS.sort(key=lambda m: m.version)
         return fn
 
@@ -406,6 +420,10 @@ def applied_versions(conn: sqlite3.Connection) -> set[int]:
 
 def migrate(db: Database) -> list[int]:
     """Apply every pending migration; returns the versions applied now."""
+    if getattr(db, "dialect", "sqlite") == "postgresql":
+        from mnemonist.store.postgres.schema import migrate_postgres
+
+        return migrate_postgres(db, MIGRATIONS, PG_BASELINE)
     done: list[int] = []
     with db.write_tx() as conn:
         have = applied_versions(conn)
@@ -720,7 +738,21 @@ def _occurred_index(conn: sqlite3.Connection) -> None:
                   " ON memories(is_deleted, occurred_at);")
 
 
-@migration(17, "learned sparse (SPLADE) expansions of memories and their context texts")
+def _sparse_terms_postgres(conn: Any) -> None:
+    conn.raw.execute("""
+        CREATE TABLE IF NOT EXISTS sparse_terms (
+            seq BIGINT NOT NULL,
+            field TEXT NOT NULL CHECK (field IN ('content', 'context')),
+            model TEXT NOT NULL,
+            text_hash TEXT NOT NULL,
+            terms BYTEA NOT NULL,
+            weights BYTEA NOT NULL,
+            PRIMARY KEY (seq, field)
+        )""")
+
+
+@migration(17, "learned sparse (SPLADE) expansions of memories and their context texts",
+           postgres=_sparse_terms_postgres)
 def _sparse_terms(conn: sqlite3.Connection) -> None:
     # One row per memory and field ('content': the memory's text; 'context': its context
     # text, store/context.py): the vocabulary term ids and weights the SPLADE model gives it.

@@ -1,0 +1,188 @@
+"""A psycopg connection that behaves like the `sqlite3.Connection` the store code was written
+for: `.execute(sql, params)` takes SQLite-dialect SQL (translated by `dialect`), rows answer
+both `row["col"]` and `row[0]`, `cursor.lastrowid` / `rowcount` / `total_changes` work, and
+driver errors arrive as the `sqlite3` exceptions the callers already handle."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sqlite3
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg.adapt import Dumper
+from psycopg.pq import Format
+
+from mnemonist.store.postgres.dialect import translate
+
+DIALECT = "postgresql"
+
+
+class Row(tuple):
+    """A result row: a tuple that also answers by column name, like `sqlite3.Row`."""
+
+    __slots__ = ()
+    _names: dict[str, int]
+
+    def __getitem__(self, key):  # type: ignore[override]
+        if isinstance(key, str):
+            return tuple.__getitem__(self, self._names[key])
+        return tuple.__getitem__(self, key)
+
+    def keys(self) -> list[str]:
+        return list(self._names)
+
+
+def _row_factory(cursor: psycopg.Cursor) -> Any:
+    desc = cursor.description
+    if desc is None:
+        return tuple
+    names = {d.name: i for i, d in reversed(list(enumerate(desc)))}
+    cls = type("Row", (Row,), {"__slots__": (), "_names": names})
+    return lambda values: cls(values)
+
+
+class _BoolAsInt(Dumper):
+    """SQLite has no booleans: the store code passes True/False for 0/1 columns."""
+
+    oid = psycopg.adapters.types["int8"].oid
+    format = Format.TEXT
+
+    def dump(self, obj: bool) -> bytes:
+        return b"1" if obj else b"0"
+
+
+def prepare(conn: psycopg.Connection) -> None:
+    """Adapters every connection of the store needs (the pool's `configure`)."""
+    conn.adapters.register_dumper(bool, _BoolAsInt)
+    conn.row_factory = _row_factory
+
+
+def to_sqlite_error(exc: psycopg.Error, sql: str) -> sqlite3.Error:
+    """The sqlite3 exception the callers handle for this PostgreSQL error."""
+    text = f"{exc} (postgresql; {sql.strip()[:200]})"
+    if isinstance(exc, pg_errors.UniqueViolation):
+        return sqlite3.IntegrityError(f"UNIQUE constraint failed: {text}")
+    if isinstance(exc, psycopg.IntegrityError):
+        return sqlite3.IntegrityError(text)
+    if isinstance(exc, psycopg.InterfaceError):
+        return sqlite3.InterfaceError(text)
+    if isinstance(exc, psycopg.DataError):
+        return sqlite3.InterfaceError(text)
+    if isinstance(exc, psycopg.OperationalError | pg_errors.QueryCanceled):
+        return sqlite3.OperationalError(text)
+    return sqlite3.OperationalError(text)
+
+
+class Cursor:
+    """The answer of one statement, already fetched (a client-side cursor)."""
+
+    def __init__(self, rows: list[Row] | None, rowcount: int, lastrowid: int | None) -> None:
+        self._rows = rows or []
+        self._pos = 0
+        self.rowcount = rowcount
+        self.lastrowid = lastrowid
+
+    def fetchone(self) -> Row | None:
+        if self._pos >= len(self._rows):
+            return None
+        self._pos += 1
+        return self._rows[self._pos - 1]
+
+    def fetchall(self) -> list[Row]:
+        rest = self._rows[self._pos:]
+        self._pos = len(self._rows)
+        return rest
+
+    def fetchmany(self, size: int = 1) -> list[Row]:
+        page = self._rows[self._pos : self._pos + size]
+        self._pos += len(page)
+        return page
+
+    def __iter__(self) -> Iterator[Row]:
+        while (row := self.fetchone()) is not None:
+            yield row
+
+    def close(self) -> None:
+        self._rows = []
+
+
+_WRITES = re.compile(r"\s*(INSERT|UPDATE|DELETE|REPLACE)\b", re.I)
+#: the statements that get a savepoint: the callers that go on after a failed statement catch
+#: the unique-index IntegrityError of an INSERT (two round trips more each, so only those)
+_GUARDED = re.compile(r"\s*(INSERT|REPLACE)\b", re.I)
+
+
+class PgConnection:
+    """One psycopg connection with the sqlite3 surface the store code uses."""
+
+    dialect = DIALECT
+
+    def __init__(self, raw: psycopg.Connection, keys: tuple, *, savepoints: bool) -> None:
+        self.raw = raw
+        self._keys = keys
+        #: inside a write transaction a failed statement would abort the whole transaction;
+        #: SQLite's callers catch IntegrityError and go on, so each INSERT gets a savepoint
+        self._savepoints = savepoints
+        self.total_changes = 0
+
+    @property
+    def store_key(self) -> str:
+        """Which database (caches of statistics are kept per store)."""
+        return self.raw.info.dsn
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+
+    def _bind(self, sql: str, params: Any) -> tuple[str, Any, str | None]:
+        t = translate(sql, self._keys)
+        if params is None:
+            params = ()
+        if t.numbered and not isinstance(params, dict):
+            params = {f"p{i + 1}": v for i, v in enumerate(params)}
+        return t.sql, params, t.returning
+
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> Cursor:
+        text, args, returning = self._bind(sql, params)
+        guarded = self._savepoints and bool(_GUARDED.match(sql))
+        try:
+            if guarded:
+                self.raw.execute("SAVEPOINT mnemonist_stmt")
+            cur = self.raw.execute(text, args, prepare=False)  # never None: %% is read
+            rows = cur.fetchall() if cur.description is not None else None
+            if guarded:
+                self.raw.execute("RELEASE SAVEPOINT mnemonist_stmt")
+        except psycopg.Error as exc:
+            if guarded and self.in_transaction:
+                with contextlib.suppress(psycopg.Error):
+                    self.raw.execute("ROLLBACK TO SAVEPOINT mnemonist_stmt")
+            raise to_sqlite_error(exc, text) from exc
+        count = cur.rowcount if cur.rowcount is not None else -1
+        if count > 0 and _WRITES.match(sql):
+            self.total_changes += count
+        lastrowid = None
+        if returning is not None:  # RETURNING was added for lastrowid: no rows for the caller
+            lastrowid = rows[0][0] if rows else None
+            rows = None
+        return Cursor(rows, count, lastrowid)
+
+    def executemany(self, sql: str, seq_of_params: Any) -> Cursor:
+        total = 0
+        for params in seq_of_params:
+            cur = self.execute(sql, params)
+            total += max(cur.rowcount, 0)
+        return Cursor(None, total, None)
+
+    def set_progress_handler(self, handler: Any, n: int) -> None:
+        """SQLite's per-VM-step callback (the graph channels' deadlines): PostgreSQL has none;
+        those queries run to the end here (a statement_timeout would be the counterpart)."""
+
+    def commit(self) -> None:
+        self.raw.commit()
+
+    def rollback(self) -> None:
+        self.raw.rollback()

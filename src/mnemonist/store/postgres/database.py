@@ -1,0 +1,255 @@
+"""The PostgreSQL store: the surface of `store.db.Database` over a psycopg 3 connection pool.
+
+- `write_tx()`: one transaction on this daemon's writer connection, behind a process-wide lock
+  (as on SQLite: after-commit callbacks run in commit order, in-memory indexes stay in step);
+  several daemons write at once, PostgreSQL orders them (READ COMMITTED, unique constraints).
+- `reader()`: a stand-in whose every statement borrows a pooled connection in autocommit and
+  returns it with the rows already fetched, so no thread holds a connection between
+  statements. A `BEGIN` on it pins one connection to the thread until `COMMIT`/`ROLLBACK`
+  (a consistent read of several statements, as the export does).
+- storage faults: PostgreSQL's disk-full and read-only errors set `storage_fault` like SQLite's.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg_pool import ConnectionPool
+
+from mnemonist.store import context, entity_links, txguard
+from mnemonist.store.db import STORAGE_FULL, STORAGE_READ_ONLY, StorageFault
+from mnemonist.store.postgres.connection import DIALECT, Cursor, PgConnection, prepare
+
+log = logging.getLogger(__name__)
+
+POOL_MAX = 16
+
+
+def pg_fault_kind(exc: BaseException) -> str | None:
+    cause = exc.__cause__ if isinstance(exc, sqlite3.Error) else exc
+    if isinstance(cause, pg_errors.DiskFull):
+        return STORAGE_FULL
+    if isinstance(cause, pg_errors.ReadOnlySqlTransaction):
+        return STORAGE_READ_ONLY
+    return None
+
+
+def _keys_of(conn: psycopg.Connection) -> tuple:
+    """Primary keys and identity columns of the schema's tables (the dialect needs them)."""
+    keys: dict[str, list[str]] = {}
+    for table, column in conn.execute(
+        "SELECT tc.table_name, kcu.column_name FROM information_schema.table_constraints tc"
+        " JOIN information_schema.key_column_usage kcu"
+        "   ON kcu.constraint_name = tc.constraint_name AND kcu.table_schema = tc.table_schema"
+        " WHERE tc.constraint_type = 'PRIMARY KEY' AND tc.table_schema = current_schema()"
+        " ORDER BY tc.table_name, kcu.ordinal_position"
+    ).fetchall():
+        keys.setdefault(table, []).append(column)
+    for table, column in conn.execute(
+        "SELECT table_name, column_name FROM information_schema.columns"
+        " WHERE table_schema = current_schema() AND is_identity = 'YES'"
+        " AND column_name <> 'rowid'"
+    ).fetchall():
+        keys["#identity:" + table] = [column]
+    return tuple(sorted((k, tuple(v)) for k, v in keys.items()))
+
+
+class _Reader:
+    """`Database.reader()` on PostgreSQL (see the module docstring)."""
+
+    dialect = DIALECT
+
+    def __init__(self, db: PostgresDatabase) -> None:
+        self._db = db
+        self._local = threading.local()
+        self.store_key = db.url
+
+    def execute(self, sql: str, params: Any = None) -> Cursor:
+        word = sql.strip().split(None, 1)[0].upper() if sql.strip() else ""
+        pinned: tuple[Any, PgConnection] | None = getattr(self._local, "pinned", None)
+        if word == "BEGIN":
+            if pinned is None:
+                raw = self._db.pool.getconn()
+                raw.autocommit = False
+                self._local.pinned = (raw, PgConnection(raw, self._db.keys, savepoints=False))
+            return Cursor(None, -1, None)
+        if pinned is not None:
+            raw, conn = pinned
+            if word in ("COMMIT", "ROLLBACK", "END"):
+                self._local.pinned = None
+                try:
+                    raw.rollback()
+                finally:
+                    raw.autocommit = True
+                    self._db.pool.putconn(raw)
+                return Cursor(None, -1, None)
+            return conn.execute(sql, params)
+        with self._db.pool.connection() as raw:
+            return PgConnection(raw, self._db.keys, savepoints=False).execute(sql, params)
+
+    def executemany(self, sql: str, seq: Any) -> Cursor:
+        total = 0
+        for params in seq:
+            total += max(self.execute(sql, params).rowcount, 0)
+        return Cursor(None, total, None)
+
+    @property
+    def in_transaction(self) -> bool:
+        return getattr(self._local, "pinned", None) is not None
+
+    def set_progress_handler(self, handler: Any, n: int) -> None:
+        """SQLite's per-VM-step callback (the graph channels' deadlines): PostgreSQL has none;
+        those queries run to the end here (a statement_timeout would be the counterpart)."""
+
+    def close(self) -> None:
+        pass
+
+
+class PostgresDatabase:
+    """`Database` for `storage.url: postgresql://…` (same methods, same semantics)."""
+
+    dialect = DIALECT
+
+    def __init__(self, url: str, *, pool_max: int = POOL_MAX) -> None:
+        self.url = url
+        self.path = None
+        self.durability = "full"
+        self.pool = ConnectionPool(
+            url, min_size=1, max_size=pool_max, open=True, configure=self._configure,
+            kwargs={"autocommit": True}, name="mnemonist",
+        )
+        self.pool.wait(timeout=30)
+        self._lock = threading.RLock()
+        self._writer_raw = psycopg.connect(url, autocommit=False)
+        prepare(self._writer_raw)
+        self.keys: tuple = ()
+        self.refresh_keys()
+        self._writer = PgConnection(self._writer_raw, self.keys, savepoints=True)
+        self._reader = _Reader(self)
+        self._closed = False
+        self._after_commit: list[Callable[[], None]] = []
+        self.storage_fault: str | None = None
+
+    @property
+    def location(self) -> str:
+        """The database's URL without its password (status, the start line)."""
+        return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", self.url)
+
+    @staticmethod
+    def _configure(conn: psycopg.Connection) -> None:
+        prepare(conn)
+        # readers only read, as SQLite's reader connections are query_only
+        conn.execute("SET default_transaction_read_only = on")
+
+    def refresh_keys(self) -> None:
+        """Re-read the schema's keys (after migrations changed it)."""
+        with self.pool.connection() as raw:
+            self.keys = _keys_of(raw)
+        if hasattr(self, "_writer"):
+            self._writer._keys = self.keys
+
+    def reader(self) -> _Reader:
+        if self._closed:
+            raise sqlite3.ProgrammingError("database is closed")
+        return self._reader
+
+    @contextmanager
+    def write_tx(self) -> Iterator[PgConnection]:
+        """One atomic write transaction. Nested calls join the outer transaction."""
+        with self._lock:
+            if txguard.in_write_tx():
+                yield self._writer
+                return
+            if self._closed:
+                raise sqlite3.ProgrammingError("database is closed")
+            if self._writer_raw.closed or self._writer_raw.broken:
+                self._reconnect_writer()  # the server restarted, or the network dropped
+            txguard.enter()
+            self._after_commit = []
+            try:
+                changes = self._writer.total_changes
+                try:
+                    try:
+                        yield self._writer
+                        self._writer_raw.commit()
+                    except BaseException:
+                        self._rollback()
+                        raise
+                except psycopg.Error as exc:
+                    raise self._fault(exc) from exc
+                except sqlite3.Error as exc:
+                    if pg_fault_kind(exc) is None:
+                        raise
+                    raise self._fault(exc) from exc
+                if self._writer.total_changes != changes:
+                    self.storage_fault = None
+                callbacks, self._after_commit = self._after_commit, []
+                for fn in callbacks:
+                    try:
+                        fn()
+                    except Exception:
+                        log.exception("after-commit callback failed")
+            finally:
+                self._after_commit = []
+                txguard.leave()
+
+    def _reconnect_writer(self) -> None:
+        log.warning("the PostgreSQL writer connection was lost: reconnecting")
+        windows = context.window_of(self._writer)
+        linker = entity_links.enabled(self._writer)
+        raw = psycopg.connect(self.url, autocommit=False)
+        prepare(raw)
+        self._writer_raw = raw
+        self._writer = PgConnection(raw, self.keys, savepoints=True)
+        context.configure(self._writer, windows)
+        entity_links.configure(self._writer, linker)
+
+    def _fault(self, exc: BaseException) -> BaseException:
+        kind = pg_fault_kind(exc)
+        if kind is None:
+            return exc if isinstance(exc, sqlite3.Error) else sqlite3.OperationalError(str(exc))
+        if self.storage_fault != kind:
+            log.error("write refused by the storage (%s): %s", kind, exc)
+        self.storage_fault = kind
+        return StorageFault(kind, str(exc))
+
+    def _rollback(self) -> None:
+        try:
+            self._writer_raw.rollback()
+        except psycopg.Error:
+            log.exception("rollback failed")
+
+    def on_commit(self, fn: Callable[[], None]) -> None:
+        if not txguard.in_write_tx():
+            raise RuntimeError("on_commit() outside a write transaction")
+        self._after_commit.append(fn)
+
+    def use_context_window(self, window: int) -> bool:
+        with self.write_tx() as conn:
+            return context.ensure(conn, window)
+
+    def use_entity_linker(self, enabled: bool) -> None:
+        with self._lock:
+            entity_links.configure(self._writer, enabled)
+
+    def checkpoint(self, wait_ms: int = 30000) -> bool:
+        """PostgreSQL checkpoints on its own (and CHECKPOINT needs superuser): a no-op."""
+        return True
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                self._writer_raw.close()
+            finally:
+                self.pool.close()

