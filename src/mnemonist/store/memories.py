@@ -114,12 +114,14 @@ def ids_with_prefix(conn: sqlite3.Connection, prefix: str,
 def get_many_by_seq(
     conn: sqlite3.Connection, seqs: list[int], where: str = "1", args: list | None = None
 ) -> dict[int, Memory]:
-    """Rows by seq, optionally only those also matching `where` (over `memories m`)."""
+    """Rows by seq, optionally only those also matching `where` (over `memories m`). NOT
+    INDEXED keeps the lookup on the primary key: `where` holds `m.is_deleted = 0`, and the
+    planner would otherwise read every live row through an index that leads with it."""
     out: dict[int, Memory] = {}
     for start in range(0, len(seqs), 500):
         chunk = seqs[start : start + 500]
         rows = conn.execute(
-            f"SELECT * FROM memories m WHERE m.seq IN ({','.join('?' * len(chunk))})"
+            f"SELECT * FROM memories m NOT INDEXED WHERE m.seq IN ({','.join('?' * len(chunk))})"
             f" AND {where}",
             [*chunk, *(args or [])],
         )
