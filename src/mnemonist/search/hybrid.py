@@ -105,6 +105,19 @@ def boost_by_source(hits: list[Hit], weight: float, top: int = 3) -> None:
             h.score *= 1.0 + weight * strength[(h.memory.project, h.memory.source_id)] / best
 
 
+def complete(conn: sqlite3.Connection, hits: list[Hit]) -> list[Hit]:
+    """The hits with their full rows (ranking read only `RANKING_COLUMNS`); a hit whose row
+    went away in between is dropped."""
+    full = memories.get_many_by_seq(conn, [h.memory.seq for h in hits])
+    out = []
+    for h in hits:
+        m = full.get(h.memory.seq)
+        if m is not None:
+            h.memory = m
+            out.append(h)
+    return out
+
+
 class HybridSearch:
     def __init__(
         self,
@@ -316,7 +329,7 @@ class HybridSearch:
         # every candidate passes the filters here, whichever index proposed it (an in-memory
         # index may lag a commit by a moment; the table never does)
         where, args = where_clause(filters)
-        rows = memories.get_many_by_seq(conn, [f.seq for f in fused], where, args)
+        rows = memories.ranking_rows(conn, [f.seq for f in fused], where, args)
         now = self.clock()
         mem_cfg = self.mem_cfg
         threshold = cfg.min_score if min_score is None else min_score
@@ -355,4 +368,4 @@ class HybridSearch:
             if outcome != "reranked":
                 degraded.append(f"reranker_{outcome}")
         method = "hybrid" if qvec is not None else "keyword"
-        return SearchOutcome(hits[:limit], method, degraded)
+        return SearchOutcome(complete(conn, hits[:limit]), method, degraded)
