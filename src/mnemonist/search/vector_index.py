@@ -1,22 +1,54 @@
-"""An exact in-process vector index: a NumPy matrix of L2-normalised float32 rows.
+"""An exact in-process vector index over L2-normalised rows.
 
-Measured (DESIGN.md): 0.75 ms at 10k × 384, 19.5 ms at 100k, one thread. The truth lives in
-the `embeddings` table; this index is rebuilt from it at start and updated after each commit.
-Rows carry a project code so the common "one project" filter is a vectorised mask.
+Two precisions (`search.vector_precision`):
+
+- "float32": a NumPy matrix of the vectors themselves (4 bytes a dimension: 147 MiB at
+  100,000 × 384), scanned with one BLAS product.
+- "int8": the matrix holds each vector as int8 codes (round(254·x): the components of a unit
+  vector of 384 dimensions stay well inside ±0.5), 1 byte a dimension (37 MiB at 100,000),
+  scanned with SIMD integer dot products (`simsimd`, several times faster than the float32
+  product). The codes only choose candidates: the best RESCORE × k are scored again from
+  their stored float32 vectors (`exact`, read from the `embeddings` table), so the scores
+  returned are exact cosines and the top k is the exact top k unless a true member ranked
+  below RESCORE × k by its codes (docs/benchmarks.md measures the difference).
+
+The truth lives in the `embeddings` table; this index is rebuilt from it at start and updated
+after each commit. Rows carry a project code so the common "one project" filter is a
+vectorised mask.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 
 import numpy as np
+import simsimd
+
+#: seqs -> their exact (float32) vectors; seqs without a stored vector are left out
+ExactVectors = Callable[[list[int]], dict[int, np.ndarray]]
+#: int8 code of a unit vector's component x: round(CODE_SCALE·x), clipped to ±127
+CODE_SCALE = 254.0
+#: int8 search: candidates chosen by their codes, per result asked for, then scored exactly
+RESCORE = 3
+
+
+def int8_codes(vector: np.ndarray) -> np.ndarray:
+    return np.clip(np.rint(np.asarray(vector, dtype=np.float32) * CODE_SCALE),
+                   -127, 127).astype(np.int8)
 
 
 class VectorIndex:
-    def __init__(self, dimensions: int, capacity: int = 1024) -> None:
+    def __init__(
+        self, dimensions: int, capacity: int = 1024, *, exact: ExactVectors | None = None
+    ) -> None:
+        """With `exact` the index keeps int8 codes and reads exact vectors through it;
+        without, it keeps the float32 vectors."""
         self.dimensions = dimensions
-        self._matrix = np.zeros((capacity, dimensions), dtype=np.float32)
+        self.exact = exact
+        self.precision = "int8" if exact is not None else "float32"
+        dtype = np.int8 if exact is not None else np.float32
+        self._matrix = np.zeros((capacity, dimensions), dtype=dtype)
         self._seqs = np.zeros(capacity, dtype=np.int64)
         self._projects = np.zeros(capacity, dtype=np.int32)
         self._pos: dict[int, int] = {}
@@ -30,8 +62,18 @@ class VectorIndex:
     def __contains__(self, seq: int) -> bool:
         return seq in self._pos
 
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the index's arrays (allocated capacity included)."""
+        return self._matrix.nbytes + self._seqs.nbytes + self._projects.nbytes
+
     def vector(self, seq: int) -> np.ndarray | None:
         """A copy of the memory's indexed vector; None when it is not indexed."""
+        if self.exact is not None:
+            if seq not in self._pos:
+                return None
+            found = self.exact([seq]).get(seq)
+            return None if found is None else np.array(found, dtype=np.float32)
         with self._lock:
             pos = self._pos.get(seq)
             return None if pos is None else self._matrix[pos].copy()
@@ -43,11 +85,16 @@ class VectorIndex:
             self._project_codes[project] = code
         return code
 
-    def _grow(self, need: int) -> None:
+    def reserve(self, capacity: int) -> None:
+        """Make room for `capacity` rows at once (a load of known size grows no copies)."""
+        with self._lock:
+            self._grow(capacity, exact=True)
+
+    def _grow(self, need: int, exact: bool = False) -> None:
         cap = self._matrix.shape[0]
         if need <= cap:
             return
-        new_cap = max(need, cap * 2)
+        new_cap = need if exact else max(need, cap * 2)
         for name in ("_matrix", "_seqs", "_projects"):
             old = getattr(self, name)
             shape = (new_cap, *old.shape[1:])
@@ -59,6 +106,7 @@ class VectorIndex:
         vec = np.asarray(vector, dtype=np.float32)
         if vec.shape != (self.dimensions,):
             raise ValueError(f"vector has shape {vec.shape}, index has {self.dimensions} dims")
+        row = int8_codes(vec) if self.exact is not None else vec
         with self._lock:
             pos = self._pos.get(seq)
             if pos is None:
@@ -66,7 +114,7 @@ class VectorIndex:
                 pos = self._n
                 self._n += 1
                 self._pos[seq] = pos
-            self._matrix[pos] = vec
+            self._matrix[pos] = row
             self._seqs[pos] = seq
             self._projects[pos] = self._code(project)
 
@@ -97,6 +145,9 @@ class VectorIndex:
     def scores(self, query: np.ndarray, seqs: Iterable[int]) -> dict[int, float]:
         """Cosine of the query against specific rows (those not indexed are left out)."""
         q = np.asarray(query, dtype=np.float32)
+        if self.exact is not None:
+            wanted = [s for s in seqs if s in self._pos]
+            return self._exact_scores(q, wanted) if wanted else {}
         with self._lock:
             found = [(s, self._pos[s]) for s in seqs if s in self._pos]
             if not found:
@@ -104,6 +155,23 @@ class VectorIndex:
             rows = self._matrix[[p for _, p in found]]
         sims = rows @ q
         return {s: float(v) for (s, _), v in zip(found, sims, strict=True)}
+
+    def _exact_scores(self, q: np.ndarray, seqs: list[int]) -> dict[int, float]:
+        assert self.exact is not None
+        vectors = self.exact(seqs)
+        if not vectors:
+            return {}
+        found = [s for s in seqs if s in vectors]
+        sims = np.stack([vectors[s] for s in found]).astype(np.float32, copy=False) @ q
+        return {s: float(v) for s, v in zip(found, sims, strict=True)}
+
+    def _similarities(self, q: np.ndarray, n: int) -> np.ndarray:
+        """Every row's similarity to the query: the cosine (float32), or its int8 estimate
+        (in units of CODE_SCALE²)."""
+        if self.exact is None:
+            return self._matrix[:n] @ q
+        out = simsimd.cdist(int8_codes(q), self._matrix[:n], metric="dot")
+        return np.asarray(out, dtype=np.float64).reshape(-1)
 
     def search(
         self,
@@ -124,7 +192,7 @@ class VectorIndex:
             n = self._n
             if n == 0 or k <= 0:
                 return []
-            sims = self._matrix[:n] @ q
+            sims = self._similarities(q, n)
             seqs = self._seqs[:n].copy()
             mask = None
             if filter_project:
@@ -147,12 +215,25 @@ class VectorIndex:
                 keep = np.ones(n, dtype=bool)
                 keep[[self._pos[s] for s in hidden if s in self._pos]] = False
                 mask = keep if mask is None else (mask & keep)
+        available = n
         if mask is not None:
             sims = np.where(mask, sims, -np.inf)
-            k = min(k, int(mask.sum()))
-            if k == 0:
+            available = int(mask.sum())
+            if available == 0:
                 return []
-        k = min(k, n)
-        top = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
-        top = top[np.argsort(-sims[top], kind="stable")]
-        return [(int(seqs[i]), float(sims[i])) for i in top if np.isfinite(sims[i])]
+        if self.exact is None:
+            return _top(seqs, sims, min(k, available))
+        # int8: the codes choose RESCORE × k candidates, their exact vectors rank them
+        chosen = _top(seqs, sims, min(RESCORE * k, available))
+        exact = self._exact_scores(q, [s for s, _ in chosen])
+        return sorted(exact.items(), key=lambda t: (-t[1], t[0]))[:k]
+
+
+def _top(seqs: np.ndarray, sims: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """The k best (seq, similarity), best first; masked rows (-inf) never."""
+    n = sims.shape[0]
+    if k <= 0:
+        return []
+    top = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
+    top = top[np.argsort(-sims[top], kind="stable")]
+    return [(int(seqs[i]), float(sims[i])) for i in top if np.isfinite(sims[i])]

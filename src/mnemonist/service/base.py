@@ -19,7 +19,7 @@ from mnemonist.pipeline.embedder import BackgroundEmbedder
 from mnemonist.providers.embedding.base import EmbeddingError, EmbeddingProvider
 from mnemonist.search.filters import visible_ids
 from mnemonist.search.hybrid import HybridSearch
-from mnemonist.search.vector_index import VectorIndex
+from mnemonist.search.vector_index import ExactVectors, VectorIndex
 from mnemonist.service.errors import Conflict, NotFound
 from mnemonist.store import embeddings, hints, memories
 from mnemonist.store.context import is_line
@@ -145,7 +145,7 @@ class ServiceBase:
     def get_index(self, dimensions: int) -> VectorIndex:
         with self._index_lock:
             if self.index is None:
-                self.index = VectorIndex(dimensions)
+                self.index = VectorIndex(dimensions, exact=self._exact_source(dimensions))
                 if hasattr(self, "searcher"):
                     self.searcher.index = self.index
             elif self.index.dimensions != dimensions:
@@ -155,6 +155,20 @@ class ServiceBase:
                 )
             return self.index
 
+    def _exact_source(self, dimensions: int, *, context: bool = False) -> ExactVectors | None:
+        """Where an int8 index reads the exact vectors of its candidates (this thread's
+        reader connection); None for a float32 index, which holds them itself."""
+        if self.config.search.vector_precision != "int8" or self.provider is None:
+            return None
+        model = self.provider.model_id
+        db = self.db
+
+        def exact(seqs: list[int]) -> dict[int, np.ndarray]:
+            return embeddings.vectors_by_seq(db.reader(), seqs, model, dimensions,
+                                             context=context)
+
+        return exact
+
     def _context_vectors(self) -> bool:
         search = self.config.search
         return search.context_window > 0 and search.context_vector_weight > 0
@@ -162,7 +176,8 @@ class ServiceBase:
     def get_context_index(self, dimensions: int) -> VectorIndex:
         with self._index_lock:
             if self.context_index is None:
-                self.context_index = VectorIndex(dimensions)
+                self.context_index = VectorIndex(
+                    dimensions, exact=self._exact_source(dimensions, context=True))
                 if hasattr(self, "searcher"):
                     self.searcher.context_index = self.context_index
             return self.context_index
@@ -192,6 +207,7 @@ class ServiceBase:
         if dims is None:
             return  # created on the first embedding
         index = self.get_index(dims)
+        index.reserve(len(index) + embeddings.count_live(conn, model))
         index.add_many(embeddings.live_vectors(conn, model, dims))
         log.info("vector index: %d vectors of %s (%d dims)", len(index), model, dims)
         if self._context_vectors():
