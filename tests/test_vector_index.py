@@ -1,0 +1,109 @@
+"""The vector index in int8 (codes scanned, candidates rescored from exact vectors) against the
+float32 index: the same top k with the same cosines, the same filters, a quarter of the bytes;
+and a real daemon whose int8 index rescored from SQLite answers as its float32 twin does."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mnemonist.daemon import open_memory
+from mnemonist.model.requests import RecallRequest, RememberRequest
+from mnemonist.search.vector_index import VectorIndex
+
+DIMS = 384
+
+
+def _unit_rows(n: int, seed: int) -> np.ndarray:
+    """Clustered unit vectors (20 topics + noise), as sentence embeddings are: many close
+    neighbours, so the top k's boundary is crowded."""
+    rng = np.random.default_rng(seed)
+    topics = rng.standard_normal((20, DIMS)).astype(np.float32)
+    rows = topics[rng.integers(0, 20, n)] + 0.8 * rng.standard_normal((n, DIMS)).astype(
+        np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def _pair(n: int = 3000, seed: int = 1) -> tuple[VectorIndex, VectorIndex, np.ndarray]:
+    rows = _unit_rows(n, seed)
+    stored = {seq: rows[seq - 1] for seq in range(1, n + 1)}
+    exact = VectorIndex(DIMS)
+    codes = VectorIndex(DIMS, exact=lambda seqs: {s: stored[s] for s in seqs if s in stored})
+    for seq, vec in stored.items():
+        project = "alpha" if seq % 3 == 0 else None
+        exact.add(seq, vec, project)
+        codes.add(seq, vec, project)
+    return exact, codes, rows
+
+
+def test_int8_index_returns_the_float32_top_k_with_exact_cosines() -> None:
+    exact, codes, rows = _pair()
+    assert codes.precision == "int8" and exact.precision == "float32"
+    rng = np.random.default_rng(9)
+    for i in range(25):
+        q = rows[i * 7] + 0.3 * rng.standard_normal(DIMS).astype(np.float32)
+        q /= np.linalg.norm(q)
+        want = exact.search(q, 100)
+        got = codes.search(q, 100)
+        assert [s for s, _ in got] == [s for s, _ in want]
+        assert np.allclose([c for _, c in got], [c for _, c in want], atol=1e-5)
+        some = [s for s, _ in want[:5]] + [2999, 5000]
+        assert codes.scores(q, some).keys() == exact.scores(q, some).keys()
+        for seq, cos in codes.scores(q, some).items():
+            assert cos == pytest.approx(exact.scores(q, [seq])[seq], abs=1e-5)
+
+
+def test_int8_index_applies_the_same_filters() -> None:
+    exact, codes, rows = _pair(seed=2)
+    q = rows[10]
+    allowed = set(range(1, 3001, 2))
+    hidden = {s for s, _ in exact.search(q, 5)}
+    for kwargs in ({"project": "alpha", "filter_project": True}, {"allowed": allowed},
+                   {"hidden": hidden}, {"scope": ["ALPHA"]}):
+        want = exact.search(q, 20, **kwargs)
+        assert [s for s, _ in codes.search(q, 20, **kwargs)] == [s for s, _ in want], kwargs
+    assert not hidden & {s for s, _ in codes.search(q, 20, hidden=hidden)}
+    assert codes.search(q, 20, project="nowhere", filter_project=True) == []
+
+
+def test_int8_index_holds_a_quarter_of_the_bytes_and_forgets_removed_rows() -> None:
+    exact, codes, rows = _pair(n=2048)
+    assert codes.nbytes * 3 < exact.nbytes
+    top = codes.search(rows[0], 1)[0][0]
+    assert top == 1 and codes.remove(1) and 1 not in codes
+    assert codes.vector(1) is None and 1 not in {s for s, _ in codes.search(rows[0], 50)}
+    assert np.array_equal(codes.vector(2), rows[1])
+
+
+def _daemon_answers(tmp_path, precision: str, texts: list[str], queries: list[str]):
+    home = tmp_path / precision
+    daemon = open_memory(home, {"search": {"vector_precision": precision}})
+    try:
+        svc = daemon.service
+        for text in texts:
+            svc.remember(RememberRequest(content=text))
+        assert svc.flush(120), "background embedding did not finish"
+        answers = []
+        for q in queries:
+            out = svc.recall(RecallRequest(query=q, limit=5))
+            answers.append([(r["content"], round(r["scores"]["vector"] or 0.0, 5))
+                            for r in out["results"]])
+        return svc.index.precision, answers
+    finally:
+        daemon.stop()
+
+
+def test_a_daemon_with_the_int8_index_answers_as_its_float32_twin(tmp_path) -> None:
+    """The int8 index reads its candidates' exact vectors from the embeddings table; same
+    memories, same queries: the same results with the same vector scores."""
+    texts = [f"The {thing} service deploys to {place} every {day}" for thing in
+             ("billing", "search", "auth", "email") for place in ("Frankfurt", "Oregon")
+             for day in ("Monday", "Friday")]
+    texts += ["Maria prefers tabs over spaces", "We chose PostgreSQL for the ledger"]
+    queries = ["where does billing deploy?", "which database did we pick?",
+               "indentation preference", "what ships on Fridays"]
+    kind8, int8 = _daemon_answers(tmp_path, "int8", texts, queries)
+    kind32, f32 = _daemon_answers(tmp_path, "float32", texts, queries)
+    assert (kind8, kind32) == ("int8", "float32")
+    assert int8 == f32
+    assert all(answer for answer in int8)
