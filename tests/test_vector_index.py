@@ -107,3 +107,15 @@ def test_a_daemon_with_the_int8_index_answers_as_its_float32_twin(tmp_path) -> N
     assert (kind8, kind32) == ("int8", "float32")
     assert int8 == f32
     assert all(answer for answer in int8)
+
+
+def test_search_and_score_is_search_plus_scores_in_both_precisions() -> None:
+    exact, codes, rows = _pair(seed=3)
+    q = rows[42]
+    also = [5, 17, 400, 2999, 7000]  # 7000 is not indexed
+    for index in (exact, codes):
+        top, scored = index.search_and_score(q, 30, also, project="alpha", filter_project=True)
+        assert top == index.search(q, 30, project="alpha", filter_project=True)
+        assert scored == index.scores(q, also) and 7000 not in scored
+    assert [s for s, _ in codes.search_and_score(q, 30, also)[0]] == [
+        s for s, _ in exact.search(q, 30)]

@@ -206,8 +206,8 @@ class HybridSearch:
             hidden = hidden_private(conn, filters)
         project = filters.project if filters else None
         scope = filters.scope if filters else None
-        top = index.search(
-            qvec, cfg.top_k, project=project, filter_project=project is not None,
+        top, of_keyword = index.search_and_score(
+            qvec, cfg.top_k, keyword, project=project, filter_project=project is not None,
             allowed=allowed, scope=scope, hidden=hidden,
         )
         old: dict[int, float] = {}
@@ -218,7 +218,7 @@ class HybridSearch:
             top = sorted([*top, *old.items()], key=lambda t: -t[1])[: cfg.top_k]
         vector_hits = {seq for seq, _ in top}
         cosines = {**old, **dict(top)}
-        cosines.update(index.scores(qvec, [s for s in keyword if s not in cosines]))
+        cosines.update({s: v for s, v in of_keyword.items() if s not in cosines})
         ctx, weight = self.context_index, cfg.context_vector_weight
         if ctx is not None and weight > 0 and cfg.context_window > 0:
             ctx_top = ctx.search(qvec, cfg.top_k, project=project,
