@@ -79,6 +79,9 @@ def test_every_metric_is_reported(run_result) -> None:
 
     memory = run["memory"]
     assert 0 < memory["rss_mib"] <= memory["peak_rss_mib"]
+    # the int8 index, capacity included: well under half what float32 vectors would take
+    assert run["config"]["vector_precision"] == "int8"
+    assert 0 < memory["vector_index_mib"] * 2**20 < max(1024, 2 * N) * 4 * 384 / 2
     assert run["database"]["while_open"]["db_mib"] > 0
     assert run["database"]["after_close"]["total_mib"] > 0
     assert set(run["targets"]) == {"remember_p95_ms", "recall_p95_ms", "peak_rss_mb",

@@ -206,6 +206,7 @@ def _run_one(
             "embedding_threads": cfg.embedding.threads,
             "embedding_batch_size": cfg.embedding.batch_size,
             "search_top_k": cfg.search.top_k,
+            "vector_precision": cfg.search.vector_precision,
         },
         "open_s": round(open_s, 3),
     }
@@ -248,6 +249,8 @@ def _run_one(
             "peak_is_per_size": peak_reset,
             "phases_mib": phases,
             "breakdown_mib": rss_breakdown_mib(),
+            "vector_index_mib": (round(service.index.nbytes / MIB, 1)
+                                 if service.index is not None else 0.0),
             "source": rss_source(),
         }
         run["database"] = {

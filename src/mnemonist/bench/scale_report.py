@@ -91,6 +91,8 @@ def markdown(report: dict[str, Any]) -> str:
                    f"{_fmt(r['recall']['target_in_top'].get('paraphrase'), 2)}"),
         ("RSS now / peak (MiB)",
          lambda r: f"{_fmt(r['memory']['rss_mib'], 0)} / {_fmt(r['memory']['peak_rss_mib'], 0)}"),
+        ("vector index in RAM (MiB)",
+         lambda r: _fmt(r["memory"].get("vector_index_mib"), 1)),
         ("RSS before opening / after model load (MiB)",
          lambda r: f"{_fmt(r['rss_start_mib'], 0)} / {_fmt(r['rss_after_open_mib'], 0)}"),
         ("RSS after writes / embedding / recall (MiB)",
@@ -131,7 +133,7 @@ def markdown(report: dict[str, Any]) -> str:
         lines.append(
             f"durability {c['durability']}, embedding {c['embedding_model']} "
             f"({c['embedding_threads']} thread, batch {c['embedding_batch_size']}), "
-            f"top_k {c['search_top_k']}."
+            f"top_k {c['search_top_k']}, vector index {c.get('vector_precision', 'float32')}."
         )
     lines += ["", head, sep]
     for label, cell in rows:
