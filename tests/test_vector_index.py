@@ -123,3 +123,28 @@ def test_search_and_score_is_search_plus_scores_in_both_precisions() -> None:
         assert all(scored[s] == pytest.approx(plain[s], abs=1e-6) for s in scored)
     assert [s for s, _ in codes.search_and_score(q, 30, also)[0]] == [
         s for s, _ in exact.search(q, 30)]
+
+
+def test_auto_index_turns_to_int8_codes_at_its_threshold_and_answers_the_same() -> None:
+    """Below `int8_from` vectors the index keeps float32 rows; the add that reaches it turns
+    them into codes (and a reserve of that size starts in codes): the answers do not change."""
+    rows = _unit_rows(600, 4)
+    stored = {seq: rows[seq - 1] for seq in range(1, 601)}
+    auto = VectorIndex(DIMS, exact=lambda seqs: {s: stored[s] for s in seqs if s in stored},
+                       int8_from=500)
+    plain = VectorIndex(DIMS)
+    for seq in range(1, 500):
+        auto.add(seq, stored[seq])
+        plain.add(seq, stored[seq])
+    assert auto.precision == "float32"
+    assert auto.search(rows[3], 50) == plain.search(rows[3], 50)
+    for seq in range(500, 601):
+        auto.add(seq, stored[seq])
+        plain.add(seq, stored[seq])
+    assert auto.precision == "int8" and auto._matrix.dtype == np.int8
+    after, want = auto.search(rows[3], 50), plain.search(rows[3], 50)
+    assert [s for s, _ in after] == [s for s, _ in want]
+    assert np.array_equal(auto.vector(7), rows[6])
+    reserved = VectorIndex(DIMS, exact=auto.exact, int8_from=500)
+    reserved.reserve(600)
+    assert reserved.precision == "int8"

@@ -251,6 +251,8 @@ def _run_one(
             "breakdown_mib": rss_breakdown_mib(),
             "vector_index_mib": (round(service.index.nbytes / MIB, 1)
                                  if service.index is not None else 0.0),
+            "vector_index_precision": (service.index.precision
+                                       if service.index is not None else None),
             "source": rss_source(),
         }
         run["database"] = {

@@ -92,7 +92,8 @@ def markdown(report: dict[str, Any]) -> str:
         ("RSS now / peak (MiB)",
          lambda r: f"{_fmt(r['memory']['rss_mib'], 0)} / {_fmt(r['memory']['peak_rss_mib'], 0)}"),
         ("vector index in RAM (MiB)",
-         lambda r: _fmt(r["memory"].get("vector_index_mib"), 1)),
+         lambda r: f"{_fmt(r['memory'].get('vector_index_mib'), 1)}"
+                   f" ({r['memory'].get('vector_index_precision') or '–'})"),
         ("RSS before opening / after model load (MiB)",
          lambda r: f"{_fmt(r['rss_start_mib'], 0)} / {_fmt(r['rss_after_open_mib'], 0)}"),
         ("RSS after writes / embedding / recall (MiB)",

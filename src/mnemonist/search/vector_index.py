@@ -32,6 +32,9 @@ ExactVectors = Callable[[list[int]], dict[int, np.ndarray]]
 CODE_SCALE = 254.0
 #: int8 search: candidates chosen by their codes, per result asked for, then scored exactly
 RESCORE = 3
+#: search.vector_precision "auto": float32 below this many vectors, int8 from there (at 10,000
+#: the float32 scan takes about a millisecond, less than reading 300 exact vectors back)
+AUTO_INT8_FROM = 25_000
 
 
 def int8_codes(vector: np.ndarray) -> np.ndarray:
@@ -41,14 +44,17 @@ def int8_codes(vector: np.ndarray) -> np.ndarray:
 
 class VectorIndex:
     def __init__(
-        self, dimensions: int, capacity: int = 1024, *, exact: ExactVectors | None = None
+        self, dimensions: int, capacity: int = 1024, *, exact: ExactVectors | None = None,
+        int8_from: int = 0,
     ) -> None:
-        """With `exact` the index keeps int8 codes and reads exact vectors through it;
-        without, it keeps the float32 vectors."""
+        """With `exact` the index keeps int8 codes (once it holds `int8_from` vectors or has
+        room reserved for as many; float32 vectors before) and reads exact vectors through
+        it; without, it keeps the float32 vectors."""
         self.dimensions = dimensions
         self.exact = exact
-        self.precision = "int8" if exact is not None else "float32"
-        dtype = np.int8 if exact is not None else np.float32
+        self.int8_from = int8_from
+        self._int8 = exact is not None and int8_from <= 0
+        dtype = np.int8 if self._int8 else np.float32
         self._matrix = np.zeros((capacity, dimensions), dtype=dtype)
         self._seqs = np.zeros(capacity, dtype=np.int64)
         self._projects = np.zeros(capacity, dtype=np.int32)
@@ -64,20 +70,38 @@ class VectorIndex:
         return seq in self._pos
 
     @property
+    def precision(self) -> str:
+        return "int8" if self._int8 else "float32"
+
+    def _to_int8(self) -> None:
+        """Replace the float32 vectors by their codes (under the lock): from here on the
+        exact vectors are read from the store."""
+        if self._int8 or self.exact is None:
+            return
+        cap = self._matrix.shape[0]
+        codes = np.zeros((cap, self.dimensions), dtype=np.int8)
+        for start in range(0, self._n, 8192):
+            end = min(self._n, start + 8192)
+            codes[start:end] = int8_codes(self._matrix[start:end])
+        self._matrix = codes
+        self._int8 = True
+
+    @property
     def nbytes(self) -> int:
         """Memory held by the index's arrays (allocated capacity included)."""
         return self._matrix.nbytes + self._seqs.nbytes + self._projects.nbytes
 
     def vector(self, seq: int) -> np.ndarray | None:
         """A copy of the memory's indexed vector; None when it is not indexed."""
-        if self.exact is not None:
-            if seq not in self._pos:
-                return None
-            found = self.exact([seq]).get(seq)
-            return None if found is None else np.array(found, dtype=np.float32)
         with self._lock:
             pos = self._pos.get(seq)
-            return None if pos is None else self._matrix[pos].copy()
+            if pos is None:
+                return None
+            if not self._int8:
+                return self._matrix[pos].copy()
+        assert self.exact is not None
+        found = self.exact([seq]).get(seq)
+        return None if found is None else np.array(found, dtype=np.float32)
 
     def _code(self, project: str | None) -> int:
         code = self._project_codes.get(project)
@@ -89,6 +113,8 @@ class VectorIndex:
     def reserve(self, capacity: int) -> None:
         """Make room for `capacity` rows at once (a load of known size grows no copies)."""
         with self._lock:
+            if self.exact is not None and capacity >= self.int8_from:
+                self._to_int8()
             self._grow(capacity, exact=True)
 
     def _grow(self, need: int, exact: bool = False) -> None:
@@ -107,8 +133,10 @@ class VectorIndex:
         vec = np.asarray(vector, dtype=np.float32)
         if vec.shape != (self.dimensions,):
             raise ValueError(f"vector has shape {vec.shape}, index has {self.dimensions} dims")
-        row = int8_codes(vec) if self.exact is not None else vec
         with self._lock:
+            if not self._int8 and self.exact is not None and self._n + 1 >= self.int8_from:
+                self._to_int8()
+            row = int8_codes(vec) if self._int8 else vec
             pos = self._pos.get(seq)
             if pos is None:
                 self._grow(self._n + 1)
@@ -146,14 +174,17 @@ class VectorIndex:
     def scores(self, query: np.ndarray, seqs: Iterable[int]) -> dict[int, float]:
         """Cosine of the query against specific rows (those not indexed are left out)."""
         q = np.asarray(query, dtype=np.float32)
-        if self.exact is not None:
-            wanted = [s for s in seqs if s in self._pos]
-            return self._exact_scores(q, wanted) if wanted else {}
         with self._lock:
-            found = [(s, self._pos[s]) for s in seqs if s in self._pos]
-            if not found:
-                return {}
-            rows = self._matrix[[p for _, p in found]]
+            if self._int8:
+                wanted = [s for s in seqs if s in self._pos]
+                rows = None
+            else:
+                found = [(s, self._pos[s]) for s in seqs if s in self._pos]
+                if not found:
+                    return {}
+                rows = self._matrix[[p for _, p in found]]
+        if rows is None:
+            return self._exact_scores(q, wanted) if wanted else {}
         sims = rows @ q
         return {s: float(v) for (s, _), v in zip(found, sims, strict=True)}
 
@@ -169,7 +200,7 @@ class VectorIndex:
     def _similarities(self, q: np.ndarray, n: int) -> np.ndarray:
         """Every row's similarity to the query: the cosine (float32), or its int8 estimate
         (in units of CODE_SCALE²)."""
-        if self.exact is None:
+        if not self._int8:
             return self._matrix[:n] @ q
         out = simsimd.cdist(int8_codes(q), self._matrix[:n], metric="dot")
         return np.asarray(out, dtype=np.float64).reshape(-1)
@@ -179,7 +210,7 @@ class VectorIndex:
     ) -> tuple[list[tuple[int, float]], dict[int, float]]:
         """`search` and the `scores` of `also` (other candidates of the recall), in one read
         of exact vectors for an int8 index."""
-        if self.exact is None:
+        if not self._int8:
             return self.search(query, k, **filters), self.scores(query, also)
         chosen = self.search(query, k, _rescore=False, **filters)
         q = np.asarray(query, dtype=np.float32)
@@ -240,7 +271,7 @@ class VectorIndex:
             available = int(mask.sum())
             if available == 0:
                 return []
-        if self.exact is None:
+        if sims.dtype == np.float32:  # float32 rows: the cosines themselves
             return _top(seqs, sims, min(k, available))
         # int8: the codes choose RESCORE × k candidates, their exact vectors rank them
         chosen = _top(seqs, sims, min(RESCORE * k, available))

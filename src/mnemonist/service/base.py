@@ -19,7 +19,7 @@ from mnemonist.pipeline.embedder import BackgroundEmbedder
 from mnemonist.providers.embedding.base import EmbeddingError, EmbeddingProvider
 from mnemonist.search.filters import visible_ids
 from mnemonist.search.hybrid import HybridSearch
-from mnemonist.search.vector_index import ExactVectors, VectorIndex
+from mnemonist.search.vector_index import AUTO_INT8_FROM, ExactVectors, VectorIndex
 from mnemonist.service.errors import Conflict, NotFound
 from mnemonist.store import embeddings, hints, memories
 from mnemonist.store.context import is_line
@@ -145,7 +145,8 @@ class ServiceBase:
     def get_index(self, dimensions: int) -> VectorIndex:
         with self._index_lock:
             if self.index is None:
-                self.index = VectorIndex(dimensions, exact=self._exact_source(dimensions))
+                self.index = VectorIndex(dimensions, exact=self._exact_source(dimensions),
+                                         int8_from=self._int8_from())
                 if hasattr(self, "searcher"):
                     self.searcher.index = self.index
             elif self.index.dimensions != dimensions:
@@ -155,10 +156,15 @@ class ServiceBase:
                 )
             return self.index
 
+    def _int8_from(self) -> int:
+        """How many vectors the index holds before it turns to int8 codes: with few, the
+        float32 scan is cheaper than reading the candidates' exact vectors back."""
+        return AUTO_INT8_FROM if self.config.search.vector_precision == "auto" else 0
+
     def _exact_source(self, dimensions: int, *, context: bool = False) -> ExactVectors | None:
         """Where an int8 index reads the exact vectors of its candidates (this thread's
         reader connection); None for a float32 index, which holds them itself."""
-        if self.config.search.vector_precision != "int8" or self.provider is None:
+        if self.config.search.vector_precision == "float32" or self.provider is None:
             return None
         model = self.provider.model_id
         db = self.db
@@ -177,7 +183,8 @@ class ServiceBase:
         with self._index_lock:
             if self.context_index is None:
                 self.context_index = VectorIndex(
-                    dimensions, exact=self._exact_source(dimensions, context=True))
+                    dimensions, exact=self._exact_source(dimensions, context=True),
+                    int8_from=self._int8_from())
                 if hasattr(self, "searcher"):
                     self.searcher.context_index = self.context_index
             return self.context_index
