@@ -31,7 +31,7 @@ def _cpu_wait(phase: dict[str, Any]) -> str:
 
 
 def _mark(check: dict[str, Any]) -> str:
-    return "met" if check["met"] else "MISSED"
+    return f"{'met' if check['met'] else 'MISSED'} (≤ {check['limit']:g})"
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -116,7 +116,8 @@ def markdown(report: dict[str, Any]) -> str:
                    f"{_fmt(r['sessions']['hook_ms'].get('max'), 2)}" if "sessions" in r
          else "–"),
         ("target remember p95 ≤ 10 ms", lambda r: _mark(r["targets"]["remember_p95_ms"])),
-        ("target recall p95 ≤ 40 ms", lambda r: _mark(r["targets"]["recall_p95_ms"])),
+        ("target recall p95 (ms; 100,000 and more: the scale target)",
+         lambda r: _mark(r["targets"]["recall_p95_ms"])),
         ("target peak RSS ≤ 400 MB", lambda r: _mark(r["targets"]["peak_rss_mb"])),
         ("target graph_impact p95 ≤ 50 ms",
          lambda r: _mark(r["targets"]["graph_impact_p95_ms"])),
@@ -139,6 +140,7 @@ def markdown(report: dict[str, Any]) -> str:
     lines += ["", head, sep]
     for label, cell in rows:
         lines.append(f"| {label} | " + " | ".join(cell(r) for r in runs) + " |")
-    lines += ["", "Targets are the issue's, stated for 10,000 memories.", ""]
+    lines += ["", "Targets are the issues': stated for 10,000 memories, and for 100,000 (recall"
+              " p95 ≤ 60 ms) from that size on.", ""]
     lines += [f"- {note}" for note in report["notes"]]
     return "\n".join(lines) + "\n"
