@@ -37,7 +37,7 @@ def test_candidates_known_by_seq_are_read_by_primary_key(tmp_path) -> None:
     leg's filter pass) go by seq even though the filters name `is_deleted`, which an index
     (memories_occurred) leads with: read through it, every live row would be visited."""
     from mnemonist.search.keyword import _keep_passing
-    from mnemonist.store import memories
+    from mnemonist.store import embeddings, memories
 
     db = Database(tmp_path / "m.db")
     migrate(db)
@@ -48,6 +48,8 @@ def test_candidates_known_by_seq_are_read_by_primary_key(tmp_path) -> None:
         lambda: memories.ranking_rows(conn, seqs, where, args),
         lambda: memories.get_many_by_seq(conn, seqs, where, args),
         lambda: _keep_passing(conn, [(s, -1.0) for s in seqs], where, args, 300, []),
+        # the int8 vector index's exact vectors of its candidates
+        lambda: embeddings.vectors_by_seq(conn, seqs, "model", 384),
     ]
     for call in calls:
         plans = _plans_of(conn, call)
