@@ -148,3 +148,23 @@ def test_auto_index_turns_to_int8_codes_at_its_threshold_and_answers_the_same() 
     reserved = VectorIndex(DIMS, exact=auto.exact, int8_from=500)
     reserved.reserve(600)
     assert reserved.precision == "int8"
+
+
+def test_rows_without_a_stored_vector_keep_their_codes_estimate() -> None:
+    """A row the store holds no exact vector for (vectors put straight into the index, or a
+    row re-embedded a moment ago) stays a candidate, scored by its codes' estimate."""
+    rows = _unit_rows(1000, 5)
+    stored = {seq: rows[seq - 1] for seq in range(1, 1001) if seq % 2 == 0}  # odd: missing
+    codes = VectorIndex(DIMS, exact=lambda seqs: {s: stored[s] for s in seqs if s in stored})
+    plain = VectorIndex(DIMS)
+    for seq in range(1, 1001):
+        codes.add(seq, rows[seq - 1])
+        plain.add(seq, rows[seq - 1])
+    q = rows[0]  # seq 1: no stored vector
+    got = dict(codes.search(q, 20))
+    want = dict(plain.search(q, 20))
+    assert 1 in got and got[1] == pytest.approx(1.0, abs=0.02)
+    assert len(got.keys() & want.keys()) >= 18
+    for seq, cos in got.items():
+        assert cos == pytest.approx(float(rows[seq - 1] @ q), abs=0.02 if seq % 2 else 1e-5)
+    assert codes.scores(q, [3])[3] == pytest.approx(float(rows[2] @ q), abs=0.02)
