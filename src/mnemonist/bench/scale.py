@@ -52,6 +52,13 @@ from mnemonist.text.tokens import fts_match_query
 #: Targets of the issue, stated for 10,000 memories on the 2-core reference machine.
 TARGETS = {"remember_p95_ms": 10.0, "recall_p95_ms": 40.0, "peak_rss_mb": 400.0,
            "graph_impact_p95_ms": 50.0}
+#: From this many memories on, the targets of the scale issue: recall p95 ≤ 60 ms with the
+#: query embedding, the rest as at 10,000.
+TARGETS_100K = {**TARGETS, "recall_p95_ms": 60.0}
+
+
+def targets_for(n: int) -> dict[str, float]:
+    return TARGETS_100K if n >= 100_000 else TARGETS
 MIB = 1024 * 1024
 RECALL_LIMIT = 10
 
@@ -132,6 +139,7 @@ def run_scale(
             "sessions": sessions,
         },
         "targets": {**TARGETS, "at_memories": 10_000},
+        "targets_100k": {**TARGETS_100K, "at_memories": 100_000},
         "notes": list(NOTES),
         "runs": [],
     }
@@ -206,6 +214,7 @@ def _run_one(
             "embedding_threads": cfg.embedding.threads,
             "embedding_batch_size": cfg.embedding.batch_size,
             "search_top_k": cfg.search.top_k,
+            "vector_precision": cfg.search.vector_precision,
         },
         "open_s": round(open_s, 3),
     }
@@ -248,6 +257,10 @@ def _run_one(
             "peak_is_per_size": peak_reset,
             "phases_mib": phases,
             "breakdown_mib": rss_breakdown_mib(),
+            "vector_index_mib": (round(service.index.nbytes / MIB, 1)
+                                 if service.index is not None else 0.0),
+            "vector_index_precision": (service.index.precision
+                                       if service.index is not None else None),
             "source": rss_source(),
         }
         run["database"] = {
@@ -260,11 +273,12 @@ def _run_one(
     # Other processes on a shared machine slow every phase down: say how busy it was.
     run["load_average_1m"] = {"start": load_start, "end": _loadavg()}
     run["targets"] = {
-        "remember_p95_ms": _check(run["remember"]["latency_ms"].get("p95"), "remember_p95_ms"),
-        "recall_p95_ms": _check(run["recall"]["latency_ms"].get("p95"), "recall_p95_ms"),
+        "remember_p95_ms": _check(n, run["remember"]["latency_ms"].get("p95"), "remember_p95_ms"),
+        "recall_p95_ms": _check(n, run["recall"]["latency_ms"].get("p95"), "recall_p95_ms"),
         # measured in MiB, the target is in MB (10^6 bytes): compare like with like
-        "peak_rss_mb": _check(round(run["memory"]["peak_rss_mib"] * MIB / 1e6, 1), "peak_rss_mb"),
-        "graph_impact_p95_ms": _check(run["graph"]["impact_ms"].get("p95"),
+        "peak_rss_mb": _check(n, round(run["memory"]["peak_rss_mib"] * MIB / 1e6, 1),
+                              "peak_rss_mb"),
+        "graph_impact_p95_ms": _check(n, run["graph"]["impact_ms"].get("p95"),
                                       "graph_impact_p95_ms"),
     }
     return run
@@ -277,8 +291,8 @@ def _loadavg() -> float | None:
         return None
 
 
-def _check(value: float | None, key: str) -> dict[str, Any]:
-    limit = TARGETS[key]
+def _check(n: int, value: float | None, key: str) -> dict[str, Any]:
+    limit = targets_for(n)[key]
     return {"value": value, "limit": limit, "met": value is not None and value <= limit}
 
 

@@ -31,7 +31,7 @@ def _cpu_wait(phase: dict[str, Any]) -> str:
 
 
 def _mark(check: dict[str, Any]) -> str:
-    return "met" if check["met"] else "MISSED"
+    return f"{'met' if check['met'] else 'MISSED'} (≤ {check['limit']:g})"
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -91,6 +91,9 @@ def markdown(report: dict[str, Any]) -> str:
                    f"{_fmt(r['recall']['target_in_top'].get('paraphrase'), 2)}"),
         ("RSS now / peak (MiB)",
          lambda r: f"{_fmt(r['memory']['rss_mib'], 0)} / {_fmt(r['memory']['peak_rss_mib'], 0)}"),
+        ("vector index in RAM (MiB)",
+         lambda r: f"{_fmt(r['memory'].get('vector_index_mib'), 1)}"
+                   f" ({r['memory'].get('vector_index_precision') or '–'})"),
         ("RSS before opening / after model load (MiB)",
          lambda r: f"{_fmt(r['rss_start_mib'], 0)} / {_fmt(r['rss_after_open_mib'], 0)}"),
         ("RSS after writes / embedding / recall (MiB)",
@@ -113,7 +116,8 @@ def markdown(report: dict[str, Any]) -> str:
                    f"{_fmt(r['sessions']['hook_ms'].get('max'), 2)}" if "sessions" in r
          else "–"),
         ("target remember p95 ≤ 10 ms", lambda r: _mark(r["targets"]["remember_p95_ms"])),
-        ("target recall p95 ≤ 40 ms", lambda r: _mark(r["targets"]["recall_p95_ms"])),
+        ("target recall p95 (ms; 100,000 and more: the scale target)",
+         lambda r: _mark(r["targets"]["recall_p95_ms"])),
         ("target peak RSS ≤ 400 MB", lambda r: _mark(r["targets"]["peak_rss_mb"])),
         ("target graph_impact p95 ≤ 50 ms",
          lambda r: _mark(r["targets"]["graph_impact_p95_ms"])),
@@ -131,11 +135,12 @@ def markdown(report: dict[str, Any]) -> str:
         lines.append(
             f"durability {c['durability']}, embedding {c['embedding_model']} "
             f"({c['embedding_threads']} thread, batch {c['embedding_batch_size']}), "
-            f"top_k {c['search_top_k']}."
+            f"top_k {c['search_top_k']}, vector index {c.get('vector_precision', 'float32')}."
         )
     lines += ["", head, sep]
     for label, cell in rows:
         lines.append(f"| {label} | " + " | ".join(cell(r) for r in runs) + " |")
-    lines += ["", "Targets are the issue's, stated for 10,000 memories.", ""]
+    lines += ["", "Targets are the issues': stated for 10,000 memories, and for 100,000 (recall"
+              " p95 ≤ 60 ms) from that size on.", ""]
     lines += [f"- {note}" for note in report["notes"]]
     return "\n".join(lines) + "\n"

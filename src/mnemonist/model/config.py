@@ -370,6 +370,12 @@ class SearchConfig(SnakeModel):
     context_window: int = Range(
         2, 0, 10, "the keyword leg also indexes each memory with ±N neighbours of its source"
     )
+    vector_precision: Literal["auto", "int8", "float32"] = Field(
+        default="auto",
+        description="the in-memory vector index: int8 codes (1 byte a dimension) rescored"
+        " exactly from the stored vectors, float32 vectors (4 bytes a dimension), or auto:"
+        " float32 below 25,000 vectors, int8 from there",
+    )
     context_vector_weight: float = Range(
         0.0, 0.0, 1.0, "share of the context text's cosine in a memory's vector score (0: off)"
     )

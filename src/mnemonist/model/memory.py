@@ -58,6 +58,12 @@ def _json_list(text: str | None) -> list[Any]:
     return json.loads(text) if text and text != "[]" else []
 
 
+#: the columns of `Memory.for_ranking`, in its order
+RANKING_COLUMNS = ("seq", "id", "content", "type", "importance", "pinned", "who", "project",
+                   "source_type", "source_id", "is_deleted", "last_accessed", "occurred_at",
+                   "created_at", "observation_count", "recall_count")
+
+
 @dataclass
 class Memory:
     seq: int
@@ -142,6 +148,21 @@ class Memory:
             observed_by=_json_list(row["observed_by"]) if "observed_by" in keys else [],
             observation_count=row["observation_count"] if "observation_count" in keys else 1,
             recall_count=row["recall_count"] if "recall_count" in keys else 0,
+        )
+
+    @classmethod
+    def for_ranking(cls, row: sqlite3.Row) -> Memory:
+        """A candidate of recall from `RANKING_COLUMNS` only (store.memories.ranking_rows):
+        what ranking reads, the rest left empty. Recall ranks ~200 candidates a query and
+        returns ~10; the hits it returns are read again in full (`get_many_by_seq`)."""
+        return cls(
+            seq=row[0], id=row[1], content=row[2], normalized_content="", content_hash="",
+            type=row[3], importance=row[4], tags=[], pinned=bool(row[5]), who=row[6], why=None,
+            project=row[7], source_type=row[8], source_id=row[9], idempotency_key=None,
+            version=0, is_deleted=bool(row[10]), deleted_at=None, delete_reason=None,
+            last_accessed=row[11], access_count=0, embedding_model=None, occurred_at=row[12],
+            created_at=row[13], updated_at="", observation_count=row[14],
+            recall_count=row[15], extra={"partial": True},
         )
 
     def to_public(self) -> dict[str, Any]:

@@ -106,6 +106,19 @@ def boost_by_source(hits: list[Hit], weight: float, top: int = 3) -> None:
             h.score *= 1.0 + weight * strength[(h.memory.project, h.memory.source_id)] / best
 
 
+def complete(conn: sqlite3.Connection, hits: list[Hit]) -> list[Hit]:
+    """The hits with their full rows (ranking read only `RANKING_COLUMNS`); a hit whose row
+    went away in between is dropped."""
+    full = memories.get_many_by_seq(conn, [h.memory.seq for h in hits])
+    out = []
+    for h in hits:
+        m = full.get(h.memory.seq)
+        if m is not None:
+            h.memory = m
+            out.append(h)
+    return out
+
+
 class HybridSearch:
     def __init__(
         self,
@@ -195,8 +208,8 @@ class HybridSearch:
             hidden = hidden_private(conn, filters)
         project = filters.project if filters else None
         scope = filters.scope if filters else None
-        top = index.search(
-            qvec, cfg.top_k, project=project, filter_project=project is not None,
+        top, of_keyword = index.search_and_score(
+            qvec, cfg.top_k, keyword, project=project, filter_project=project is not None,
             allowed=allowed, scope=scope, hidden=hidden,
         )
         old: dict[int, float] = {}
@@ -207,7 +220,7 @@ class HybridSearch:
             top = sorted([*top, *old.items()], key=lambda t: -t[1])[: cfg.top_k]
         vector_hits = {seq for seq, _ in top}
         cosines = {**old, **dict(top)}
-        cosines.update(index.scores(qvec, [s for s in keyword if s not in cosines]))
+        cosines.update({s: v for s, v in of_keyword.items() if s not in cosines})
         ctx, weight = self.context_index, cfg.context_vector_weight
         if ctx is not None and weight > 0 and cfg.context_window > 0:
             ctx_top = ctx.search(qvec, cfg.top_k, project=project,
@@ -322,7 +335,7 @@ class HybridSearch:
         # every candidate passes the filters here, whichever index proposed it (an in-memory
         # index may lag a commit by a moment; the table never does)
         where, args = where_clause(filters)
-        rows = memories.get_many_by_seq(conn, [f.seq for f in fused], where, args)
+        rows = memories.ranking_rows(conn, [f.seq for f in fused], where, args)
         now = self.clock()
         mem_cfg = self.mem_cfg
         threshold = cfg.min_score if min_score is None else min_score
@@ -361,4 +374,4 @@ class HybridSearch:
             if outcome != "reranked":
                 degraded.append(f"reranker_{outcome}")
         method = "hybrid" if qvec is not None else "keyword"
-        return SearchOutcome(hits[:limit], method, degraded)
+        return SearchOutcome(complete(conn, hits[:limit]), method, degraded)

@@ -1,22 +1,61 @@
-"""An exact in-process vector index: a NumPy matrix of L2-normalised float32 rows.
+"""An exact in-process vector index over L2-normalised rows.
 
-Measured (DESIGN.md): 0.75 ms at 10k × 384, 19.5 ms at 100k, one thread. The truth lives in
-the `embeddings` table; this index is rebuilt from it at start and updated after each commit.
-Rows carry a project code so the common "one project" filter is a vectorised mask.
+Two precisions (`search.vector_precision`):
+
+- "float32": a NumPy matrix of the vectors themselves (4 bytes a dimension: 147 MiB at
+  100,000 × 384), scanned with one BLAS product.
+- "int8": the matrix holds each vector as int8 codes (round(254·x): the components of a unit
+  vector of 384 dimensions stay well inside ±0.5), 1 byte a dimension (37 MiB at 100,000),
+  scanned with SIMD integer dot products (`simsimd`, several times faster than the float32
+  product). The codes only choose candidates: the best RESCORE × k are scored again from
+  their stored float32 vectors (`exact`, read from the `embeddings` table), so the scores
+  returned are exact cosines and the top k is the exact top k unless a true member ranked
+  below RESCORE × k by its codes (docs/benchmarks.md measures the difference).
+
+The truth lives in the `embeddings` table; this index is rebuilt from it at start and updated
+after each commit. Rows carry a project code so the common "one project" filter is a
+vectorised mask.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
+from typing import Any
 
 import numpy as np
+import simsimd
+
+#: seqs -> their exact (float32) vectors; seqs without a stored vector are left out
+ExactVectors = Callable[[list[int]], dict[int, np.ndarray]]
+#: int8 code of a unit vector's component x: round(CODE_SCALE·x), clipped to ±127
+CODE_SCALE = 254.0
+#: int8 search: candidates chosen by their codes, per result asked for, then scored exactly
+RESCORE = 3
+#: search.vector_precision "auto": float32 below this many vectors, int8 from there (at 10,000
+#: the float32 scan takes about a millisecond, less than reading 300 exact vectors back)
+AUTO_INT8_FROM = 25_000
+
+
+def int8_codes(vector: np.ndarray) -> np.ndarray:
+    return np.clip(np.rint(np.asarray(vector, dtype=np.float32) * CODE_SCALE),
+                   -127, 127).astype(np.int8)
 
 
 class VectorIndex:
-    def __init__(self, dimensions: int, capacity: int = 1024) -> None:
+    def __init__(
+        self, dimensions: int, capacity: int = 1024, *, exact: ExactVectors | None = None,
+        int8_from: int = 0,
+    ) -> None:
+        """With `exact` the index keeps int8 codes (once it holds `int8_from` vectors or has
+        room reserved for as many; float32 vectors before) and reads exact vectors through
+        it; without, it keeps the float32 vectors."""
         self.dimensions = dimensions
-        self._matrix = np.zeros((capacity, dimensions), dtype=np.float32)
+        self.exact = exact
+        self.int8_from = int8_from
+        self._int8 = exact is not None and int8_from <= 0
+        dtype = np.int8 if self._int8 else np.float32
+        self._matrix = np.zeros((capacity, dimensions), dtype=dtype)
         self._seqs = np.zeros(capacity, dtype=np.int64)
         self._projects = np.zeros(capacity, dtype=np.int32)
         self._pos: dict[int, int] = {}
@@ -30,11 +69,39 @@ class VectorIndex:
     def __contains__(self, seq: int) -> bool:
         return seq in self._pos
 
+    @property
+    def precision(self) -> str:
+        return "int8" if self._int8 else "float32"
+
+    def _to_int8(self) -> None:
+        """Replace the float32 vectors by their codes (under the lock): from here on the
+        exact vectors are read from the store."""
+        if self._int8 or self.exact is None:
+            return
+        cap = self._matrix.shape[0]
+        codes = np.zeros((cap, self.dimensions), dtype=np.int8)
+        for start in range(0, self._n, 8192):
+            end = min(self._n, start + 8192)
+            codes[start:end] = int8_codes(self._matrix[start:end])
+        self._matrix = codes
+        self._int8 = True
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the index's arrays (allocated capacity included)."""
+        return self._matrix.nbytes + self._seqs.nbytes + self._projects.nbytes
+
     def vector(self, seq: int) -> np.ndarray | None:
         """A copy of the memory's indexed vector; None when it is not indexed."""
         with self._lock:
             pos = self._pos.get(seq)
-            return None if pos is None else self._matrix[pos].copy()
+            if pos is None:
+                return None
+            if not self._int8:
+                return self._matrix[pos].copy()
+        assert self.exact is not None
+        found = self.exact([seq]).get(seq)
+        return None if found is None else np.array(found, dtype=np.float32)
 
     def _code(self, project: str | None) -> int:
         code = self._project_codes.get(project)
@@ -43,11 +110,18 @@ class VectorIndex:
             self._project_codes[project] = code
         return code
 
-    def _grow(self, need: int) -> None:
+    def reserve(self, capacity: int) -> None:
+        """Make room for `capacity` rows at once (a load of known size grows no copies)."""
+        with self._lock:
+            if self.exact is not None and capacity >= self.int8_from:
+                self._to_int8()
+            self._grow(capacity, exact=True)
+
+    def _grow(self, need: int, exact: bool = False) -> None:
         cap = self._matrix.shape[0]
         if need <= cap:
             return
-        new_cap = max(need, cap * 2)
+        new_cap = need if exact else max(need, cap * 2)
         for name in ("_matrix", "_seqs", "_projects"):
             old = getattr(self, name)
             shape = (new_cap, *old.shape[1:])
@@ -60,13 +134,16 @@ class VectorIndex:
         if vec.shape != (self.dimensions,):
             raise ValueError(f"vector has shape {vec.shape}, index has {self.dimensions} dims")
         with self._lock:
+            if not self._int8 and self.exact is not None and self._n + 1 >= self.int8_from:
+                self._to_int8()
+            row = int8_codes(vec) if self._int8 else vec
             pos = self._pos.get(seq)
             if pos is None:
                 self._grow(self._n + 1)
                 pos = self._n
                 self._n += 1
                 self._pos[seq] = pos
-            self._matrix[pos] = vec
+            self._matrix[pos] = row
             self._seqs[pos] = seq
             self._projects[pos] = self._code(project)
 
@@ -98,18 +175,76 @@ class VectorIndex:
         """Cosine of the query against specific rows (those not indexed are left out)."""
         q = np.asarray(query, dtype=np.float32)
         with self._lock:
-            found = [(s, self._pos[s]) for s in seqs if s in self._pos]
-            if not found:
-                return {}
-            rows = self._matrix[[p for _, p in found]]
+            if self._int8:
+                wanted = [s for s in seqs if s in self._pos]
+                rows = None
+            else:
+                found = [(s, self._pos[s]) for s in seqs if s in self._pos]
+                if not found:
+                    return {}
+                rows = self._matrix[[p for _, p in found]]
+        if rows is None:
+            return self._exact_scores(q, wanted) if wanted else {}
         sims = rows @ q
         return {s: float(v) for (s, _), v in zip(found, sims, strict=True)}
+
+    def _exact_scores(self, q: np.ndarray, seqs: list[int]) -> dict[int, float]:
+        """Cosines from the stored vectors; a row the store holds no vector for (a bench's
+        vectors put straight into the index, a row re-embedded a moment ago) keeps its codes'
+        estimate rather than dropping out."""
+        assert self.exact is not None
+        vectors = self.exact(seqs)
+        found = [s for s in seqs if s in vectors]
+        out: dict[int, float] = {}
+        if found:
+            sims = np.stack([vectors[s] for s in found]).astype(np.float32, copy=False) @ q
+            out = {s: float(v) for s, v in zip(found, sims, strict=True)}
+        if len(found) < len(seqs):
+            out.update(self._code_scores(q, [s for s in seqs if s not in vectors]))
+        return out
+
+    def _code_scores(self, q: np.ndarray, seqs: list[int]) -> dict[int, float]:
+        """The int8 codes' estimate of the cosine (within about 0.01 of it)."""
+        codes_q = int8_codes(q).astype(np.int32)
+        with self._lock:
+            found = [(s, self._pos[s]) for s in seqs if s in self._pos]
+            if not found or not self._int8:
+                return {}
+            rows = self._matrix[[p for _, p in found]].astype(np.int32)
+        sims = (rows @ codes_q) / (CODE_SCALE * CODE_SCALE)
+        return {s: float(v) for (s, _), v in zip(found, sims, strict=True)}
+
+    def _similarities(self, q: np.ndarray, n: int) -> np.ndarray:
+        """Every row's similarity to the query: the cosine (float32), or its int8 estimate
+        (in units of CODE_SCALE²)."""
+        if not self._int8:
+            return self._matrix[:n] @ q
+        out = simsimd.cdist(int8_codes(q), self._matrix[:n], metric="dot")
+        return np.asarray(out, dtype=np.float64).reshape(-1)
+
+    def search_and_score(
+        self, query: np.ndarray, k: int, also: Collection[int], **filters: Any
+    ) -> tuple[list[tuple[int, float]], dict[int, float]]:
+        """`search` and the `scores` of `also` (other candidates of the recall), in one read
+        of exact vectors for an int8 index."""
+        if not self._int8:
+            return self.search(query, k, **filters), self.scores(query, also)
+        chosen = self.search(query, k, _rescore=False, **filters)
+        q = np.asarray(query, dtype=np.float32)
+        wanted = list(dict.fromkeys([*(s for s, _ in chosen),
+                                     *(s for s in also if s in self._pos)]))
+        exact = self._exact_scores(q, wanted) if wanted else {}
+        mine = {s for s, _ in chosen}
+        top = sorted(((s, c) for s, c in exact.items() if s in mine),
+                     key=lambda t: (-t[1], t[0]))[:k]
+        return top, {s: exact[s] for s in also if s in exact}
 
     def search(
         self,
         query: np.ndarray,
         k: int,
         *,
+        _rescore: bool = True,
         project: str | None = None,
         filter_project: bool = False,
         allowed: set[int] | None = None,
@@ -124,7 +259,7 @@ class VectorIndex:
             n = self._n
             if n == 0 or k <= 0:
                 return []
-            sims = self._matrix[:n] @ q
+            sims = self._similarities(q, n)
             seqs = self._seqs[:n].copy()
             mask = None
             if filter_project:
@@ -147,12 +282,27 @@ class VectorIndex:
                 keep = np.ones(n, dtype=bool)
                 keep[[self._pos[s] for s in hidden if s in self._pos]] = False
                 mask = keep if mask is None else (mask & keep)
+        available = n
         if mask is not None:
             sims = np.where(mask, sims, -np.inf)
-            k = min(k, int(mask.sum()))
-            if k == 0:
+            available = int(mask.sum())
+            if available == 0:
                 return []
-        k = min(k, n)
-        top = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
-        top = top[np.argsort(-sims[top], kind="stable")]
-        return [(int(seqs[i]), float(sims[i])) for i in top if np.isfinite(sims[i])]
+        if sims.dtype == np.float32:  # float32 rows: the cosines themselves
+            return _top(seqs, sims, min(k, available))
+        # int8: the codes choose RESCORE × k candidates, their exact vectors rank them
+        chosen = _top(seqs, sims, min(RESCORE * k, available))
+        if not _rescore:
+            return chosen
+        exact = self._exact_scores(q, [s for s, _ in chosen])
+        return sorted(exact.items(), key=lambda t: (-t[1], t[0]))[:k]
+
+
+def _top(seqs: np.ndarray, sims: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """The k best (seq, similarity), best first; masked rows (-inf) never."""
+    n = sims.shape[0]
+    if k <= 0:
+        return []
+    top = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
+    top = top[np.argsort(-sims[top], kind="stable")]
+    return [(int(seqs[i]), float(sims[i])) for i in top if np.isfinite(sims[i])]

@@ -21,7 +21,7 @@ from mnemonist.pipeline.sparse_worker import build as build_sparse
 from mnemonist.providers.embedding.base import EmbeddingError, EmbeddingProvider
 from mnemonist.search.filters import visible_ids
 from mnemonist.search.hybrid import HybridSearch
-from mnemonist.search.vector_index import VectorIndex
+from mnemonist.search.vector_index import AUTO_INT8_FROM, ExactVectors, VectorIndex
 from mnemonist.service.errors import Conflict, NotFound, NotOnPostgres
 from mnemonist.store import embeddings, hints, memories
 from mnemonist.store.backend import is_postgres
@@ -163,7 +163,9 @@ class ServiceBase:
             assert self.provider is not None
             model = self.provider.model_id
             return PgVectorIndex(self.db, dimensions, model, kind)  # type: ignore[return-value]
-        return VectorIndex(dimensions)
+        return VectorIndex(dimensions, exact=self._exact_source(dimensions,
+                                                                 context=kind == "context"),
+                           int8_from=self._int8_from())
 
     def get_index(self, dimensions: int) -> VectorIndex:
         with self._index_lock:
@@ -177,6 +179,25 @@ class ServiceBase:
                     f"{self.index.dimensions}; set embedding.dimensions or change the model"
                 )
             return self.index
+
+    def _int8_from(self) -> int:
+        """How many vectors the index holds before it turns to int8 codes: with few, the
+        float32 scan is cheaper than reading the candidates' exact vectors back."""
+        return AUTO_INT8_FROM if self.config.search.vector_precision == "auto" else 0
+
+    def _exact_source(self, dimensions: int, *, context: bool = False) -> ExactVectors | None:
+        """Where an int8 index reads the exact vectors of its candidates (this thread's
+        reader connection); None for a float32 index, which holds them itself."""
+        if self.config.search.vector_precision == "float32" or self.provider is None:
+            return None
+        model = self.provider.model_id
+        db = self.db
+
+        def exact(seqs: list[int]) -> dict[int, np.ndarray]:
+            return embeddings.vectors_by_seq(db.reader(), seqs, model, dimensions,
+                                             context=context)
+
+        return exact
 
     def _context_vectors(self) -> bool:
         search = self.config.search
@@ -225,6 +246,7 @@ class ServiceBase:
             if self._context_vectors():
                 self.get_context_index(dims)
             return
+        index.reserve(len(index) + embeddings.count_live(conn, model))
         index.add_many(embeddings.live_vectors(conn, model, dims))
         log.info("vector index: %d vectors of %s (%d dims)", len(index), model, dims)
         if self._context_vectors():

@@ -61,6 +61,38 @@ def live_vectors(
         yield row["seq"], row["project"], from_blob(row["vector"], row["dimensions"])
 
 
+def count_live(conn: sqlite3.Connection, model: str) -> int:
+    """How many vectors `live_vectors` will yield (at most): the index reserves that room."""
+    return conn.execute(
+        "SELECT COUNT(*) FROM memories m JOIN embeddings e ON e.content_hash = m.content_hash"
+        " WHERE m.is_deleted = 0 AND m.superseded_at IS NULL AND e.model = ?", (model,),
+    ).fetchone()[0]
+
+
+def vectors_by_seq(
+    conn: sqlite3.Connection, seqs: list[int], model: str, dimensions: int, *,
+    context: bool = False,
+) -> dict[int, np.ndarray]:
+    """The stored vectors of these memories (of their context text with `context`), by seq:
+    what an int8 vector index scores its candidates with. Seqs without one are left out."""
+    out: dict[int, np.ndarray] = {}
+    if context:
+        source = ("memory_context c JOIN embeddings e ON e.content_hash = c.text_hash"
+                  " WHERE e.model = ? AND c.seq IN ({})")
+        key = "c.seq"
+    else:  # by primary key: NOT INDEXED keeps the planner off the memories indexes
+        source = ("memories m NOT INDEXED JOIN embeddings e ON e.content_hash = m.content_hash"
+                  " WHERE e.model = ? AND m.seq IN ({})")
+        key = "m.seq"
+    for start in range(0, len(seqs), 500):
+        chunk = seqs[start : start + 500]
+        sql = f"SELECT {key}, e.vector FROM " + source.format(",".join("?" * len(chunk)))
+        for seq, blob in conn.execute(sql, [model, *chunk]):
+            if len(blob) == 4 * dimensions:
+                out[seq] = np.frombuffer(blob, dtype="<f4")
+    return out
+
+
 def superseded_vectors(
     conn: sqlite3.Connection, where: str, args: list, dimensions: int
 ) -> list[tuple[int, np.ndarray]]:

@@ -11,7 +11,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from mnemonist.model.memory import Memory
+from mnemonist.model.memory import RANKING_COLUMNS, Memory
 from mnemonist.store import context, entity_links, hints
 from mnemonist.text.scrub import scrub_all, scrub_optional
 
@@ -114,17 +114,38 @@ def ids_with_prefix(conn: sqlite3.Connection, prefix: str,
 def get_many_by_seq(
     conn: sqlite3.Connection, seqs: list[int], where: str = "1", args: list | None = None
 ) -> dict[int, Memory]:
-    """Rows by seq, optionally only those also matching `where` (over `memories m`)."""
+    """Rows by seq, optionally only those also matching `where` (over `memories m`). NOT
+    INDEXED keeps the lookup on the primary key: `where` holds `m.is_deleted = 0`, and the
+    planner would otherwise read every live row through an index that leads with it."""
     out: dict[int, Memory] = {}
     for start in range(0, len(seqs), 500):
         chunk = seqs[start : start + 500]
         rows = conn.execute(
-            f"SELECT * FROM memories m WHERE m.seq IN ({','.join('?' * len(chunk))})"
+            f"SELECT * FROM memories m NOT INDEXED WHERE m.seq IN ({','.join('?' * len(chunk))})"
             f" AND {where}",
             [*chunk, *(args or [])],
         )
         for row in rows:
             out[row["seq"]] = Memory.from_row(row)
+    return out
+
+
+def ranking_rows(
+    conn: sqlite3.Connection, seqs: list[int], where: str = "1", args: list | None = None
+) -> dict[int, Memory]:
+    """`get_many_by_seq` with only the columns ranking reads (`Memory.for_ranking`): recall
+    ranks ~200 candidates to return ~10, and reads the full rows of those alone."""
+    out: dict[int, Memory] = {}
+    columns = ", ".join(f"m.{c}" for c in RANKING_COLUMNS)
+    for start in range(0, len(seqs), 500):
+        chunk = seqs[start : start + 500]
+        rows = conn.execute(
+            f"SELECT {columns} FROM memories m NOT INDEXED"
+            f" WHERE m.seq IN ({','.join('?' * len(chunk))}) AND {where}",
+            [*chunk, *(args or [])],
+        )
+        for row in rows:
+            out[row[0]] = Memory.for_ranking(row)
     return out
 
 

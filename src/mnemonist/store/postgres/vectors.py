@@ -107,6 +107,13 @@ class PgVectorIndex:
             [literal(query), self.model, wanted])
         return {int(s): float(v) for s, v in rows}
 
+    def search_and_score(
+        self, query: np.ndarray, k: int, also: Iterable[int], **filters: Any
+    ) -> tuple[list[tuple[int, float]], dict[int, float]]:
+        """`search` and the `scores` of `also` (the recall's other candidates), as the
+        in-process index answers them."""
+        return self.search(query, k, **filters), self.scores(query, also)
+
     def search(
         self,
         query: np.ndarray,

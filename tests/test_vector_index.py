@@ -1,0 +1,170 @@
+"""The vector index in int8 (codes scanned, candidates rescored from exact vectors) against the
+float32 index: the same top k with the same cosines, the same filters, a quarter of the bytes;
+and a real daemon whose int8 index rescored from SQLite answers as its float32 twin does."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mnemonist.daemon import open_memory
+from mnemonist.model.requests import RecallRequest, RememberRequest
+from mnemonist.search.vector_index import VectorIndex
+
+DIMS = 384
+
+
+def _unit_rows(n: int, seed: int) -> np.ndarray:
+    """Clustered unit vectors (20 topics + noise), as sentence embeddings are: many close
+    neighbours, so the top k's boundary is crowded."""
+    rng = np.random.default_rng(seed)
+    topics = rng.standard_normal((20, DIMS)).astype(np.float32)
+    rows = topics[rng.integers(0, 20, n)] + 0.8 * rng.standard_normal((n, DIMS)).astype(
+        np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def _pair(n: int = 3000, seed: int = 1) -> tuple[VectorIndex, VectorIndex, np.ndarray]:
+    rows = _unit_rows(n, seed)
+    stored = {seq: rows[seq - 1] for seq in range(1, n + 1)}
+    exact = VectorIndex(DIMS)
+    codes = VectorIndex(DIMS, exact=lambda seqs: {s: stored[s] for s in seqs if s in stored})
+    for seq, vec in stored.items():
+        project = "alpha" if seq % 3 == 0 else None
+        exact.add(seq, vec, project)
+        codes.add(seq, vec, project)
+    return exact, codes, rows
+
+
+def test_int8_index_returns_the_float32_top_k_with_exact_cosines() -> None:
+    exact, codes, rows = _pair()
+    assert codes.precision == "int8" and exact.precision == "float32"
+    rng = np.random.default_rng(9)
+    for i in range(25):
+        q = rows[i * 7] + 0.3 * rng.standard_normal(DIMS).astype(np.float32)
+        q /= np.linalg.norm(q)
+        want = exact.search(q, 100)
+        got = codes.search(q, 100)
+        assert [s for s, _ in got] == [s for s, _ in want]
+        assert np.allclose([c for _, c in got], [c for _, c in want], atol=1e-5)
+        some = [s for s, _ in want[:5]] + [2999, 5000]
+        assert codes.scores(q, some).keys() == exact.scores(q, some).keys()
+        for seq, cos in codes.scores(q, some).items():
+            assert cos == pytest.approx(exact.scores(q, [seq])[seq], abs=1e-5)
+
+
+def test_int8_index_applies_the_same_filters() -> None:
+    exact, codes, rows = _pair(seed=2)
+    q = rows[10]
+    allowed = set(range(1, 3001, 2))
+    hidden = {s for s, _ in exact.search(q, 5)}
+    for kwargs in ({"project": "alpha", "filter_project": True}, {"allowed": allowed},
+                   {"hidden": hidden}, {"scope": ["ALPHA"]}):
+        want = exact.search(q, 20, **kwargs)
+        assert [s for s, _ in codes.search(q, 20, **kwargs)] == [s for s, _ in want], kwargs
+    assert not hidden & {s for s, _ in codes.search(q, 20, hidden=hidden)}
+    assert codes.search(q, 20, project="nowhere", filter_project=True) == []
+
+
+def test_int8_index_holds_a_quarter_of_the_bytes_and_forgets_removed_rows() -> None:
+    exact, codes, rows = _pair(n=2048)
+    assert codes.nbytes * 3 < exact.nbytes
+    top = codes.search(rows[0], 1)[0][0]
+    assert top == 1 and codes.remove(1) and 1 not in codes
+    assert codes.vector(1) is None and 1 not in {s for s, _ in codes.search(rows[0], 50)}
+    assert np.array_equal(codes.vector(2), rows[1])
+
+
+def _daemon_answers(tmp_path, precision: str, texts: list[str], queries: list[str]):
+    home = tmp_path / precision
+    daemon = open_memory(home, {"search": {"vector_precision": precision}})
+    try:
+        svc = daemon.service
+        for text in texts:
+            svc.remember(RememberRequest(content=text))
+        assert svc.flush(120), "background embedding did not finish"
+        answers = []
+        for q in queries:
+            out = svc.recall(RecallRequest(query=q, limit=5))
+            answers.append([(r["content"], round(r["scores"]["vector"] or 0.0, 5))
+                            for r in out["results"]])
+        return svc.index.precision, answers
+    finally:
+        daemon.stop()
+
+
+def test_a_daemon_with_the_int8_index_answers_as_its_float32_twin(tmp_path) -> None:
+    """The int8 index reads its candidates' exact vectors from the embeddings table; same
+    memories, same queries: the same results with the same vector scores."""
+    texts = [f"The {thing} service deploys to {place} every {day}" for thing in
+             ("billing", "search", "auth", "email") for place in ("Frankfurt", "Oregon")
+             for day in ("Monday", "Friday")]
+    texts += ["Maria prefers tabs over spaces", "We chose PostgreSQL for the ledger"]
+    queries = ["where does billing deploy?", "which database did we pick?",
+               "indentation preference", "what ships on Fridays"]
+    kind8, int8 = _daemon_answers(tmp_path, "int8", texts, queries)
+    kind32, f32 = _daemon_answers(tmp_path, "float32", texts, queries)
+    assert (kind8, kind32) == ("int8", "float32")
+    assert int8 == f32
+    assert all(answer for answer in int8)
+
+
+def test_search_and_score_is_search_plus_scores_in_both_precisions() -> None:
+    exact, codes, rows = _pair(seed=3)
+    q = rows[42]
+    also = [5, 17, 400, 2999, 7000]  # 7000 is not indexed
+    for index in (exact, codes):
+        top, scored = index.search_and_score(q, 30, also, project="alpha", filter_project=True)
+        alone = index.search(q, 30, project="alpha", filter_project=True)
+        assert [s for s, _ in top] == [s for s, _ in alone]
+        assert np.allclose([c for _, c in top], [c for _, c in alone], atol=1e-6)
+        plain = index.scores(q, also)
+        assert scored.keys() == plain.keys() and 7000 not in scored
+        assert all(scored[s] == pytest.approx(plain[s], abs=1e-6) for s in scored)
+    assert [s for s, _ in codes.search_and_score(q, 30, also)[0]] == [
+        s for s, _ in exact.search(q, 30)]
+
+
+def test_auto_index_turns_to_int8_codes_at_its_threshold_and_answers_the_same() -> None:
+    """Below `int8_from` vectors the index keeps float32 rows; the add that reaches it turns
+    them into codes (and a reserve of that size starts in codes): the answers do not change."""
+    rows = _unit_rows(600, 4)
+    stored = {seq: rows[seq - 1] for seq in range(1, 601)}
+    auto = VectorIndex(DIMS, exact=lambda seqs: {s: stored[s] for s in seqs if s in stored},
+                       int8_from=500)
+    plain = VectorIndex(DIMS)
+    for seq in range(1, 500):
+        auto.add(seq, stored[seq])
+        plain.add(seq, stored[seq])
+    assert auto.precision == "float32"
+    assert auto.search(rows[3], 50) == plain.search(rows[3], 50)
+    for seq in range(500, 601):
+        auto.add(seq, stored[seq])
+        plain.add(seq, stored[seq])
+    assert auto.precision == "int8" and auto._matrix.dtype == np.int8
+    after, want = auto.search(rows[3], 50), plain.search(rows[3], 50)
+    assert [s for s, _ in after] == [s for s, _ in want]
+    assert np.array_equal(auto.vector(7), rows[6])
+    reserved = VectorIndex(DIMS, exact=auto.exact, int8_from=500)
+    reserved.reserve(600)
+    assert reserved.precision == "int8"
+
+
+def test_rows_without_a_stored_vector_keep_their_codes_estimate() -> None:
+    """A row the store holds no exact vector for (vectors put straight into the index, or a
+    row re-embedded a moment ago) stays a candidate, scored by its codes' estimate."""
+    rows = _unit_rows(1000, 5)
+    stored = {seq: rows[seq - 1] for seq in range(1, 1001) if seq % 2 == 0}  # odd: missing
+    codes = VectorIndex(DIMS, exact=lambda seqs: {s: stored[s] for s in seqs if s in stored})
+    plain = VectorIndex(DIMS)
+    for seq in range(1, 1001):
+        codes.add(seq, rows[seq - 1])
+        plain.add(seq, rows[seq - 1])
+    q = rows[0]  # seq 1: no stored vector
+    got = dict(codes.search(q, 20))
+    want = dict(plain.search(q, 20))
+    assert 1 in got and got[1] == pytest.approx(1.0, abs=0.02)
+    assert len(got.keys() & want.keys()) >= 18
+    for seq, cos in got.items():
+        assert cos == pytest.approx(float(rows[seq - 1] @ q), abs=0.02 if seq % 2 else 1e-5)
+    assert codes.scores(q, [3])[3] == pytest.approx(float(rows[2] @ q), abs=0.02)
