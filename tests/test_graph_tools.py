@@ -194,14 +194,18 @@ def test_expand_from_a_memory_starts_at_its_entities(shop) -> None:
 def test_entities_list_counts_only_memories_passing_the_filters(shop) -> None:
     live, _ = shop
     every = live.http.get("/api/entities", params={"limit": 100}).json()
-    counts = {e["name"]: e["memories"] for e in every["entities"]}
-    assert counts["ShopDb"] == 4 and counts["Ledger"] == 1
+    # each project has its own ShopDb: counts and ids never mix projects
+    counts = {(e["name"], e["project"]): (e["memories"], e["mentions"])
+              for e in every["entities"]}
+    assert counts[("ShopDb", "shop")] == (3, 3) and counts[("ShopDb", "other")] == (1, 1)
+    assert counts[("Ledger", "other")] == (1, 1)
     scoped = live.http.get("/api/entities", params={"project": "shop"}).json()
     counts = {e["name"]: e["memories"] for e in scoped["entities"]}
     assert counts["ShopDb"] == 3 and "Ledger" not in counts
+    assert {e["project"] for e in scoped["entities"]} == {"shop"}
     assert scoped["entities"][0]["name"] == "ShopDb"  # most memories first
     found = live.http.get("/api/entities", params={"q": "shop"}).json()
-    assert {e["name"] for e in found["entities"]} == {"ShopApi", "ShopDb"}
+    assert sorted(e["name"] for e in found["entities"]) == ["ShopApi", "ShopDb", "ShopDb"]
     bad = live.http.get("/api/entities", params={"limit": 0})
     assert bad.status_code == 400 and "limit" in bad.json()["message"]
 

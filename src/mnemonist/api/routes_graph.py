@@ -58,8 +58,9 @@ def graph_impact(body: ImpactRequest, request: Request):
 
 
 @router.get("/api/diagnostics/graph")
-async def graph_diagnostics(request: Request, recompute: bool = False) -> Any:
-    return await run_in_threadpool(svc(request).graph_diagnostics, recompute)
+async def graph_diagnostics(request: Request, recompute: bool = False,
+                            project: str | None = None) -> Any:
+    return await run_in_threadpool(svc(request).graph_diagnostics, recompute, project)
 
 
 @router.post("/api/memory/{memory_id}/feedback")
