@@ -591,3 +591,53 @@ def test_an_entity_only_another_project_names_is_not_found_in_this_one(shop) -> 
                          params={"entity": "Ledger", "project": "shop"}).status_code == 404
     assert post(live, "/api/graph/impact", {"entity": "Ledger", "project": "other"})[
         "entity"]["name"] == "Ledger"
+
+
+# --- stated relations -------------------------------------------------------------------------
+
+
+def test_stated_relations_promote_restore_and_refuse_bad_input(tmp_path) -> None:
+    with run_daemon(tmp_path, KEYWORD_ONLY) as live:
+        live.remember("Our ShopApi service depends on ShopDb.", project="shop")
+        before = live.http.get("/api/diagnostics/graph", params={"project": "shop"}).json()
+        for bad, field in [({"relation_type": "loves"}, "relation_type"),
+                           ({"target": "  shopapi "}, "same entity"),
+                           ({"reason": ""}, "reason"), ({"agent_id": "*"}, "agent_id")]:
+            body = {"source": "ShopApi", "target": "ShopDb", "relation_type": "depends_on",
+                    "reason": "x", "project": "shop", **bad}
+            resp = live.http.post("/api/graph/relations", json=body)
+            assert resp.status_code == 400 and field in resp.json()["message"], resp.text
+        after = live.http.get("/api/diagnostics/graph", params={"project": "shop"}).json()
+        assert after["relations"] == before["relations"]
+        assert after["entities"] == before["entities"]
+        # stating what the text showed promotes that edge; retracting gives its evidence back
+        body = {"source": "shopapi", "target": "SHOPDB", "relation_type": "depends_on",
+                "reason": "the order service cannot start without it", "project": "shop"}
+        stated = post(live, "/api/graph/relations", body)
+        assert stated["created"] is False and stated["replaced_reason"] == "pattern-matched"
+        rid = stated["relation"]["id"]
+        out = post(live, "/api/graph/impact", {"entity": "ShopDb", "project": "shop"})
+        edge = out["tiers"]["will_break"][0]["edges"][0]
+        assert (edge["reason"], edge["confidence"]) == ("user-stated", 1.0)
+        back = live.http.delete(f"/api/graph/relations/{rid}").json()
+        assert back["restored_reason"] == "pattern-matched"
+        out = post(live, "/api/graph/impact", {"entity": "ShopDb", "project": "shop"})
+        edge = out["tiers"]["will_break"][0]["edges"][0]
+        assert (edge["id"], edge["reason"], edge["confidence"]) == (
+            rid, "pattern-matched", 0.8)
+        refused = live.http.delete(f"/api/graph/relations/{rid}")
+        assert refused.status_code == 409 and refused.json()["error"] == "not_stated"
+        # a statement may name what no memory names yet; retracting it removes those entities
+        new = live.http.post("/api/graph/relations", json={
+            **body, "source": "Ledger", "target": "postgres", "relation_type": "runs_on"})
+        assert new.status_code == 201 and new.json()["entities_created"] == 2
+        assert new.json()["relation"]["target"]["name"] == "PostgreSQL"
+        expand = post(live, "/api/knowledge/expand", {"entity": "Ledger", "project": "shop"})
+        assert [n["entity"]["name"] for n in expand["neighbours"]] == ["PostgreSQL"]
+        assert expand["neighbours"][0]["relation"]["reason"] == "user-stated"
+        assert expand["neighbours"][0]["supporting_memory_ids"] == []
+        other = post(live, "/api/graph/impact", {"entity": "Ledger", "project": "other"}, 404)
+        assert other["error"] == "not_found"
+        gone = live.http.delete(f"/api/graph/relations/{new.json()['relation']['id']}").json()
+        assert gone["entities_removed"] == 2
+        post(live, "/api/knowledge/expand", {"entity": "Ledger", "project": "shop"}, 404)
