@@ -50,14 +50,22 @@ def _shift(conn: sqlite3.Connection, memory_ids: list[str], *, aspect: float, ed
     aspects = edges = 0
     for memory_id in memory_ids:
         if aspect:
+            # a raise confirms the aspect: time decay counts from now (graph_upkeep)
             aspects += conn.execute(
-                "UPDATE entity_aspects SET weight = MIN(?, MAX(?, weight + ?)), updated_at = ?"
+                "UPDATE entity_aspects SET weight = MIN(?, MAX(?, weight + ?)), updated_at = ?,"
+                " confirmed_at = CASE WHEN ? > 0 THEN ? ELSE confirmed_at END"
                 " WHERE id IN (SELECT aspect_id FROM entity_attributes WHERE memory_id = ?"
-                " AND aspect_id IS NOT NULL)", (hi, lo, aspect, now, memory_id)).rowcount
+                " AND aspect_id IS NOT NULL)",
+                (hi, lo, aspect, now, aspect, now, memory_id)).rowcount
         if edge:
+            # `boost`: what feedback added on top of the evidence, the part time decay takes
+            # back; stated and inferred edges have fixed confidences and are not moved
             edges += conn.execute(
-                "UPDATE relations SET confidence = MIN(1.0, MAX(:lo, confidence + :d)),"
-                " updated_at = :now WHERE source_entity_id IN (SELECT entity_id FROM"
+                "UPDATE relations SET boost = boost + MIN(1.0, MAX(:lo, confidence + :d))"
+                " - confidence, confidence = MIN(1.0, MAX(:lo, confidence + :d)),"
+                " updated_at = :now, confirmed_at = CASE WHEN :d > 0 THEN :now"
+                " ELSE confirmed_at END WHERE reason NOT IN ('user-stated', 'inferred')"
+                " AND source_entity_id IN (SELECT entity_id FROM"
                 " memory_entity_mentions WHERE memory_id = :m) AND target_entity_id IN"
                 " (SELECT entity_id FROM memory_entity_mentions WHERE memory_id = :m)",
                 {"lo": MIN_EDGE_CONFIDENCE, "d": edge, "now": now, "m": memory_id}).rowcount

@@ -145,9 +145,14 @@ def _depend(conn: sqlite3.Connection, pairs: list[tuple[str, str]], ids: dict[st
             f" strength, mentions, confidence, reason, created_at, updated_at) VALUES (?, ?, ?,"
             f" '{DEPENDS_ON}', 1.0, 1, ?, 'pattern-matched', ?, ?)"
             " ON CONFLICT(source_entity_id, target_entity_id, relation_type) DO UPDATE SET"
-            " mentions = mentions + 1, updated_at = excluded.updated_at,"
-            f" confirmed_at = excluded.updated_at, confidence = MAX(confidence, {again}),"
-            " reason = CASE WHEN reason = 'pattern-matched' THEN 'multi-memory' ELSE reason END",
+            # an inferred row is taken over by the stated evidence (it starts at one memory)
+            " mentions = CASE WHEN reason = 'inferred' THEN 1 ELSE mentions + 1 END,"
+            " updated_at = excluded.updated_at, confirmed_at = excluded.updated_at,"
+            f" confidence = CASE WHEN reason = 'inferred' THEN {first}"
+            f" ELSE MAX(confidence, {again}) END,"
+            " derived_from = CASE WHEN reason = 'inferred' THEN NULL ELSE derived_from END,"
+            " reason = CASE WHEN reason = 'pattern-matched' THEN 'multi-memory'"
+            " WHEN reason = 'inferred' THEN 'pattern-matched' ELSE reason END",
             rows,
         )
 

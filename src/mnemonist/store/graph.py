@@ -134,7 +134,7 @@ def upsert_relation(
         raise ValueError(f"unknown relation reason {reason!r}")
     now = utcnow()
     row = conn.execute(
-        "SELECT id, mentions, confidence FROM relations WHERE source_entity_id = ?"
+        "SELECT id, mentions, confidence, reason FROM relations WHERE source_entity_id = ?"
         " AND target_entity_id = ? AND relation_type = ?",
         (source_id, target_id, relation_type),
     ).fetchone()
@@ -148,12 +148,24 @@ def upsert_relation(
         )
         stats.relations_created += 1
         return relation_id
+    if row["reason"] == "inferred":  # evidence takes an inferred row over
+        conn.execute(
+            "UPDATE relations SET mentions = 1, confidence = ?, reason = ?, derived_from = NULL,"
+            " updated_at = ?, confirmed_at = ? WHERE id = ?",
+            (confidence, reason, now, now, row["id"]))
+        stats.relations_updated += 1
+        return str(row["id"])
     n = int(row["mentions"])
+    if row["reason"] == "user-stated":  # a statement's confidence stays; count the evidence
+        conn.execute("UPDATE relations SET mentions = mentions + 1, updated_at = ? WHERE id = ?",
+                     (now, row["id"]))
+        stats.relations_updated += 1
+        return str(row["id"])
     average = (float(row["confidence"]) * n + confidence) / (n + 1)
     conn.execute(
-        "UPDATE relations SET mentions = mentions + 1, confidence = ?, updated_at = ?"
-        " WHERE id = ?",
-        (average, now, row["id"]),
+        "UPDATE relations SET mentions = mentions + 1, confidence = ?, updated_at = ?,"
+        " confirmed_at = ? WHERE id = ?",
+        (average, now, now, row["id"]),
     )
     stats.relations_updated += 1
     return str(row["id"])
