@@ -318,6 +318,7 @@ def test_a_private_statement_is_visible_only_to_its_owner(world: World) -> None:
         hidden = http.post("/api/graph/impact", json={**body, **who})
         assert hidden.status_code == 404, hidden.text
         assert MARK not in http.get("/api/entities", params={"q": "hidden", **who}).text
+        assert "HiddenStore" not in http.get("/api/export", params=_params(who)).text
         retract = http.delete(f"/api/graph/relations/{rid}", params=_params(who))
         assert retract.status_code == 404 and retract.json()["error"] == "not_found"
     mine = http.post("/api/graph/impact", json={**body, **AS_A}).json()
