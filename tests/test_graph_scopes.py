@@ -160,3 +160,28 @@ def test_new_writes_create_entities_in_their_memorys_scope(tmp_path) -> None:
             ("other", "", "co_occurrence"), ("other", "", "depends_on"),
             ("shop", "", "co_occurrence"), ("shop", "", "depends_on"),
             ("shop", "bot", "co_occurrence")]
+
+
+def test_a_memory_moved_to_another_project_takes_its_links_along(tmp_path) -> None:
+    from mnemonist.model.requests import MemoryPatch
+
+    with manual_daemon(tmp_path, {"embedding": {"provider": "none"}}) as d:
+        mid = remember(d, "Our ShopApi service depends on ShopDb.", project="shop")
+        d.service.patch(mid, MemoryPatch(project="billing", reason="moved"))
+        conn = d.db.reader()
+        linked = conn.execute(
+            "SELECT e.canonical_name, e.project, e.mentions FROM memory_entity_mentions mm"
+            " JOIN entities e ON e.id = mm.entity_id WHERE mm.memory_id = ? ORDER BY 1",
+            (mid,)).fetchall()
+        assert [tuple(r) for r in linked] == [("shopapi", "billing", 1),
+                                              ("shopdb", "billing", 1)]
+        left = conn.execute("SELECT canonical_name, mentions FROM entities"
+                            " WHERE project = 'shop' ORDER BY 1").fetchall()
+        assert [tuple(r) for r in left] == [("shopapi", 0), ("shopdb", 0)]
+        deps = conn.execute(
+            "SELECT e.project, r.mentions FROM relations r JOIN entities e"
+            " ON e.id = r.source_entity_id WHERE r.relation_type = 'co_occurrence'").fetchall()
+        assert [tuple(r) for r in deps] == [("billing", 1)]  # the shop pair's count went
+        attrs = conn.execute("SELECT e.project FROM entity_attributes a JOIN entities e"
+                             " ON e.id = a.entity_id WHERE a.memory_id = ?", (mid,)).fetchall()
+        assert {r[0] for r in attrs} == {"billing"}
