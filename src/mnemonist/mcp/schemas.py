@@ -508,6 +508,9 @@ HISTORY_OUTPUT = {
 _ENTITY_PROPS = {
     "id": {"type": "string"}, "name": {"type": "string"}, "type": {"type": "string"},
     "mentions": {"type": "integer"}, "community": {"type": ["integer", "null"]},
+    "project": {"type": ["string", "null"], "description": "the project the entity belongs to"},
+    "agent_id": {"type": ["string", "null"], "description": "its owner when private"},
+    "user_id": {"type": ["string", "null"]},
 }
 _EDGE_PROPS = {
     "id": {"type": "string"}, "source": {"type": "string"}, "target": {"type": "string"},
@@ -516,6 +519,7 @@ _EDGE_PROPS = {
                                           "extracted", "co-occurrence", "inferred",
                                           "llm-uncertain"]},
     "confidence": {"type": "number"}, "mentions": {"type": "integer"},
+    "note": {"type": "string", "description": "why it was stated (user-stated edges)"},
 }
 _SHOWN = {"type": "array", "items": {"type": "object", "properties": {
     "id": {"type": "string"}, "content": {"type": "string"}, "type": {"type": "string"}}}}
