@@ -641,3 +641,30 @@ def test_stated_relations_promote_restore_and_refuse_bad_input(tmp_path) -> None
         gone = live.http.delete(f"/api/graph/relations/{new.json()['relation']['id']}").json()
         assert gone["entities_removed"] == 2
         post(live, "/api/knowledge/expand", {"entity": "Ledger", "project": "shop"}, 404)
+
+
+def test_graph_diagnostics_and_communities_per_project(tmp_path) -> None:
+    with run_daemon(tmp_path, KEYWORD_ONLY) as live:
+        for project in ("shop", "billing"):
+            for text in SERVICE_GRAPH:
+                live.remember(text, project=project)
+        live.remember("Our Ledger service depends on ShopDb.", project="billing")
+        live.remember("Our ShopApi is slow with ShopDb today.", project="shop", agent_id="bot")
+        every = live.http.get("/api/diagnostics/graph").json()
+        shop = live.http.get("/api/diagnostics/graph", params={"project": "shop"}).json()
+        billing = live.http.get("/api/diagnostics/graph", params={"project": "billing"}).json()
+        assert (shop["entities"], billing["entities"], every["entities"]) == (7, 6, 13)
+        assert shop["relations_by_reason"]["pattern-matched"] == 3
+        assert billing["relations_by_reason"]["pattern-matched"] == 4
+        # communities are per project, over shared entities only (bot's own ShopApi and
+        # ShopDb are in no community), each labelled within its project
+        assert {c["project"] for c in shop["communities"]} == {"shop"}
+        assert {c["project"] for c in every["communities"]} == {"shop", "billing"}
+        assert every["community_count"] == shop["community_count"] + billing["community_count"]
+        listed = live.http.get("/api/entities", params={
+            "project": "shop", "agents": "*", "limit": 100}).json()["entities"]
+        private = [e for e in listed if e["agent_id"] == "bot"]
+        assert {e["name"] for e in private} == {"ShopApi", "ShopDb"}
+        assert {e["community"] for e in private} == {None}
+        assert all(e["community"] is not None for e in listed if e["agent_id"] is None
+                   and e["name"] in ("ShopApi", "ShopDb"))
