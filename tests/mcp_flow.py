@@ -10,7 +10,7 @@ from mcp import ClientSession
 TOOL_NAMES = {
     "memory_search", "memory_store", "memory_get", "memory_list", "memory_modify",
     "memory_forget", "memory_history", "knowledge_expand", "knowledge_expand_session",
-    "graph_impact", "memory_feedback",
+    "graph_impact", "memory_feedback", "knowledge_relate",
 }
 REQUIRED = {
     "memory_search": ["query"],
@@ -24,11 +24,13 @@ REQUIRED = {
     "knowledge_expand_session": ["session_key"],
     "graph_impact": ["entity"],
     "memory_feedback": ["id", "helpful"],
+    "knowledge_relate": ["source", "target", "relation_type", "reason"],
 }
 READ_ONLY = {"memory_search", "memory_get", "memory_list", "memory_history", "knowledge_expand",
              "knowledge_expand_session", "graph_impact"}
-NOT_IDEMPOTENT = {"memory_forget", "memory_feedback"}  # a second rating counts again
-DESTRUCTIVE = {"memory_modify", "memory_forget"}
+#: a second rating counts again; a second retract finds nothing
+NOT_IDEMPOTENT = {"memory_forget", "memory_feedback", "knowledge_relate"}
+DESTRUCTIVE = {"memory_modify", "memory_forget", "knowledge_relate"}  # retract: true
 
 
 async def call(session: ClientSession, name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -97,6 +99,9 @@ async def check_tool_list(session: ClientSession) -> None:
     assert tier["items"]["properties"]["tier"]["enum"] == [
         "WILL BREAK", "LIKELY AFFECTED", "MAY NEED TESTING"]
     assert impact.input_schema["properties"]["min_confidence"]["maximum"] == 1.0
+    relate = tools["knowledge_relate"].input_schema["properties"]
+    assert "depends_on" in relate["relation_type"]["enum"]
+    assert "loves" not in relate["relation_type"]["enum"]
 
 
 async def check_round_trip(session: ClientSession, live, tag: str) -> None:
@@ -262,6 +267,31 @@ async def check_graph_tools(session: ClientSession, live, tag: str) -> None:
     assert missing["error"] == "not_found"
     both = await fail(session, "knowledge_expand", {"entity": api, "memory_id": first["id"]})
     assert both["error"] == "invalid_request"
+    # a stated relation: followed by graph_impact at once, with its reason; then retracted
+    payments = f"{tag.capitalize()}Payments"
+    stated = await call(session, "knowledge_relate", {
+        "source": payments, "target": api, "relation_type": "calls", "project": tag,
+        "reason": "checkout calls it for every order"})
+    assert stated["created"] is True and stated["relation"]["reason"] == "user-stated"
+    assert stated["relation"]["confidence"] == 1.0
+    impact = await call(session, "graph_impact", {"entity": db, "project": tag})
+    will_break = {i["entity"]["name"]: i for i in impact["tiers"]["will_break"]}
+    assert [e["reason"] for e in will_break[payments]["edges"]] == [
+        "pattern-matched", "user-stated"]
+    assert will_break[payments]["edges"][1]["note"] == "checkout calls it for every order"
+    bad = await fail(session, "knowledge_relate", {
+        "source": payments, "target": api, "relation_type": "loves", "reason": "x"})
+    assert bad["error"] == "invalid_request" and "relation_type" in bad["message"]
+    gone = await call(session, "knowledge_relate", {
+        "source": payments, "target": api, "relation_type": "calls", "project": tag,
+        "reason": "wrong: it goes through the gateway", "retract": True})
+    assert gone["retracted"] == stated["relation"]["id"]
+    impact = await call(session, "graph_impact", {"entity": db, "project": tag})
+    assert payments not in {i["entity"]["name"] for i in impact["tiers"]["will_break"]}
+    again = await fail(session, "knowledge_relate", {
+        "source": payments, "target": api, "relation_type": "calls", "project": tag,
+        "reason": "again", "retract": True})
+    assert again["error"] == "not_found"
     rated = await call(session, "memory_feedback", {
         "id": first["id"], "helpful": False, "query": f"how is {tag} deployed?"})
     assert rated == {**rated, "memory_id": first["id"], "helpful": False,

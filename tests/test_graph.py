@@ -313,7 +313,7 @@ def test_an_error_means_no_boost_not_a_failed_recall(tmp_path, monkeypatch):
     with daemon(tmp_path) as d:
         mid = remember(d, "Kubernetes upgrade notes")
 
-        def broken(conn, names):
+        def broken(conn, names, filters):
             raise RuntimeError("boom")
 
         monkeypatch.setattr(gb, "_seeds", broken)

@@ -194,14 +194,18 @@ def test_expand_from_a_memory_starts_at_its_entities(shop) -> None:
 def test_entities_list_counts_only_memories_passing_the_filters(shop) -> None:
     live, _ = shop
     every = live.http.get("/api/entities", params={"limit": 100}).json()
-    counts = {e["name"]: e["memories"] for e in every["entities"]}
-    assert counts["ShopDb"] == 4 and counts["Ledger"] == 1
+    # each project has its own ShopDb: counts and ids never mix projects
+    counts = {(e["name"], e["project"]): (e["memories"], e["mentions"])
+              for e in every["entities"]}
+    assert counts[("ShopDb", "shop")] == (3, 3) and counts[("ShopDb", "other")] == (1, 1)
+    assert counts[("Ledger", "other")] == (1, 1)
     scoped = live.http.get("/api/entities", params={"project": "shop"}).json()
     counts = {e["name"]: e["memories"] for e in scoped["entities"]}
     assert counts["ShopDb"] == 3 and "Ledger" not in counts
+    assert {e["project"] for e in scoped["entities"]} == {"shop"}
     assert scoped["entities"][0]["name"] == "ShopDb"  # most memories first
     found = live.http.get("/api/entities", params={"q": "shop"}).json()
-    assert {e["name"] for e in found["entities"]} == {"ShopApi", "ShopDb"}
+    assert sorted(e["name"] for e in found["entities"]) == ["ShopApi", "ShopDb", "ShopDb"]
     bad = live.http.get("/api/entities", params={"limit": 0})
     assert bad.status_code == 400 and "limit" in bad.json()["message"]
 
@@ -587,3 +591,80 @@ def test_an_entity_only_another_project_names_is_not_found_in_this_one(shop) -> 
                          params={"entity": "Ledger", "project": "shop"}).status_code == 404
     assert post(live, "/api/graph/impact", {"entity": "Ledger", "project": "other"})[
         "entity"]["name"] == "Ledger"
+
+
+# --- stated relations -------------------------------------------------------------------------
+
+
+def test_stated_relations_promote_restore_and_refuse_bad_input(tmp_path) -> None:
+    with run_daemon(tmp_path, KEYWORD_ONLY) as live:
+        live.remember("Our ShopApi service depends on ShopDb.", project="shop")
+        before = live.http.get("/api/diagnostics/graph", params={"project": "shop"}).json()
+        for bad, field in [({"relation_type": "loves"}, "relation_type"),
+                           ({"target": "  shopapi "}, "same entity"),
+                           ({"reason": ""}, "reason"), ({"agent_id": "*"}, "agent_id")]:
+            body = {"source": "ShopApi", "target": "ShopDb", "relation_type": "depends_on",
+                    "reason": "x", "project": "shop", **bad}
+            resp = live.http.post("/api/graph/relations", json=body)
+            assert resp.status_code == 400 and field in resp.json()["message"], resp.text
+        after = live.http.get("/api/diagnostics/graph", params={"project": "shop"}).json()
+        assert after["relations"] == before["relations"]
+        assert after["entities"] == before["entities"]
+        # stating what the text showed promotes that edge; retracting gives its evidence back
+        body = {"source": "shopapi", "target": "SHOPDB", "relation_type": "depends_on",
+                "reason": "the order service cannot start without it", "project": "shop"}
+        stated = post(live, "/api/graph/relations", body)
+        assert stated["created"] is False and stated["replaced_reason"] == "pattern-matched"
+        rid = stated["relation"]["id"]
+        out = post(live, "/api/graph/impact", {"entity": "ShopDb", "project": "shop"})
+        edge = out["tiers"]["will_break"][0]["edges"][0]
+        assert (edge["reason"], edge["confidence"]) == ("user-stated", 1.0)
+        back = live.http.delete(f"/api/graph/relations/{rid}").json()
+        assert back["restored_reason"] == "pattern-matched"
+        out = post(live, "/api/graph/impact", {"entity": "ShopDb", "project": "shop"})
+        edge = out["tiers"]["will_break"][0]["edges"][0]
+        assert (edge["id"], edge["reason"], edge["confidence"]) == (
+            rid, "pattern-matched", 0.8)
+        refused = live.http.delete(f"/api/graph/relations/{rid}")
+        assert refused.status_code == 409 and refused.json()["error"] == "not_stated"
+        # a statement may name what no memory names yet; retracting it removes those entities
+        new = live.http.post("/api/graph/relations", json={
+            **body, "source": "Ledger", "target": "postgres", "relation_type": "runs_on"})
+        assert new.status_code == 201 and new.json()["entities_created"] == 2
+        assert new.json()["relation"]["target"]["name"] == "PostgreSQL"
+        expand = post(live, "/api/knowledge/expand", {"entity": "Ledger", "project": "shop"})
+        assert [n["entity"]["name"] for n in expand["neighbours"]] == ["PostgreSQL"]
+        assert expand["neighbours"][0]["relation"]["reason"] == "user-stated"
+        assert expand["neighbours"][0]["supporting_memory_ids"] == []
+        other = post(live, "/api/graph/impact", {"entity": "Ledger", "project": "other"}, 404)
+        assert other["error"] == "not_found"
+        gone = live.http.delete(f"/api/graph/relations/{new.json()['relation']['id']}").json()
+        assert gone["entities_removed"] == 2
+        post(live, "/api/knowledge/expand", {"entity": "Ledger", "project": "shop"}, 404)
+
+
+def test_graph_diagnostics_and_communities_per_project(tmp_path) -> None:
+    with run_daemon(tmp_path, KEYWORD_ONLY) as live:
+        for project in ("shop", "billing"):
+            for text in SERVICE_GRAPH:
+                live.remember(text, project=project)
+        live.remember("Our Ledger service depends on ShopDb.", project="billing")
+        live.remember("Our ShopApi is slow with ShopDb today.", project="shop", agent_id="bot")
+        every = live.http.get("/api/diagnostics/graph").json()
+        shop = live.http.get("/api/diagnostics/graph", params={"project": "shop"}).json()
+        billing = live.http.get("/api/diagnostics/graph", params={"project": "billing"}).json()
+        assert (shop["entities"], billing["entities"], every["entities"]) == (7, 6, 13)
+        assert shop["relations_by_reason"]["pattern-matched"] == 3
+        assert billing["relations_by_reason"]["pattern-matched"] == 4
+        # communities are per project, over shared entities only (bot's own ShopApi and
+        # ShopDb are in no community), each labelled within its project
+        assert {c["project"] for c in shop["communities"]} == {"shop"}
+        assert {c["project"] for c in every["communities"]} == {"shop", "billing"}
+        assert every["community_count"] == shop["community_count"] + billing["community_count"]
+        listed = live.http.get("/api/entities", params={
+            "project": "shop", "agents": "*", "limit": 100}).json()["entities"]
+        private = [e for e in listed if e["agent_id"] == "bot"]
+        assert {e["name"] for e in private} == {"ShopApi", "ShopDb"}
+        assert {e["community"] for e in private} == {None}
+        assert all(e["community"] is not None for e in listed if e["agent_id"] is None
+                   and e["name"] in ("ShopApi", "ShopDb"))

@@ -178,6 +178,10 @@ EXEMPT: dict[tuple[str, str], str] = {
         "a change by candidate id: 404 unless both memories are visible (tested below)"),
     ("GET", "/api/pipeline/status"): "job counts and settings",
     ("POST", "/api/memory/remember"): "a write: answers the writer's own row",
+    ("POST", "/api/graph/relations"): (
+        "a write: answers the stated relation and its two entities (names the caller gave)"),
+    ("DELETE", "/api/graph/relations/{relation_id}"): (
+        "a change by relation id: 404 unless its scope is visible (tested below)"),
     ("POST", "/api/memory/import"): "a write: answers counts and the new ids",
     ("POST", "/api/import/bundle"): "a write: answers counts",
     ("POST", "/api/backup"): "an operator's full copy of the database file (like cp)",
@@ -298,6 +302,35 @@ def test_bad_identities_are_refused_and_change_nothing(world: World, bad: str) -
     assert after == before
 
 
+def test_a_private_statement_is_visible_only_to_its_owner(world: World) -> None:
+    """A relation stated for agent A (knowledge_relate / POST /api/graph/relations with
+    agent_id) lives in A's scope: its entities and edge are invisible to others, and only a
+    reader that sees the scope can retract it."""
+    http = world.live.http
+    stated = http.post("/api/graph/relations", json={
+        "source": "VaultApi", "target": "HiddenStore", "relation_type": "depends_on",
+        "reason": f"the {MARK} codes sit there", "agent_id": A})
+    assert stated.status_code == 201, stated.text
+    rid = stated.json()["relation"]["id"]
+    assert stated.json()["relation"]["source"]["agent_id"] == A
+    body = {"entity": "HiddenStore"}
+    for who in (AS_B, AS_NOBODY):
+        hidden = http.post("/api/graph/impact", json={**body, **who})
+        assert hidden.status_code == 404, hidden.text
+        assert MARK not in http.get("/api/entities", params={"q": "hidden", **who}).text
+        assert "HiddenStore" not in http.get("/api/export", params=_params(who)).text
+        retract = http.delete(f"/api/graph/relations/{rid}", params=_params(who))
+        assert retract.status_code == 404 and retract.json()["error"] == "not_found"
+    mine = http.post("/api/graph/impact", json={**body, **AS_A}).json()
+    will_break = mine["tiers"]["will_break"]
+    assert [i["entity"]["name"] for i in will_break] == ["VaultApi"]
+    assert will_break[0]["edges"][0]["reason"] == "user-stated"
+    assert will_break[0]["edges"][0]["note"] == f"the {MARK} codes sit there"
+    done = http.delete(f"/api/graph/relations/{rid}", params=_params(AS_A))
+    assert done.status_code == 200 and done.json()["retracted"] == rid
+    assert http.post("/api/graph/impact", json={**body, **AS_A}).status_code == 404
+
+
 # -- MCP: every tool, over the daemon's /mcp ---------------------------------------------------
 
 def _tool_sees(result: dict[str, Any] | None, mark: str = MARK) -> bool:
@@ -340,7 +373,7 @@ def test_every_mcp_tool_hides_the_private_memory(world: World) -> None:
         calls = tools(world.private)
         readers = set(calls)
         writers = {t.name for t in TOOLS} - readers
-        assert writers == {"memory_store"}, "a new tool must be probed here"
+        assert writers == {"memory_store", "knowledge_relate"}, "a new tool must be probed here"
         async with http_session(world.live.url) as session:
             for name, args in calls.items():
                 mark = marks.get(name, MARK)

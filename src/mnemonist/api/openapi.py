@@ -59,6 +59,8 @@ SERVICE_STATUSES: dict[tuple[str, str], tuple[int, ...]] = {
     ("post", "/api/knowledge/expand-session"): (404,),
     ("post", "/api/graph/impact"): (404,),
     ("post", "/api/memory/{memory_id}/feedback"): (404, 409),
+    ("post", "/api/graph/relations"): (404, 409),
+    ("delete", "/api/graph/relations/{relation_id}"): (404, 409),
 }
 
 #: (method, path) -> success statuses other than 200
@@ -66,6 +68,8 @@ SUCCESS_STATUSES: dict[tuple[str, str], dict[int, str]] = {
     ("post", "/api/memory/remember"): {201: "stored (200: a duplicate or a replay)"},
     ("post", "/api/documents"): {202: "accepted for background ingest"},
     ("post", "/api/checkpoints"): {201: "written now (explicit)", 202: "queued (agent)"},
+    ("post", "/api/graph/relations"): {
+        201: "stated now (200: already stated, a stated edge promoted, or a retract)"},
 }
 
 #: routes that parse their own body: what they accept

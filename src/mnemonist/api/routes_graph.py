@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from mnemonist.api.deps import svc, with_caller
@@ -18,6 +19,8 @@ from mnemonist.model.graph import (
     FeedbackRequest,
     ImpactRequest,
     NeighbourhoodRequest,
+    RelateRequest,
+    RetractRequest,
 )
 from mnemonist.model.requests import RecallFilters
 
@@ -58,10 +61,25 @@ def graph_impact(body: ImpactRequest, request: Request):
 
 
 @router.get("/api/diagnostics/graph")
-async def graph_diagnostics(request: Request, recompute: bool = False) -> Any:
-    return await run_in_threadpool(svc(request).graph_diagnostics, recompute)
+async def graph_diagnostics(request: Request, recompute: bool = False,
+                            project: str | None = None) -> Any:
+    return await run_in_threadpool(svc(request).graph_diagnostics, recompute, project)
 
 
 @router.post("/api/memory/{memory_id}/feedback")
 def memory_feedback(memory_id: str, body: FeedbackRequest, request: Request):
     return svc(request).memory_feedback(memory_id, with_caller(request, body))
+
+
+@router.post("/api/graph/relations")
+def state_relation(body: RelateRequest, request: Request):
+    """State (or, with `retract: true`, take back) a relation. Owners come from the body
+    only, as on a remember: a header never makes a statement private."""
+    out = svc(request).relate(body)
+    return JSONResponse(out, status_code=201 if out.get("created") else 200)
+
+
+@router.delete("/api/graph/relations/{relation_id}")
+def retract_relation(relation_id: str, request: Request):
+    req = RetractRequest.model_validate(query_params(request))
+    return svc(request).retract_relation(relation_id, with_caller(request, req))

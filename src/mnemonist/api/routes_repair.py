@@ -30,6 +30,7 @@ ROUTES = {
     "dedup-sweep": "dedupSweep",
     "maintenance-tick": "tick",
     "cluster-entities": "clusterEntities",
+    "graph-upkeep": "graphUpkeep",
 }
 
 

@@ -22,6 +22,7 @@ from mnemonist.model.graph import (
     ExpandSessionRequest,
     FeedbackRequest,
     ImpactRequest,
+    RelateRequest,
 )
 from mnemonist.model.requests import (
     Caller,
@@ -87,6 +88,9 @@ class Backend(ABC):
 
     @abstractmethod
     async def feedback(self, memory_id: str, body: Body) -> Body: ...
+
+    @abstractmethod
+    async def relate(self, body: Body) -> Body: ...
 
 
 def _path_id(memory_id: str) -> str:
@@ -177,6 +181,9 @@ class HttpBackend(Backend):
         return await self._call("POST", f"/api/memory/{_path_id(memory_id)}/feedback",
                                 json=body)
 
+    async def relate(self, body: Body) -> Body:
+        return await self._call("POST", "/api/graph/relations", json=body)
+
 
 class ServiceBackend(Backend):
     """The in-process `MemoryService` (the daemon's own /mcp endpoint): no HTTP hop."""
@@ -246,3 +253,6 @@ class ServiceBackend(Backend):
     async def feedback(self, memory_id: str, body: Body) -> Body:
         return await self._run(lambda: self.service.memory_feedback(
             memory_id, FeedbackRequest.model_validate(body)))
+
+    async def relate(self, body: Body) -> Body:
+        return await self._run(lambda: self.service.relate(RelateRequest.model_validate(body)))

@@ -374,6 +374,38 @@ FEEDBACK_INPUT = _object(
     ["id", "helpful"],
 )
 
+RELATE_INPUT = _object(
+    {
+        "source": _string("The entity the relation starts from, by name (e.g. 'ShopApi'); "
+                          "created in the project and scope when no memory names it yet.",
+                          min_length=1, max_length=200),
+        "target": _string("The entity it points to, by name (e.g. 'ShopDb').",
+                          min_length=1, max_length=200),
+        "relation_type": {
+            "type": "string",
+            "enum": ["depends_on", "uses", "calls", "reads_from", "writes_to", "runs_on",
+                     "requires", "part_of", "owned_by", "related_to"],
+            "description": (
+                "How source relates to target. depends_on, uses, calls, reads_from, "
+                "writes_to, runs_on and requires are dependencies: graph_impact of the target "
+                "lists the source as WILL BREAK. part_of, owned_by and related_to are "
+                "associations (half weight, either way)."),
+        },
+        "reason": _string("Why it is true (or why you retract it), in a sentence; shown "
+                          "with the relation.", min_length=1, max_length=1000),
+        "project": _string("The project it holds in (a name or the working directory's "
+                           "path); leave unset for one that holds everywhere.",
+                           min_length=1, max_length=500),
+        "agent_id": _string(
+            "Make it private to this agent (only reads as this agent see it). Leave unset "
+            "for a relation every agent shares.", min_length=1, max_length=200),
+        "user_id": _string("Make it private to this user.", min_length=1, max_length=200),
+        "retract": _boolean("true: take back the relation you (or someone) stated between "
+                            "source and target in this project and scope.", False),
+    },
+    ["source", "target", "relation_type", "reason"],
+)
+
 # -- output schemas (what structuredContent holds; loose: the daemon may add fields) -------------
 
 _MEMORY_PROPS = {
@@ -476,6 +508,9 @@ HISTORY_OUTPUT = {
 _ENTITY_PROPS = {
     "id": {"type": "string"}, "name": {"type": "string"}, "type": {"type": "string"},
     "mentions": {"type": "integer"}, "community": {"type": ["integer", "null"]},
+    "project": {"type": ["string", "null"], "description": "the project the entity belongs to"},
+    "agent_id": {"type": ["string", "null"], "description": "its owner when private"},
+    "user_id": {"type": ["string", "null"]},
 }
 _EDGE_PROPS = {
     "id": {"type": "string"}, "source": {"type": "string"}, "target": {"type": "string"},
@@ -484,6 +519,7 @@ _EDGE_PROPS = {
                                           "extracted", "co-occurrence", "inferred",
                                           "llm-uncertain"]},
     "confidence": {"type": "number"}, "mentions": {"type": "integer"},
+    "note": {"type": "string", "description": "why it was stated (user-stated edges)"},
 }
 _SHOWN = {"type": "array", "items": {"type": "object", "properties": {
     "id": {"type": "string"}, "content": {"type": "string"}, "type": {"type": "string"}}}}
@@ -555,4 +591,21 @@ FEEDBACK_OUTPUT = {
                                   "description": "no longer injected for this prompt"},
     },
     "required": ["memory_id", "helpful"],
+}
+RELATE_OUTPUT = {
+    "type": "object",
+    "properties": {
+        "relation": {"type": "object", "properties": {
+            "id": {"type": "string"},
+            "source": {"type": "object", "properties": _ENTITY_PROPS},
+            "target": {"type": "object", "properties": _ENTITY_PROPS},
+            "type": {"type": "string"}, "reason": {"type": "string"},
+            "confidence": {"type": "number"}, "note": {"type": ["string", "null"]}}},
+        "created": {"type": "boolean"},
+        "replaced_reason": {"type": ["string", "null"],
+                            "description": "how the edge was known before it was stated"},
+        "retracted": {"type": "string", "description": "the id of the relation taken back"},
+        "restored_reason": {"type": ["string", "null"]},
+        "inferred_removed": {"type": "integer"},
+    },
 }

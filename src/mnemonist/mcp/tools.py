@@ -34,6 +34,8 @@ from mnemonist.mcp.schemas import (
     MODIFY_INPUT,
     MODIFY_OUTPUT,
     READER,
+    RELATE_INPUT,
+    RELATE_OUTPUT,
     SEARCH_INPUT,
     SEARCH_OUTPUT,
     STORE_INPUT,
@@ -103,6 +105,10 @@ async def _impact(backend: Backend, args: Body) -> Body:
 
 async def _feedback(backend: Backend, args: Body) -> Body:
     return await backend.feedback(_memory_id(args), args)
+
+
+async def _relate(backend: Backend, args: Body) -> Body:
+    return await backend.relate(args)
 
 
 @dataclass(frozen=True)
@@ -296,6 +302,21 @@ TOOLS: tuple[ToolSpec, ...] = (
         read_only=False, destructive=False, idempotent=False,
         run=_feedback,
     ),
+    ToolSpec(
+        name="knowledge_relate",
+        title="State a relation",
+        description=(
+            "Record a relation you know for certain between two things, with why: 'ShopApi "
+            "depends_on ShopDb' (the checkout reads orders from it). It is kept as stated "
+            "(confidence 1.0) and graph_impact and knowledge_expand follow it from then on. "
+            "Private to an agent or user with agent_id / user_id, like a memory. retract: true "
+            "takes it back."
+        ),
+        input_schema=RELATE_INPUT,
+        output_schema=RELATE_OUTPUT,
+        read_only=False, destructive=True, idempotent=False,
+        run=_relate,
+    ),
 )
 
 BY_NAME = {t.name: t for t in TOOLS}
@@ -316,6 +337,8 @@ def with_identity(name: str, args: Body, identity: Body | None) -> Body:
     it; a store records the agent as `who` (its observer), never as an owner: a memory is
     private only when the call says so with agent_id / user_id."""
     if not identity:
+        return args
+    if name == "knowledge_relate":  # a write: owners only when the call names them
         return args
     if name == "memory_store":
         if identity.get("agent_id") and "who" not in args:

@@ -99,9 +99,27 @@ class FeedbackConfig(CamelModel):
     decay: float = Range(0.01, 0.0, 0.5, "aspect weight lost per session an injection went unused")
     min_weight: float = Range(0.1, 0.0, 1.0)
     max_weight: float = Range(1.0, 0.0, 1.0)
+    decay_per_day: float = Range(
+        0.005, 0.0, 0.5, "aspect weight and feedback-earned edge confidence lost per day since"
+        " last confirmed (used, rated helpful, filed again); 0: no time decay")
+    decay_floor: float = Range(
+        0.3, 0.0, 1.0, "time decay never takes an aspect's weight below this")
     unhelpful_limit: int = Range(
         2, 1, 100, "a memory rated unhelpful this often for a prompt is not injected for it"
     )
+
+
+class InferenceConfig(CamelModel):
+    """Transitive dependencies derived by the maintenance worker (docs/graph.md)."""
+
+    enabled: bool = Field(
+        default=True, description="infer A depends_on C from A -> B -> C stated dependencies")
+    discount: float = Range(0.5, 0.0, 1.0, "an inferred edge's confidence: premises' product x"
+                            " this, at most maxConfidence")
+    max_confidence: float = Range(0.4, 0.0, 0.49, "cap of an inferred edge's confidence"
+                                  " (below traversal.minConfidence: shown, not walked)")
+    min_premise_confidence: float = Range(0.5, 0.0, 1.0, "premises below this are not used")
+    max_per_run: int = Range(500, 1, 100000, "inferred edges written or refreshed per run")
 
 
 class GraphConfig(CamelModel):
@@ -126,6 +144,7 @@ class GraphConfig(CamelModel):
     traversal: TraversalConfig = Field(default_factory=TraversalConfig)
     communities: CommunitiesConfig = Field(default_factory=CommunitiesConfig)
     feedback: FeedbackConfig = Field(default_factory=FeedbackConfig)
+    inference: InferenceConfig = Field(default_factory=InferenceConfig)
     traversal_channel: bool = Field(
         default=False,
         description="recall adds the one- and two-hop graph neighbours of its top results as"

@@ -3,9 +3,16 @@ recall filters: every memory they return or count passes them (`where_clause`)."
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, model_validator
 
-from mnemonist.model.requests import Caller, RecallFilters
+from mnemonist.model.requests import Caller, RecallFilters, Request, ScopeId
+
+
+def _canonical(name: str) -> str:
+    """As `text.entities.canonical_name` (whitespace collapsed, lower case)."""
+    return " ".join(name.split()).lower()
 
 EntityRef = Field(min_length=1, max_length=500,
                   description="an entity's id or its name (case-insensitive)")
@@ -60,3 +67,42 @@ class NeighbourhoodRequest(RecallFilters):
     hops: int = Field(default=1, ge=1, le=10)
     limit: int = Field(default=50, ge=1, le=500)
     min_confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+
+
+#: what a person or agent may state between two entities; the dependency ones are followed by
+#: graph_impact from the dependent side (search/traversal.py DEPENDENCY_TYPES)
+STATED_TYPES = ("depends_on", "uses", "calls", "reads_from", "writes_to", "runs_on",
+                "requires", "part_of", "owned_by", "related_to")
+StatedType = Literal["depends_on", "uses", "calls", "reads_from", "writes_to", "runs_on",
+                     "requires", "part_of", "owned_by", "related_to"]
+
+
+class RelateRequest(Request):
+    """State a relation: `source` `relation_type` `target` ("ShopApi depends_on ShopDb"), in
+    a project and scope. `agent_id` / `user_id` make it private to that owner, as on a
+    remember (a header never does); its entities are that scope's (created when new)."""
+
+    source: str = Field(min_length=1, max_length=200, description="the entity it starts from")
+    target: str = Field(min_length=1, max_length=200, description="the entity it points to")
+    relation_type: StatedType = Field(description="how source relates to target")
+    reason: str = Field(min_length=1, max_length=1000,
+                        description="why this is true (kept with the relation, shown on it)")
+    project: str | None = Field(default=None, min_length=1, max_length=500)
+    agent_id: ScopeId | None = None
+    user_id: ScopeId | None = None
+    retract: bool = Field(default=False,
+                          description="take back the stated relation source -> target instead")
+
+    @model_validator(mode="after")
+    def _two_entities(self) -> RelateRequest:
+        if not _canonical(self.source) or not _canonical(self.target):
+            raise ValueError("source and target must name an entity")
+        if _canonical(self.source) == _canonical(self.target):
+            raise ValueError("source and target name the same entity")
+        return self
+
+
+class RetractRequest(Caller):
+    """Who retracts: a stated relation the caller may not see is a 404."""
+
+    reason: str | None = Field(default=None, max_length=1000)

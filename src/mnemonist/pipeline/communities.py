@@ -1,7 +1,9 @@
 """Communities of the entity graph: Louvain (networkx) over the entities and their relations,
 recomputed by the maintenance worker (or `POST /api/repair/cluster-entities`).
 
-Nodes are the most mentioned live entities (at most `maxEntities`); an edge's weight is its
+Per project: each project's shared entities (not those private to an agent or user) are
+clustered on their own — relations never cross projects. Nodes are the most mentioned live
+entities of the project (at most `maxEntities`); an edge's weight is its
 confidence × mentions, so a pair named together often and a stated dependency pull harder
 than a pair seen once. Louvain runs with a fixed seed, so the same graph gives the same
 communities. A community of one entity is no community: its entity keeps `community_id`
@@ -34,42 +36,76 @@ SEED = 7
 @dataclass
 class Clustering:
     assignments: dict[str, int] = field(default_factory=dict)
-    communities: list[tuple[int, str, int]] = field(default_factory=list)  # id, label, size
+    #: id, label, size, project
+    communities: list[tuple[int, str, int, str]] = field(default_factory=list)
     modularity: float | None = None
+    #: project -> its modularity, communities, nodes and edges
+    projects: dict[str, dict[str, Any]] = field(default_factory=dict)
     nodes: int = 0
     edges: int = 0
     seconds: float = 0.0
 
 
-def compute(db: Database, *, resolution: float = 1.0, max_entities: int = 50_000) -> Clustering:
-    started = time.monotonic()
-    conn = db.reader()
+def _project_graph(conn: Any, project: str, max_entities: int) -> tuple[nx.Graph, dict]:
     rows = conn.execute(
-        "SELECT id, name, mentions FROM entities WHERE mentions > 0"
-        " ORDER BY mentions DESC, id LIMIT ?", (max_entities,)).fetchall()
+        "SELECT id, name, mentions FROM entities WHERE project = ? AND agent_id = ''"
+        " AND user_id = '' AND mentions > 0 ORDER BY mentions DESC, id LIMIT ?",
+        (project, max_entities)).fetchall()
     graph = nx.Graph()
     names = {r[0]: (r[1], r[2]) for r in rows}
     graph.add_nodes_from(names)
     for source, target, weight in conn.execute(
-            "SELECT source_entity_id, target_entity_id, confidence * mentions FROM relations"
-            " WHERE source_entity_id != target_entity_id"):
+            "SELECT r.source_entity_id, r.target_entity_id, r.confidence * r.mentions"
+            " FROM relations r JOIN entities e ON e.id = r.source_entity_id"
+            " WHERE e.project = ? AND e.agent_id = '' AND e.user_id = ''"
+            " AND r.source_entity_id != r.target_entity_id", (project,)):
         if source in names and target in names:
             prior = graph.get_edge_data(source, target, {}).get("weight", 0.0)
             graph.add_edge(source, target, weight=prior + float(weight))
-    out = Clustering(nodes=graph.number_of_nodes(), edges=graph.number_of_edges())
-    if out.edges == 0:
-        out.seconds = time.monotonic() - started
-        return out
-    parts = nx_community.louvain_communities(graph, weight="weight", resolution=resolution,
-                                             seed=SEED)
-    out.modularity = float(nx_community.modularity(graph, parts, weight="weight",
-                                                   resolution=resolution))
-    ranked = sorted((p for p in parts if len(p) > 1),
-                    key=lambda p: (-len(p), min(p)))
-    for number, members in enumerate(ranked, start=1):
+    return graph, names
+
+
+def compute(db: Database, *, resolution: float = 1.0, max_entities: int = 50_000) -> Clustering:
+    """Louvain per project over its shared entities (relations never cross projects, and a
+    private entity's name must not label a community others see); the overall modularity is
+    the union partition's over the union graph."""
+    started = time.monotonic()
+    conn = db.reader()
+    projects = [r[0] for r in conn.execute(
+        "SELECT DISTINCT project FROM entities WHERE agent_id = '' AND user_id = ''"
+        " AND mentions > 0 ORDER BY project")]
+    out = Clustering()
+    union = nx.Graph()
+    parts_all: list[set[str]] = []
+    ranked: list[tuple[str, set[str], dict]] = []
+    for project in projects:
+        graph, names = _project_graph(conn, project, max_entities)
+        info: dict[str, Any] = {"nodes": graph.number_of_nodes(),
+                                "edges": graph.number_of_edges(), "modularity": None,
+                                "communities": 0}
+        out.projects[project] = info
+        out.nodes += info["nodes"]
+        out.edges += info["edges"]
+        union.update(graph)
+        if info["edges"] == 0:
+            parts_all += [{n} for n in graph.nodes]
+            continue
+        parts = nx_community.louvain_communities(graph, weight="weight",
+                                                 resolution=resolution, seed=SEED)
+        parts_all += parts
+        info["modularity"] = float(nx_community.modularity(graph, parts, weight="weight",
+                                                           resolution=resolution))
+        multi = sorted((p for p in parts if len(p) > 1), key=lambda p: (-len(p), min(p)))
+        info["communities"] = len(multi)
+        ranked += [(project, members, names) for members in multi]
+    ranked.sort(key=lambda x: (-len(x[1]), x[0], min(x[1])))
+    for number, (project, members, names) in enumerate(ranked, start=1):
         label = max(members, key=lambda e: (names[e][1], e))
-        out.communities.append((number, names[label][0], len(members)))
+        out.communities.append((number, names[label][0], len(members), project))
         out.assignments.update((e, number) for e in members)
+    if union.number_of_edges():
+        out.modularity = float(nx_community.modularity(union, parts_all, weight="weight",
+                                                       resolution=resolution))
     out.seconds = time.monotonic() - started
     return out
 
@@ -81,12 +117,13 @@ def store(db: Database, result: Clustering) -> None:
         conn.execute("UPDATE entities SET community_id = NULL WHERE community_id IS NOT NULL")
         conn.execute("DELETE FROM entity_communities")
         conn.executemany(
-            "INSERT INTO entity_communities (id, label, member_count, created_at)"
-            " VALUES (?, ?, ?, ?)", [(i, label, n, now) for i, label, n in result.communities])
+            "INSERT INTO entity_communities (id, label, member_count, created_at, project)"
+            " VALUES (?, ?, ?, ?, ?)",
+            [(i, label, n, now, p) for i, label, n, p in result.communities])
         conn.executemany("UPDATE entities SET community_id = ? WHERE id = ?",
                          [(c, e) for e, c in result.assignments.items()])
         state = {"modularity": result.modularity, "communities": len(result.communities),
-                 "nodes": result.nodes, "edges": result.edges,
+                 "nodes": result.nodes, "edges": result.edges, "projects": result.projects,
                  "seconds": round(result.seconds, 3), "computed_at": now}
         conn.execute(
             "INSERT INTO graph_state (key, value, updated_at) VALUES (?, ?, ?)"

@@ -1,7 +1,8 @@
 """Graph persistence (document 000, "Knowledge Graph"): after the main transaction commits,
 in a transaction of its own, so a failure here never reverts the facts.
 
-Every triple's source and target become entities (matched by canonical name), the triple a
+Every triple's source and target become entities (matched by canonical name in the
+memory's scope: its project and owners), the triple a
 relation, and both entities are linked to the memory the triple came from.
 """
 
@@ -27,9 +28,10 @@ def persist_entities(
         return asdict(stats), None
     try:
         with db.write_tx() as conn:
+            scope = graph.memory_scope(conn, memory_id)  # the memory's project and owners
             for e in entities:
-                source = graph.upsert_entity(conn, e.source, stats)
-                target = graph.upsert_entity(conn, e.target, stats)
+                source = graph.upsert_entity(conn, e.source, stats, scope=scope)
+                target = graph.upsert_entity(conn, e.target, stats, scope=scope)
                 reason = "extracted" if e.confidence >= 0.5 else "llm-uncertain"
                 graph.upsert_relation(conn, source, target, e.relationship.lower(),
                                       e.confidence, stats, reason)

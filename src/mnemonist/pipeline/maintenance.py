@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemonist.model.config import Config
-from mnemonist.pipeline import communities, dedup, repair
+from mnemonist.pipeline import communities, dedup, graph_upkeep, repair
 from mnemonist.pipeline.repair import VectorState
 from mnemonist.pipeline.retention import RetentionWorker
 from mnemonist.store.db import Database
@@ -157,6 +157,7 @@ class MaintenanceWorker:
         self.halt = HaltTracker()
         graph = pipeline.graph
         self.clustering = graph.communities if graph.enabled else None
+        self.graph_cfg = graph if graph.enabled else None
         self._clustered_at: float | None = None
         self.clock = clock
         self.cycles = 0
@@ -192,6 +193,10 @@ class MaintenanceWorker:
                                         max_entities=cfg.max_entities)
             self._clustered_at = self.clock()
             return out
+        if action == "graphUpkeep":
+            if self.graph_cfg is None:
+                return {"skipped": "the knowledge graph is off (graph.enabled)"}
+            return graph_upkeep.run(self.db, self.graph_cfg)
         if action == "reembed":
             if self.vectors is None:
                 return {"skipped": "no embedding provider is configured"}
@@ -227,6 +232,7 @@ class MaintenanceWorker:
             "at": report["at"], "mode": mode, "score": report["score"], "report": report,
             "recommendations": [r.__dict__ for r in recs], "executed": [], "skipped": [],
             "score_after": None, "delta": None, "halted": [], "communities": None,
+            "graph": None,
         }
         if mode == "execute" and self._communities_due():
             try:  # housekeeping, not a repair: no score, no halt
@@ -234,6 +240,12 @@ class MaintenanceWorker:
             except Exception as exc:
                 log.exception("community detection failed")
                 cycle["communities"] = {"error": f"{type(exc).__name__}: {exc}"}
+        if mode == "execute" and self.graph_cfg is not None:
+            try:  # inference and time decay: bounded, idempotent, every execute cycle
+                cycle["graph"] = self.run_action("graphUpkeep")
+            except Exception as exc:
+                log.exception("graph upkeep failed")
+                cycle["graph"] = {"error": f"{type(exc).__name__}: {exc}"}
         self.cycles += 1
         self.last_cycle = cycle
         if not recs:

@@ -69,13 +69,16 @@ class RetentionWorker:
         report = SweepReport()
         tomb_cut = _cutoff(cfg.tombstone_days, now)
 
-        # 1. graph links of expired tombstones; entities left with no mention go too
+        # 1. graph links of expired tombstones; entities left with no mention go too (not
+        #    one a person or agent stated a relation of: it stands without memories)
         with self.db.write_tx() as conn:
             if _has_table(conn, "memory_entity_mentions"):
                 for _seq, memory_id, _hash in self._expired_tombstones(conn, tomb_cut):
                     report.graph_links += entity_links.unlink_all(conn, memory_id)
                 orphans = [r[0] for r in conn.execute(
-                    "SELECT id FROM entities WHERE mentions <= 0 LIMIT ?", (cfg.batch_limit,)
+                    "SELECT id FROM entities e WHERE mentions <= 0 AND NOT EXISTS (SELECT 1"
+                    " FROM relations r WHERE r.reason = 'user-stated' AND e.id IN"
+                    " (r.source_entity_id, r.target_entity_id)) LIMIT ?", (cfg.batch_limit,)
                 )]
                 for ent in orphans:
                     if _has_table(conn, "relations"):

@@ -161,6 +161,9 @@ class StructuralHandler:
                 aspect_id = w.execute(
                     "SELECT id FROM entity_aspects WHERE entity_id = ? AND canonical_name = ?",
                     (entity_id, key)).fetchone()[0]
+                # a memory filed under the aspect confirms it (time decay counts from here)
+                w.execute("UPDATE entity_aspects SET confirmed_at = ? WHERE id = ?",
+                          (now, aspect_id))
                 result["classified"] += w.execute(
                     "UPDATE entity_attributes SET aspect_id = ?, updated_at = ?, kind = CASE"
                     " WHEN kind = 'constraint' THEN kind ELSE ? END WHERE id = ?",

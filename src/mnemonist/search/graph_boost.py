@@ -1,8 +1,9 @@
 """Graph-augmented search (document 000, getGraphBoostIds): memories linked to an entity the
 query names, or to a neighbour of one, get a score boost in hybrid recall.
 
-1. Seeds: entities whose canonical name the query names, at most 20, most mentioned first.
-   Names are looked up exactly on the UNIQUE `canonical_name` index: each query token that is
+1. Seeds: entities whose canonical name the query names, in the scopes the recall may see
+   (`entity_scope`), at most 20, most mentioned first. Names are looked up exactly on the
+   `canonical_name` index: each query token that is
    not a stop word, and each run of 2-4 query tokens joined by a space ("john smith", "bank of
    america"), a pair also by "." or "-" ("next.js", "github.com"); a technology alias adds its
    canonical form ("postgres" -> "postgresql"). The document's `canonical_name LIKE %token%`
@@ -34,6 +35,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from mnemonist.model.requests import RecallFilters
+from mnemonist.search.entity_scope import entity_scope_clause
 from mnemonist.search.filters import where_clause
 from mnemonist.text.entities import canonical_name
 from mnemonist.text.entity_words import TECH_ALIASES
@@ -134,7 +136,7 @@ def _lookup(
     names = query_names(query)
     if not names:
         return
-    out.seeds = _seeds(conn, names)
+    out.seeds = _seeds(conn, names, filters)
     check()
     if not out.seeds:
         return
@@ -155,11 +157,15 @@ def _lookup(
     check()
 
 
-def _seeds(conn: sqlite3.Connection, names: list[str]) -> list[str]:
+def _seeds(conn: sqlite3.Connection, names: list[str],
+           filters: RecallFilters | None) -> list[str]:
+    """Entities of these names in the scopes the recall may see (each project and private
+    owner has its own: another project's hub must not take a seed's place)."""
+    scope, args = entity_scope_clause(filters)
     rows = conn.execute(
-        "SELECT id FROM entities WHERE canonical_name IN (SELECT value FROM json_each(?))"
-        " ORDER BY mentions DESC, id LIMIT ?",
-        (json.dumps(names), MAX_SEEDS),
+        "SELECT e.id FROM entities e WHERE e.canonical_name IN (SELECT value FROM json_each(?))"
+        f" AND {scope} ORDER BY e.mentions DESC, e.id LIMIT ?",
+        [json.dumps(names), *args, MAX_SEEDS],
     )
     return [r[0] for r in rows]
 

@@ -47,6 +47,7 @@ class Edge:
     confidence: float
     strength: float
     mentions: int
+    note: str | None = None  # why a person or agent stated it, or what an inference used
 
     def other(self, entity_id: str) -> str:
         return self.target if entity_id == self.source else self.source
@@ -91,7 +92,7 @@ def _edges(conn: sqlite3.Connection, entity_id: str, min_confidence: float,
     """(edge, leads_out) pairs at the entity, most confident first. `leads_out`: the edge's
     far end is a step in the walk's direction."""
     cols = ("id, source_entity_id, target_entity_id, relation_type, reason, confidence,"
-            " strength, mentions")
+            " strength, mentions, note")
     rows = conn.execute(
         f"SELECT * FROM (SELECT {cols} FROM relations WHERE source_entity_id = ?1"
         f" AND confidence >= ?2 UNION ALL SELECT {cols} FROM relations"
@@ -101,7 +102,7 @@ def _edges(conn: sqlite3.Connection, entity_id: str, min_confidence: float,
     ).fetchall()
     out = []
     for r in rows:
-        edge = Edge(r[0], r[1], r[2], r[3], r[4], float(r[5]), float(r[6]), int(r[7]))
+        edge = Edge(r[0], r[1], r[2], r[3], r[4], float(r[5]), float(r[6]), int(r[7]), r[8])
         if direction == "dependents" and edge.relation_type in DEPENDENCY_TYPES:
             out.append((edge, edge.target == entity_id))  # the source depends on us
         else:

@@ -9,6 +9,7 @@ from mnemonist.service.export import ExportOps
 from mnemonist.service.files import FileOps
 from mnemonist.service.forget import ForgetOps
 from mnemonist.service.graph_feedback import GraphFeedbackOps
+from mnemonist.service.graph_relations import GraphRelationOps
 from mnemonist.service.graph_view import GraphViewOps
 from mnemonist.service.hooks import HookOps
 from mnemonist.service.importer import ImportOps
@@ -22,7 +23,7 @@ from mnemonist.service.status import StatusOps
 class MemoryService(
     FileOps, HookOps, ImportOps, ForgetOps, ReadOps, SourceOps, StatusOps, DocumentOps,
     PipelineOps, ExportOps, BundleImportOps, GraphViewOps, KnowledgeOps,
-    GraphFeedbackOps, DuplicateOps,
+    GraphFeedbackOps, GraphRelationOps, DuplicateOps,
 ):
     """remember / recall / modify / forget / recover and the reads around them."""
 

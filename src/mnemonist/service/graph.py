@@ -1,10 +1,12 @@
 """Knowledge-graph reads: entities, one entity, an entity's neighbourhood, and what the walks
 of `service/knowledge.py` (knowledge_expand, knowledge_expand_session, graph_impact) share.
 
-Entities and relations are shared by every project; memories are not. So every memory these
-reads return or count passes the caller's recall filters (`where_clause`, the same condition
-recall uses), and an edge is followed only when a memory that passes them supports it (links
-both ends): a walk never crosses an edge that only another project's memories know.
+An entity belongs to one scope (project, agent_id, user_id: migration 15), and a read sees
+only the entities of scopes it may see (`search/entity_scope.py`). Every memory these reads
+return or count passes the caller's recall filters too (`where_clause`, the condition recall
+uses), and an edge is followed only when a memory that passes them supports it (links both
+ends) — or, for an edge no memory backs (`user-stated`, `inferred`), when both its ends are
+visible entities.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from mnemonist.model.graph import EntityListRequest, NeighbourhoodRequest
 from mnemonist.model.requests import RecallFilters
+from mnemonist.search.entity_scope import entity_scope_clause
 from mnemonist.search.filters import where_clause
 from mnemonist.search.traversal import Edge, Limits, walk
 from mnemonist.service.base import ServiceBase
@@ -27,6 +30,8 @@ LIKELY_AFFECTED = 0.45
 TIERS = (("will_break", "WILL BREAK"), ("likely_affected", "LIKELY AFFECTED"),
          ("may_need_testing", "MAY NEED TESTING"))
 SUPPORT_PER_EDGE = 3
+#: relations no memory backs: followed when both ends are entities the caller may see
+UNBACKED = ("user-stated", "inferred")
 ENTITY_MEMORIES = 5
 MEMORY_CHARS = 1000
 
@@ -50,8 +55,25 @@ class Scoped:
     def __init__(self, conn: sqlite3.Connection, filters: RecallFilters | None) -> None:
         self.conn = conn
         self.where, self.args = where_clause(filters)
+        self.entity_where, self.entity_args = entity_scope_clause(filters)
         self._support: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self._counts: dict[str, int] = {}
+        self._visible: dict[str, bool] = {}
+
+    def entity_visible(self, entity_id: str) -> bool:
+        """The entity is in a scope the caller may see (and a project it asks for)."""
+        if entity_id not in self._visible:
+            self._visible[entity_id] = self.conn.execute(
+                f"SELECT 1 FROM entities e WHERE e.id = ? AND {self.entity_where}",
+                [entity_id, *self.entity_args]).fetchone() is not None
+        return self._visible[entity_id]
+
+    def has_unbacked(self, entity_id: str) -> bool:
+        """A stated or inferred relation is at the entity."""
+        return self.conn.execute(
+            "SELECT 1 FROM relations WHERE reason IN ('user-stated', 'inferred')"
+            " AND (source_entity_id = ?1 OR target_entity_id = ?1) LIMIT 1",
+            (entity_id,)).fetchone() is not None
 
     def supporting(self, a: str, b: str, limit: int = SUPPORT_PER_EDGE) -> list[dict[str, Any]]:
         """Memories (passing the filters) linked to both entities, most important first."""
@@ -79,6 +101,8 @@ class Scoped:
         return self._counts[entity_id]
 
     def supported(self, edge: Edge) -> bool:
+        if edge.reason in UNBACKED:
+            return self.entity_visible(edge.source) and self.entity_visible(edge.target)
         return bool(self.supporting(edge.source, edge.target))
 
     def memories_of(self, entity_id: str, limit: int, offset: int = 0) -> list[dict[str, Any]]:
@@ -105,13 +129,17 @@ def memory_item(row: sqlite3.Row | tuple) -> dict[str, Any]:
 
 def entity_item(row: sqlite3.Row) -> dict[str, Any]:
     return {"id": row["id"], "name": row["name"], "type": row["entity_type"],
-            "mentions": row["mentions"], "community": row["community_id"]}
+            "mentions": row["mentions"], "community": row["community_id"],
+            "project": row["project"] or None, "agent_id": row["agent_id"] or None,
+            "user_id": row["user_id"] or None}
 
 
 def edge_item(edge: Edge, weight: float | None = None) -> dict[str, Any]:
     out = {"id": edge.id, "source": edge.source, "target": edge.target,
            "type": edge.relation_type, "reason": edge.reason,
            "confidence": round(edge.confidence, 4), "mentions": edge.mentions}
+    if edge.note:
+        out["note"] = edge.note
     if weight is not None and abs(weight - edge.confidence) > 1e-9:
         out["counted_as"] = round(weight, 4)
     return out
@@ -155,31 +183,44 @@ class GraphOps(ServiceBase):
             max_hops=min(hops, t.max_hops) if hops else t.max_hops,
             timeout_ms=t.timeout_ms)
 
-    def _find_entity(self, conn: sqlite3.Connection, ref: str) -> sqlite3.Row:
-        row = conn.execute("SELECT * FROM entities WHERE id = ?", (ref,)).fetchone()
-        if row is None:
+    def _candidates(self, conn: sqlite3.Connection, ref: str,
+                    scoped: Scoped) -> list[sqlite3.Row]:
+        """The entities `ref` (an id, or a name or technology alias in any case) can mean
+        among those the caller may see: one per scope, most mentioned first."""
+        where, args = scoped.entity_where, scoped.entity_args
+        rows = conn.execute(f"SELECT * FROM entities e WHERE e.id = ? AND {where}",
+                            [ref, *args]).fetchall()
+        if not rows:
             key = canonical_name(ref)
             alias = TECH_ALIASES.get(key)
             names = [key, *([canonical_name(alias)] if alias else [])]
-            row = conn.execute(
-                f"SELECT * FROM entities WHERE canonical_name IN ({','.join('?' * len(names))})"
-                " ORDER BY mentions DESC LIMIT 1", names).fetchone()
-        if row is None:
+            rows = conn.execute(
+                f"SELECT * FROM entities e WHERE e.canonical_name IN"
+                f" ({','.join('?' * len(names))}) AND {where} ORDER BY e.mentions DESC, e.id",
+                [*names, *args]).fetchall()
+        return rows
+
+    def _visible_entities(self, conn: sqlite3.Connection, ref: str, scoped: Scoped,
+                          filters: RecallFilters | None = None) -> list[sqlite3.Row]:
+        """The entities `ref` means that the caller can reach: some memory passing the
+        filters names it, or a stated or inferred relation is at it. One per scope (the
+        shared one and the caller's private one may both exist), most mentioned first. An
+        entity only other projects' memories, or only memories the caller may not see
+        (another agent's private ones), name is not found. With no filters at all the caller
+        still reads only global memories, so the check always runs."""
+        rows = self._candidates(conn, ref, scoped)
+        if not rows:
             raise NotFound(f"no entity {ref!r}: give an entity id or name (GET /api/entities)",
                            field="entity")
-        return row
-
-    def _visible_entity(self, conn: sqlite3.Connection, ref: str, scoped: Scoped,
-                        filters: RecallFilters) -> sqlite3.Row:
-        """The entity, if some memory passing the filters names it: an entity only other
-        projects' memories, or only memories the caller may not see (another agent's private
-        ones), name is not found. With no filters at all the caller still reads only global
-        memories, so the check always runs."""
-        row = self._find_entity(conn, ref)
-        if scoped.count_of(row["id"]) == 0:
+        found = [r for r in rows if scoped.count_of(r["id"]) > 0 or scoped.has_unbacked(r["id"])]
+        if not found:
             raise NotFound(f"no memory passing the filters names entity {ref!r}",
                            field="entity")
-        return row
+        return found
+
+    def _visible_entity(self, conn: sqlite3.Connection, ref: str, scoped: Scoped,
+                        filters: RecallFilters | None = None) -> sqlite3.Row:
+        return self._visible_entities(conn, ref, scoped, filters)[0]
 
     def _entities(self, conn: sqlite3.Connection, ids: list[str]) -> dict[str, dict[str, Any]]:
         if not ids:
@@ -202,7 +243,8 @@ class GraphOps(ServiceBase):
         q, entity_type, community = req.q, req.entity_type, req.community
         limit, offset = req.limit, req.offset
         where, args = where_clause(req)
-        extra, extra_args = [], []
+        scope_where, scope_args = entity_scope_clause(req)
+        extra, extra_args = [scope_where], list(scope_args)
         if q:
             extra.append("e.canonical_name LIKE ? ESCAPE '\\'")
             escaped = canonical_name(q).replace("\\", "\\\\").replace("%", "\\%")

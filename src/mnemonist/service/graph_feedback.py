@@ -50,14 +50,22 @@ def _shift(conn: sqlite3.Connection, memory_ids: list[str], *, aspect: float, ed
     aspects = edges = 0
     for memory_id in memory_ids:
         if aspect:
+            # a raise confirms the aspect: time decay counts from now (graph_upkeep)
             aspects += conn.execute(
-                "UPDATE entity_aspects SET weight = MIN(?, MAX(?, weight + ?)), updated_at = ?"
+                "UPDATE entity_aspects SET weight = MIN(?, MAX(?, weight + ?)), updated_at = ?,"
+                " confirmed_at = CASE WHEN ? > 0 THEN ? ELSE confirmed_at END"
                 " WHERE id IN (SELECT aspect_id FROM entity_attributes WHERE memory_id = ?"
-                " AND aspect_id IS NOT NULL)", (hi, lo, aspect, now, memory_id)).rowcount
+                " AND aspect_id IS NOT NULL)",
+                (hi, lo, aspect, now, aspect, now, memory_id)).rowcount
         if edge:
+            # `boost`: what feedback added on top of the evidence, the part time decay takes
+            # back; stated and inferred edges have fixed confidences and are not moved
             edges += conn.execute(
-                "UPDATE relations SET confidence = MIN(1.0, MAX(:lo, confidence + :d)),"
-                " updated_at = :now WHERE source_entity_id IN (SELECT entity_id FROM"
+                "UPDATE relations SET boost = boost + MIN(1.0, MAX(:lo, confidence + :d))"
+                " - confidence, confidence = MIN(1.0, MAX(:lo, confidence + :d)),"
+                " updated_at = :now, confirmed_at = CASE WHEN :d > 0 THEN :now"
+                " ELSE confirmed_at END WHERE reason NOT IN ('user-stated', 'inferred')"
+                " AND source_entity_id IN (SELECT entity_id FROM"
                 " memory_entity_mentions WHERE memory_id = :m) AND target_entity_id IN"
                 " (SELECT entity_id FROM memory_entity_mentions WHERE memory_id = :m)",
                 {"lo": MIN_EDGE_CONFIDENCE, "d": edge, "now": now, "m": memory_id}).rowcount
@@ -137,9 +145,12 @@ class GraphFeedbackOps(ServiceBase):
                 "aspects_reinforced": up[0], "edges_reinforced": up[1],
                 "aspects_decayed": down[0], "continuity_job": scoring}
 
-    def graph_diagnostics(self, recompute: bool = False) -> dict[str, Any]:
+    def graph_diagnostics(self, recompute: bool = False,
+                          project: str | None = None) -> dict[str, Any]:
         """Sizes of the graph, relations by reason, attributes by kind, and the communities
-        with their modularity (computed now when never computed, or when asked)."""
+        with their modularity (computed now when never computed, or when asked) — of one
+        project when `project` is given (entities belong to one project since migration 15),
+        else of all."""
         cfg = self.config.memory.pipeline_v2.graph
         conn = self.db.reader()
         state = communities.last_state(conn)
@@ -147,29 +158,44 @@ class GraphFeedbackOps(ServiceBase):
             communities.recompute(self.db, resolution=cfg.communities.resolution,
                                   max_entities=cfg.communities.max_entities)
             state = communities.last_state(conn)
+        scope, args = ("e.project = ?", [project]) if project is not None else ("1", [])
+        at = f"JOIN entities e ON e.id = {{col}} WHERE {scope}"
+
+        def one(sql: str) -> int:
+            return int(conn.execute(sql, args).fetchone()[0])
 
         def grouped(sql: str) -> dict[str, int]:
-            return {str(r[0]): r[1] for r in conn.execute(sql)}
+            return {str(r[0]): r[1] for r in conn.execute(sql, args)}
 
+        rel = at.format(col="r.source_entity_id")
+        state = state or {}
+        if project is not None:
+            state = {**(state.get("projects") or {}).get(project, {}),
+                     "computed_at": state.get("computed_at")}
         return {
-            "entities": conn.execute("SELECT COUNT(*) FROM entities").fetchone()[0],
-            "linked_entities": conn.execute(
-                "SELECT COUNT(*) FROM entities WHERE mentions > 0").fetchone()[0],
-            "relations": conn.execute("SELECT COUNT(*) FROM relations").fetchone()[0],
+            "project": project,
+            "entities": one(f"SELECT COUNT(*) FROM entities e WHERE {scope}"),
+            "linked_entities": one(f"SELECT COUNT(*) FROM entities e WHERE {scope}"
+                                   " AND e.mentions > 0"),
+            "relations": one(f"SELECT COUNT(*) FROM relations r {rel}"),
             "relations_by_reason": grouped(
-                "SELECT reason, COUNT(*) FROM relations GROUP BY reason ORDER BY reason"),
+                f"SELECT r.reason, COUNT(*) FROM relations r {rel} GROUP BY r.reason"
+                " ORDER BY r.reason"),
             "relations_by_type": grouped(
-                "SELECT relation_type, COUNT(*) FROM relations GROUP BY relation_type"
-                " ORDER BY COUNT(*) DESC LIMIT 20"),
+                f"SELECT r.relation_type, COUNT(*) FROM relations r {rel}"
+                " GROUP BY r.relation_type ORDER BY COUNT(*) DESC LIMIT 20"),
             "attributes_by_kind": grouped(
-                "SELECT kind, COUNT(*) FROM entity_attributes GROUP BY kind ORDER BY kind"),
-            "aspects": conn.execute("SELECT COUNT(*) FROM entity_aspects").fetchone()[0],
-            "modularity": state.get("modularity") if state else None,
-            "communities_computed_at": state.get("computed_at") if state else None,
-            "community_count": state.get("communities") if state else 0,
+                f"SELECT a.kind, COUNT(*) FROM entity_attributes a"
+                f" {at.format(col='a.entity_id')} GROUP BY a.kind ORDER BY a.kind"),
+            "aspects": one(f"SELECT COUNT(*) FROM entity_aspects a"
+                           f" {at.format(col='a.entity_id')}"),
+            "modularity": state.get("modularity"),
+            "communities_computed_at": state.get("computed_at"),
+            "community_count": state.get("communities") or 0,
             "communities": [dict(r) for r in conn.execute(
-                "SELECT id, label, member_count FROM entity_communities"
-                " ORDER BY member_count DESC, id LIMIT 50")],
+                "SELECT id, label, member_count, project FROM entity_communities"
+                f" WHERE {'project = ?' if project is not None else '1'}"
+                " ORDER BY member_count DESC, id LIMIT 50", args)],
             "feedback": {
                 "ratings": conn.execute("SELECT COUNT(*) FROM memory_feedback").fetchone()[0],
                 "sessions_scored": conn.execute(

@@ -47,7 +47,8 @@ class KnowledgeOps(GraphOps):
                 (mid,))]
             start_memory = budget.take([memory_item((m.id, m.content, m.type, m.importance))])
         else:
-            starts = [self._visible_entity(conn, req.entity or "", scoped, req)["id"]]
+            starts = [r["id"] for r in self._visible_entities(conn, req.entity or "", scoped,
+                                                               req)]
         limits = self._limits(req.hops, req.min_confidence)
         found = walk(conn, starts, limits, supported=scoped.supported)
         start_entities = self._entities(conn, starts)
@@ -152,12 +153,14 @@ class KnowledgeOps(GraphOps):
         Stated dependencies count in full, associations (co-occurrence) at half."""
         conn = self.db.reader()
         scoped = Scoped(conn, req)
-        row = self._visible_entity(conn, req.entity, scoped, req)
+        rows = self._visible_entities(conn, req.entity, scoped, req)
+        row = rows[0]
         limits = self._limits(req.max_depth, req.min_confidence)
-        found = walk(conn, [row["id"]], limits, direction="dependents",
+        # every copy the caller sees (the shared entity and its own private one)
+        found = walk(conn, [r["id"] for r in rows], limits, direction="dependents",
                      supported=scoped.supported)
         names = self._entities(conn, [r.entity_id for r in found.reached.values()])
-        names[row["id"]] = entity_item(row)
+        names.update((r["id"], entity_item(r)) for r in rows)
         tiers: dict[str, list[dict[str, Any]]] = {key: [] for key, _ in TIERS}
         for r in found.ordered():
             key, label = impact_tier(r.confidence)

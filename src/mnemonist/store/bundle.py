@@ -40,14 +40,20 @@ class Table:
 
 
 _MEMORY_OF_PROJECT = "t.memory_id IN (SELECT id FROM memories WHERE project = ?)"
-_ENTITY_OF_PROJECT = ("SELECT entity_id FROM memory_entity_mentions WHERE memory_id IN"
-                      " (SELECT id FROM memories WHERE project = ?)")
+#: an entity belongs to one project and owner (migration 15); relations never cross them
+_ENTITY_OF_PROJECT = "SELECT id FROM entities WHERE project = ?"
 
 _NOT_HIDDEN = "t.memory_id NOT IN ({hidden})"
 #: an entity only hidden memories mention is theirs (its name is words of their text)
 _ENTITY_SEEN = ("(t.{col} IN (SELECT entity_id FROM memory_entity_mentions WHERE memory_id NOT"
                 " IN ({hidden})) OR t.{col} NOT IN (SELECT entity_id FROM"
                 " memory_entity_mentions WHERE memory_id IN ({hidden})))")
+
+#: a private entity (an agent's or a user's) goes only with a memory the reader sees that
+#: names it: a relation stated privately, with no memory, stays out of others' exports
+_ENTITY_OWNED = ("t.{col} IN (SELECT id FROM entities WHERE (agent_id = '' AND user_id = '')"
+                 " OR id IN (SELECT entity_id FROM memory_entity_mentions WHERE memory_id NOT"
+                 " IN ({hidden})))")
 
 #: in dependency order: an import meets every row a foreign key points to before the row
 TABLES: tuple[Table, ...] = (
@@ -62,13 +68,14 @@ TABLES: tuple[Table, ...] = (
           " WHERE m.project = ?)",
           scope_where="t.content_hash NOT IN (SELECT content_hash FROM memories WHERE id IN"
                       " ({hidden}))"),
-    Table("entity", "entities", f"t.id IN ({_ENTITY_OF_PROJECT})",
-          scope_where=_ENTITY_SEEN.replace("{col}", "id")),
+    Table("entity", "entities", "t.project = ?",
+          scope_where=_ENTITY_SEEN.replace("{col}", "id") + " AND "
+          + _ENTITY_OWNED.replace("{col}", "id")),
     Table("relation", "relations",
-          f"t.source_entity_id IN ({_ENTITY_OF_PROJECT})"
-          f" AND t.target_entity_id IN ({_ENTITY_OF_PROJECT})",
+          f"t.source_entity_id IN ({_ENTITY_OF_PROJECT})",
           scope_where=_ENTITY_SEEN.replace("{col}", "source_entity_id") + " AND "
-          + _ENTITY_SEEN.replace("{col}", "target_entity_id")),
+          + _ENTITY_SEEN.replace("{col}", "target_entity_id") + " AND "
+          + _ENTITY_OWNED.replace("{col}", "source_entity_id")),
     Table("mention", "memory_entity_mentions", _MEMORY_OF_PROJECT, scope_where=_NOT_HIDDEN),
     Table("document", "documents", "t.project = ?"),
     Table("document_memory", "document_memories",

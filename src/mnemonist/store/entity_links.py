@@ -11,7 +11,8 @@ graph row at all; a hard delete still removes the memory's links, whoever wrote 
 
 What it writes for one memory (text scanned up to `MAX_SCAN_CHARS`, at most `MAX_LINKS`):
 
-- `entities`, matched by canonical name, created when new, typed by the extractor. A
+- `entities`, matched by canonical name in the memory's scope (its project, agent_id and
+  user_id: `graph.memory_scope`), created there when new, typed by the extractor. A
   tentative name (a lone capitalised word at a sentence start) only links to an entity that
   already exists; it never creates one.
 - `memory_entity_mentions` with confidence `INLINE_CONFIDENCE`, `INSERT OR IGNORE`; an
@@ -43,7 +44,7 @@ import sqlite3
 import uuid
 
 from mnemonist.model.memory import utcnow
-from mnemonist.store.graph import REASONS, co_occurrence_confidence
+from mnemonist.store.graph import REASONS, co_occurrence_confidence, memory_scope
 from mnemonist.text.dependencies import dependencies
 from mnemonist.text.entities import Entity, Extraction, canonical_name, extract, is_decision_content
 
@@ -93,17 +94,20 @@ def _link(conn: sqlite3.Connection, memory_id: str, found: Extraction, content: 
         return 0
     now = utcnow()
     keys = list(wanted)
+    scope = memory_scope(conn, memory_id)
     ids: dict[str, str] = dict(conn.execute(
-        f"SELECT canonical_name, id FROM entities WHERE canonical_name IN"
-        f" ({','.join('?' * len(keys))})", keys,
+        "SELECT canonical_name, id FROM entities WHERE project = ? AND agent_id = ?"
+        f" AND user_id = ? AND canonical_name IN ({','.join('?' * len(keys))})",
+        [*scope, *keys],
     ).fetchall())
     # new entities, certain ones only; no other writer can add one meanwhile (write lock)
-    rows = [(str(uuid.uuid4()), e.name, key, e.entity_type, now, now)
+    rows = [(str(uuid.uuid4()), e.name, key, e.entity_type, now, now, *scope)
             for e in found.entities if (key := canonical_name(e.name)) not in ids]
     if rows:
         conn.executemany(
             "INSERT INTO entities (id, name, canonical_name, entity_type, mentions, created_at,"
-            " updated_at) VALUES (?, ?, ?, ?, 0, ?, ?)", rows,
+            " updated_at, project, agent_id, user_id) VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?)",
+            rows,
         )
         ids.update((row[2], row[0]) for row in rows)
     linked = [ids[k] for k in keys if k in ids]
@@ -141,9 +145,14 @@ def _depend(conn: sqlite3.Connection, pairs: list[tuple[str, str]], ids: dict[st
             f" strength, mentions, confidence, reason, created_at, updated_at) VALUES (?, ?, ?,"
             f" '{DEPENDS_ON}', 1.0, 1, ?, 'pattern-matched', ?, ?)"
             " ON CONFLICT(source_entity_id, target_entity_id, relation_type) DO UPDATE SET"
-            " mentions = mentions + 1, updated_at = excluded.updated_at,"
-            f" confidence = MAX(confidence, {again}),"
-            " reason = CASE WHEN reason = 'pattern-matched' THEN 'multi-memory' ELSE reason END",
+            # an inferred row is taken over by the stated evidence (it starts at one memory)
+            " mentions = CASE WHEN reason = 'inferred' THEN 1 ELSE mentions + 1 END,"
+            " updated_at = excluded.updated_at, confirmed_at = excluded.updated_at,"
+            f" confidence = CASE WHEN reason = 'inferred' THEN {first}"
+            f" ELSE MAX(confidence, {again}) END,"
+            " derived_from = CASE WHEN reason = 'inferred' THEN NULL ELSE derived_from END,"
+            " reason = CASE WHEN reason = 'pattern-matched' THEN 'multi-memory'"
+            " WHEN reason = 'inferred' THEN 'pattern-matched' ELSE reason END",
             rows,
         )
 
@@ -188,8 +197,8 @@ def _co_occur(conn: sqlite3.Connection, ids: list[str], new: set[str], now: str)
             " strength, mentions, confidence, reason, created_at, updated_at) VALUES (?, ?, ?,"
             f" '{CO_OCCURRENCE}', 1.0, 1, ?, 'co-occurrence', ?, ?) ON CONFLICT(source_entity_id,"
             " target_entity_id, relation_type) DO UPDATE SET mentions = mentions + 1,"
-            f" confidence = {_CONFIDENCE_SQL.format(n='mentions + 1')},"
-            " updated_at = excluded.updated_at",
+            f" confidence = {_CONFIDENCE_SQL.format(n='mentions + 1')}, boost = 0,"
+            " updated_at = excluded.updated_at, confirmed_at = excluded.updated_at",
             rows,
         )
 
@@ -222,14 +231,16 @@ def _shift_pairs(conn: sqlite3.Connection, pairs: set[tuple[str, str]], delta: i
             f" :b, '{CO_OCCURRENCE}', 1.0, :d, :c, 'co-occurrence', :now, :now)"
             " ON CONFLICT(source_entity_id, target_entity_id, relation_type) DO UPDATE SET"
             " mentions = mentions + :d,"
-            f" confidence = {_CONFIDENCE_SQL.format(n='mentions + :d')}, updated_at = :now",
+            f" confidence = {_CONFIDENCE_SQL.format(n='mentions + :d')}, boost = 0,"
+            " updated_at = :now, confirmed_at = :now",
             [{"id": str(uuid.uuid4()), "a": a, "b": b, "d": delta, "now": now,
               "c": co_occurrence_confidence(delta)} for a, b in pairs],
         )
         return
     conn.executemany(
         "UPDATE relations SET mentions = MAX(0, mentions - :d),"
-        f" confidence = {_CONFIDENCE_SQL.format(n='MAX(0, mentions - :d)')}, updated_at = :now"
+        f" confidence = {_CONFIDENCE_SQL.format(n='MAX(0, mentions - :d)')}, boost = 0,"
+        " updated_at = :now"
         " WHERE source_entity_id = :a AND target_entity_id = :b"
         f" AND relation_type = '{CO_OCCURRENCE}'",
         [{"d": -delta, "now": now, "a": a, "b": b} for a, b in pairs],
@@ -292,6 +303,19 @@ def _linked_names(conn: sqlite3.Connection, memory_id: str,
         "SELECT e.canonical_name, e.id FROM memory_entity_mentions mm JOIN entities e"
         " ON e.id = mm.entity_id WHERE mm.memory_id = ?", (memory_id,)).fetchall())
     return [(k, wanted[k], rows[k]) for k in wanted if k in rows]
+
+
+def rescope(conn: sqlite3.Connection, memory_id: str) -> None:
+    """The memory moved to another project or owner: its links leave the old scope's
+    entities and go to the new scope's. Call `unlink_all` before the move, then this."""
+    if not enabled(conn):
+        return
+    row = conn.execute("SELECT content, is_deleted FROM memories WHERE id = ?",
+                       (memory_id,)).fetchone()
+    if row is not None:
+        link(conn, memory_id, row[0])
+        if row[1]:  # a deleted memory's pairs do not count (link counted them)
+            on_soft_delete(conn, memory_id, row[0])
 
 
 def unlink_all(conn: sqlite3.Connection, memory_id: str) -> int:

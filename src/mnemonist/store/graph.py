@@ -1,6 +1,9 @@
 """The knowledge graph tables: entities, relations and memory_entity_mentions (migration 2).
 
-Entities are keyed by canonical name (lowercased, whitespace collapsed). An entity's `mentions`
+Entities are keyed by scope and canonical name (lowercased, whitespace collapsed): the scope is
+(project, agent_id, user_id) of the memories naming the entity, '' where a memory has none
+(migration 15, `store/graph_scopes.py`), so each project and each private owner has entities
+of its own. An entity's `mentions`
 counts the memories that mention it: it grows only when a new memory link is inserted, so
 re-processing a memory is idempotent and the retention worker's decrement (one per link it
 removes) keeps it exact. A relation's `mentions` counts how often the triple was extracted and
@@ -38,6 +41,19 @@ def canonical_name(name: str) -> str:
     return collapse_whitespace(name).lower()
 
 
+#: (project, agent_id, user_id), '' for none: the scope an entity belongs to
+Scope = tuple[str, str, str]
+GLOBAL: Scope = ("", "", "")
+
+
+def memory_scope(conn: sqlite3.Connection, memory_id: str) -> Scope:
+    """The scope of a memory's entities (global for a memory that is not there)."""
+    row = conn.execute("SELECT COALESCE(project, ''), COALESCE(agent_id, ''),"
+                       " COALESCE(user_id, '') FROM memories WHERE id = ?",
+                       (memory_id,)).fetchone()
+    return (str(row[0]), str(row[1]), str(row[2])) if row else GLOBAL
+
+
 @dataclass
 class GraphWriteStats:
     entities_created: int = 0
@@ -47,12 +63,17 @@ class GraphWriteStats:
     mentions_linked: int = 0
 
 
+_FIND = ("SELECT id FROM entities WHERE project = ? AND agent_id = ? AND user_id = ?"
+         " AND canonical_name = ?")
+
+
 def upsert_entity(
-    conn: sqlite3.Connection, name: str, stats: GraphWriteStats, entity_type: str = "extracted"
+    conn: sqlite3.Connection, name: str, stats: GraphWriteStats, entity_type: str = "extracted",
+    scope: Scope = GLOBAL,
 ) -> str:
-    """The id of the entity with this canonical name, inserting it when new."""
+    """The id of the entity with this canonical name in `scope`, inserting it when new."""
     canon = canonical_name(name)
-    row = conn.execute("SELECT id FROM entities WHERE canonical_name = ?", (canon,)).fetchone()
+    row = conn.execute(_FIND, (*scope, canon)).fetchone()
     if row is not None:
         stats.entities_matched += 1
         return str(row[0])
@@ -61,13 +82,11 @@ def upsert_entity(
     try:
         conn.execute(
             "INSERT INTO entities (id, name, canonical_name, entity_type, mentions, created_at,"
-            " updated_at) VALUES (?, ?, ?, ?, 0, ?, ?)",
-            (entity_id, collapse_whitespace(name), canon, entity_type, now, now),
+            " updated_at, project, agent_id, user_id) VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?)",
+            (entity_id, collapse_whitespace(name), canon, entity_type, now, now, *scope),
         )
     except sqlite3.IntegrityError:  # another writer got there first: use its row
-        row = conn.execute(
-            "SELECT id FROM entities WHERE canonical_name = ?", (canon,)
-        ).fetchone()
+        row = conn.execute(_FIND, (*scope, canon)).fetchone()
         if row is None:
             raise
         stats.entities_matched += 1
@@ -115,7 +134,7 @@ def upsert_relation(
         raise ValueError(f"unknown relation reason {reason!r}")
     now = utcnow()
     row = conn.execute(
-        "SELECT id, mentions, confidence FROM relations WHERE source_entity_id = ?"
+        "SELECT id, mentions, confidence, reason FROM relations WHERE source_entity_id = ?"
         " AND target_entity_id = ? AND relation_type = ?",
         (source_id, target_id, relation_type),
     ).fetchone()
@@ -129,12 +148,24 @@ def upsert_relation(
         )
         stats.relations_created += 1
         return relation_id
+    if row["reason"] == "inferred":  # evidence takes an inferred row over
+        conn.execute(
+            "UPDATE relations SET mentions = 1, confidence = ?, reason = ?, derived_from = NULL,"
+            " updated_at = ?, confirmed_at = ? WHERE id = ?",
+            (confidence, reason, now, now, row["id"]))
+        stats.relations_updated += 1
+        return str(row["id"])
     n = int(row["mentions"])
+    if row["reason"] == "user-stated":  # a statement's confidence stays; count the evidence
+        conn.execute("UPDATE relations SET mentions = mentions + 1, updated_at = ? WHERE id = ?",
+                     (now, row["id"]))
+        stats.relations_updated += 1
+        return str(row["id"])
     average = (float(row["confidence"]) * n + confidence) / (n + 1)
     conn.execute(
-        "UPDATE relations SET mentions = mentions + 1, confidence = ?, updated_at = ?"
-        " WHERE id = ?",
-        (average, now, row["id"]),
+        "UPDATE relations SET mentions = mentions + 1, confidence = ?, updated_at = ?,"
+        " confirmed_at = ? WHERE id = ?",
+        (average, now, now, row["id"]),
     )
     stats.relations_updated += 1
     return str(row["id"])

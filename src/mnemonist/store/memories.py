@@ -218,6 +218,9 @@ def adopt_idempotency_key(conn: sqlite3.Connection, memory_id: str, key: str) ->
     return cur.rowcount > 0
 
 
+SCOPE_FIELDS = frozenset({"project", "agent_id", "user_id"})
+
+
 def update_fields(
     conn: sqlite3.Connection, memory_id: str, fields: dict[str, Any], *, at: str, by: str | None
 ) -> None:
@@ -232,7 +235,11 @@ def update_fields(
     sets = ", ".join(f"{k} = ?" for k in values)
     before = _position(conn, memory_id)
     old_content = None
-    if "content" in values and entity_links.enabled(conn):
+    # entities belong to the memory's scope: a move to another project or owner relinks
+    moved = bool(SCOPE_FIELDS & values.keys()) and entity_links.enabled(conn)
+    if moved:
+        entity_links.unlink_all(conn, memory_id)
+    elif "content" in values and entity_links.enabled(conn):
         row = conn.execute("SELECT content FROM memories WHERE id = ?", (memory_id,)).fetchone()
         old_content = row[0] if row else None
     conn.execute(
@@ -240,7 +247,9 @@ def update_fields(
         " updated_at = ?, updated_by = ? WHERE id = ?",
         [*values.values(), at, scrub_optional(by), memory_id],
     )
-    if old_content is not None and old_content != values["content"]:
+    if moved:
+        entity_links.rescope(conn, memory_id)
+    elif old_content is not None and old_content != values["content"]:
         entity_links.relink(conn, memory_id, old_content, values["content"])
     if {"content", "project", "source_id", "occurred_at"} & values.keys():
         _refresh(conn, before, memory_id)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemonist.model.memory import utcnow
-from mnemonist.store import purge
+from mnemonist.store import graph_scopes, purge
 from mnemonist.store.db import Database
 
 
@@ -736,6 +736,15 @@ def _occurred_index(conn: sqlite3.Connection) -> None:
     # this index to the one on `is_deleted` alone.
     _script(conn, "CREATE INDEX IF NOT EXISTS memories_occurred"
                   " ON memories(is_deleted, occurred_at);")
+
+
+@migration(15, "graph per scope: an entity belongs to one project and owner; stated and"
+               " inferred relations, time decay of what feedback taught")
+def _graph_scopes(conn: sqlite3.Connection) -> None:
+    # An entity's identity becomes (project, agent_id, user_id, canonical name): existing
+    # entities are split by the scopes of the memories naming them. A data migration, so it
+    # lives in `store/graph_scopes.py`; it rebuilds the tables with foreign keys ON.
+    graph_scopes.split_entities_by_scope(conn)
 
 
 def _sparse_terms_postgres(conn: Any) -> None:

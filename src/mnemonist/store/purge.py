@@ -187,7 +187,9 @@ def _drop_orphan_entities(conn: sqlite3.Connection, entity_ids: list[str]) -> in
     for ent in entity_ids:
         gone += conn.execute(
             "DELETE FROM entities WHERE id = ? AND mentions <= 0 AND NOT EXISTS"
-            " (SELECT 1 FROM memory_entity_mentions WHERE entity_id = ?)", (ent, ent)
+            " (SELECT 1 FROM memory_entity_mentions WHERE entity_id = ?) AND NOT EXISTS"
+            " (SELECT 1 FROM relations WHERE reason = 'user-stated'"
+            " AND ? IN (source_entity_id, target_entity_id))", (ent, ent, ent)
         ).rowcount
     return gone
 

@@ -1,0 +1,147 @@
+"""Relations a person or agent states (`POST /api/graph/relations`, the `knowledge_relate` MCP
+tool) and their retraction.
+
+A stated relation is reason `user-stated`, confidence 1.0, with the stater's reason text as
+its `note`. It lives in a scope like a memory: `project`, and `agent_id` / `user_id` when the
+statement is private to an owner; its two entities are that scope's (created when new, so a
+statement may name things no memory names yet). Stating an edge that the text already showed
+(a `pattern-matched` dependency, an LLM's triple) promotes that row; the evidence it had is
+kept in `derived_from` and comes back when the statement is retracted. Retracting removes the
+inferred edges that used it as a premise at once (the maintenance pass would too, later).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from typing import Any
+
+from mnemonist.model.graph import RelateRequest, RetractRequest
+from mnemonist.model.memory import utcnow
+from mnemonist.search.entity_scope import entity_scope_clause
+from mnemonist.service.base import ServiceBase
+from mnemonist.service.errors import Conflict, NotFound
+from mnemonist.service.graph import entity_item
+from mnemonist.store import graph
+from mnemonist.text.entities import canonical_name
+from mnemonist.text.entity_words import TECH_ALIASES
+
+STATED = "user-stated"
+
+
+def _named(name: str) -> tuple[str, str]:
+    """(name, entity type): a technology alias becomes its canonical form ("postgres")."""
+    alias = TECH_ALIASES.get(canonical_name(name))
+    return (alias, "technology") if alias else (" ".join(name.split()), "name")
+
+
+def relation_item(conn: sqlite3.Connection, relation_id: str) -> dict[str, Any]:
+    r = conn.execute("SELECT * FROM relations WHERE id = ?", (relation_id,)).fetchone()
+    ends = {e["id"]: entity_item(e) for e in conn.execute(
+        "SELECT * FROM entities WHERE id IN (?, ?)", (r["source_entity_id"],
+                                                      r["target_entity_id"]))}
+    return {"id": r["id"], "source": ends[r["source_entity_id"]],
+            "target": ends[r["target_entity_id"]], "type": r["relation_type"],
+            "reason": r["reason"], "confidence": round(float(r["confidence"]), 4),
+            "note": r["note"], "created_at": r["created_at"], "updated_at": r["updated_at"]}
+
+
+class GraphRelationOps(ServiceBase):
+    def relate(self, req: RelateRequest) -> dict[str, Any]:
+        """State the relation (or retract it, `retract: true`)."""
+        if req.retract:
+            return self._retract_triple(req)
+        scope = (req.project or "", req.agent_id or "", req.user_id or "")
+        now = utcnow()
+        stats = graph.GraphWriteStats()
+        with self.db.write_tx() as conn:
+            (source_name, source_type), (target_name, target_type) = (
+                _named(req.source), _named(req.target))
+            source = graph.upsert_entity(conn, source_name, stats, source_type, scope=scope)
+            target = graph.upsert_entity(conn, target_name, stats, target_type, scope=scope)
+            if source == target:
+                raise Conflict("source and target are the same entity", code="same_entity",
+                               field="target")
+            row = conn.execute(
+                "SELECT * FROM relations WHERE source_entity_id = ? AND target_entity_id = ?"
+                " AND relation_type = ?", (source, target, req.relation_type)).fetchone()
+            replaced = None
+            if row is None:
+                relation_id = str(uuid.uuid4())
+                conn.execute(
+                    "INSERT INTO relations (id, source_entity_id, target_entity_id,"
+                    " relation_type, strength, mentions, confidence, reason, note,"
+                    " created_at, updated_at, confirmed_at) VALUES (?, ?, ?, ?, 1.0, 1, ?, ?,"
+                    " ?, ?, ?, ?)",
+                    (relation_id, source, target, req.relation_type, graph.REASONS[STATED],
+                     STATED, req.reason, now, now, now))
+            else:
+                relation_id = row["id"]
+                was = None
+                if row["reason"] != STATED:
+                    replaced = row["reason"]
+                    was = json.dumps({"was": {"reason": row["reason"],
+                                              "confidence": row["confidence"],
+                                              "boost": row["boost"]}})
+                conn.execute(
+                    "UPDATE relations SET reason = ?, confidence = ?, boost = 0, note = ?,"
+                    " derived_from = COALESCE(?, derived_from), updated_at = ?,"
+                    " confirmed_at = ? WHERE id = ?",
+                    (STATED, graph.REASONS[STATED], req.reason, was, now, now, relation_id))
+            out = relation_item(conn, relation_id)
+        return {"relation": out, "created": row is None, "replaced_reason": replaced,
+                "entities_created": stats.entities_created}
+
+    def _retract_triple(self, req: RelateRequest) -> dict[str, Any]:
+        scope = (req.project or "", req.agent_id or "", req.user_id or "")
+        conn = self.db.reader()
+        keys = [canonical_name(_named(n)[0]) for n in (req.source, req.target)]
+        row = conn.execute(
+            "SELECT r.id FROM relations r JOIN entities s ON s.id = r.source_entity_id"
+            " JOIN entities t ON t.id = r.target_entity_id WHERE s.project = ?"
+            " AND s.agent_id = ? AND s.user_id = ? AND s.canonical_name = ?"
+            " AND t.canonical_name = ? AND r.relation_type = ? AND r.reason = ?",
+            (*scope, *keys, req.relation_type, STATED)).fetchone()
+        if row is None:
+            raise NotFound(f"no stated relation {req.source} {req.relation_type} {req.target}"
+                           " in this project and scope", field="source")
+        return self.retract_relation(row[0], RetractRequest(
+            agent_id=req.agent_id, user_id=req.user_id, reason=req.reason))
+
+    def retract_relation(self, relation_id: str, req: RetractRequest) -> dict[str, Any]:
+        """Take back a stated relation: the evidence it replaced comes back, or the row goes
+        (with entities only it kept); inferred edges built on it go at once."""
+        where, args = entity_scope_clause(req, "s")
+        with self.db.write_tx() as conn:
+            row = conn.execute(
+                "SELECT r.* FROM relations r JOIN entities s ON s.id = r.source_entity_id"
+                f" WHERE r.id = ? AND {where}", [relation_id, *args]).fetchone()
+            if row is None:
+                raise NotFound(f"no relation {relation_id}", field="relation_id")
+            if row["reason"] != STATED:
+                raise Conflict(f"relation {relation_id} is {row['reason']}, not stated: only a"
+                               " stated relation can be retracted", code="not_stated")
+            was = (json.loads(row["derived_from"]) if row["derived_from"] else {}).get("was")
+            now = utcnow()
+            if was:
+                conn.execute(
+                    "UPDATE relations SET reason = ?, confidence = ?, boost = ?, note = NULL,"
+                    " derived_from = NULL, updated_at = ? WHERE id = ?",
+                    (was["reason"], was["confidence"], was.get("boost") or 0.0, now,
+                     relation_id))
+            else:
+                conn.execute("DELETE FROM relations WHERE id = ?", (relation_id,))
+            inferred = conn.execute(
+                "DELETE FROM relations WHERE reason = 'inferred' AND derived_from IS NOT NULL"
+                " AND EXISTS (SELECT 1 FROM json_each(relations.derived_from)"
+                " WHERE json_each.value = ?)", (relation_id,)).rowcount
+            gone = 0
+            for entity_id in (row["source_entity_id"], row["target_entity_id"]):
+                gone += conn.execute(
+                    "DELETE FROM entities WHERE id = ?1 AND mentions <= 0 AND NOT EXISTS"
+                    " (SELECT 1 FROM memory_entity_mentions WHERE entity_id = ?1) AND NOT"
+                    " EXISTS (SELECT 1 FROM relations WHERE ?1 IN (source_entity_id,"
+                    " target_entity_id))", (entity_id,)).rowcount
+        return {"retracted": relation_id, "restored_reason": was["reason"] if was else None,
+                "inferred_removed": inferred, "entities_removed": gone}
