@@ -12,7 +12,7 @@ import pytest
 
 from conftest import run_daemon
 from mnemonist.settings import ConfigError, Paths, load_config
-from mnemonist.store.migrations import MIGRATIONS, Migration
+from mnemonist.store.migrations import MIGRATIONS, PG_BASELINE, Migration
 from mnemonist.store.postgres import vectors
 from mnemonist.store.postgres.database import PostgresDatabase
 from mnemonist.store.postgres.ddl import current_sqlite_schema
@@ -171,7 +171,7 @@ def test_hnsw_answers_like_the_exact_scan(postgres_url: str, tmp_path: Path,
 def test_the_baseline_has_every_sqlite_table_and_column(postgres_url: str) -> None:
     db = PostgresDatabase(postgres_url)
     try:
-        migrate_postgres(db, MIGRATIONS, 14)
+        migrate_postgres(db, MIGRATIONS, PG_BASELINE)
         pg: dict[str, set[str]] = {}
         for table, column in db.reader().execute(
             "SELECT table_name, column_name FROM information_schema.columns"
@@ -199,11 +199,11 @@ def test_a_later_migration_without_a_postgresql_form_stops_with_its_name(
     try:
         later = Migration(999, "a feature only SQLite knows", lambda conn: None)
         with pytest.raises(MissingPostgresForm, match="999"):
-            migrate_postgres(db, [*MIGRATIONS, later], 14)
+            migrate_postgres(db, [*MIGRATIONS, later], PG_BASELINE)
         with_form = Migration(999, "with its form", lambda conn: None,
                               lambda conn: conn.execute("CREATE TABLE later_feature (x TEXT)"))
-        assert migrate_postgres(db, [*MIGRATIONS, with_form], 14) == [999]
-        assert migrate_postgres(db, [*MIGRATIONS, with_form], 14) == []
+        assert migrate_postgres(db, [*MIGRATIONS, with_form], PG_BASELINE) == [999]
+        assert migrate_postgres(db, [*MIGRATIONS, with_form], PG_BASELINE) == []
         assert db.reader().execute("SELECT count(*) FROM later_feature").fetchone()[0] == 0
     finally:
         db.close()
@@ -263,7 +263,7 @@ def test_readers_cannot_write_and_a_lost_writer_connection_comes_back(postgres_u
                                                                       ) -> None:
     db = PostgresDatabase(postgres_url)
     try:
-        migrate_postgres(db, MIGRATIONS, 14)
+        migrate_postgres(db, MIGRATIONS, PG_BASELINE)
         with pytest.raises(sqlite3.OperationalError, match="read-only"):
             db.reader().execute("INSERT INTO meta (key, value) VALUES ('a', 'b')")
         pid = db._writer_raw.info.backend_pid

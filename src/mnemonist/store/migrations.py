@@ -36,7 +36,7 @@ class Migration:
 
 MIGRATIONS: list[Migration] = []
 #: versions 1..PG_BASELINE are store/postgres/baseline.sql on PostgreSQL
-PG_BASELINE = 14
+PG_BASELINE = 17
 
 
 def migration(version: int, name: str, *, postgres: Callable[[Any], None] | None = None):
@@ -747,21 +747,7 @@ def _graph_scopes(conn: sqlite3.Connection) -> None:
     graph_scopes.split_entities_by_scope(conn)
 
 
-def _sparse_terms_postgres(conn: Any) -> None:
-    conn.raw.execute("""
-        CREATE TABLE IF NOT EXISTS sparse_terms (
-            seq BIGINT NOT NULL,
-            field TEXT NOT NULL CHECK (field IN ('content', 'context')),
-            model TEXT NOT NULL,
-            text_hash TEXT NOT NULL,
-            terms BYTEA NOT NULL,
-            weights BYTEA NOT NULL,
-            PRIMARY KEY (seq, field)
-        )""")
-
-
-@migration(17, "learned sparse (SPLADE) expansions of memories and their context texts",
-           postgres=_sparse_terms_postgres)
+@migration(17, "learned sparse (SPLADE) expansions of memories and their context texts")
 def _sparse_terms(conn: sqlite3.Connection) -> None:
     # One row per memory and field ('content': the memory's text; 'context': its context
     # text, store/context.py): the vocabulary term ids and weights the SPLADE model gives it.
