@@ -154,3 +154,28 @@ def test_progress_writes_plain_lines_off_a_terminal(tmp_path: Path) -> None:
     assert "\r" not in "".join(lines)
     assert 2 <= len(lines) <= 12  # every 10 %, not every update
     assert lines[-1].startswith("remember [") and "100/100" in lines[-1]
+
+
+def test_generated_vectors_mode_imports_and_labels(tmp_path: Path) -> None:
+    """The 1M mode on a small store: every memory imported and indexed, the query targets
+    embedded for real, the rest generated, and the report says so."""
+    n = 2500  # more than the pool of real vectors, so some are generated
+    result = CliRunner().invoke(
+        bench,
+        ["scale", "--n", str(n), "--queries", "5", "--seed", "4", "--generated-vectors",
+         "--home", str(tmp_path / "home"), "--out", str(tmp_path / "out"), "--json",
+         "--no-progress"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["params"]["generated_vectors"] is True
+    (run,) = report["runs"]
+    imported, vectors = run["import"], run["vectors"]
+    assert imported["created"] == n and sum(b["memories"] for b in imported["blocks"]) == n
+    assert vectors["indexed"] == n and vectors["embedded"] + vectors["generated"] == n
+    assert 0 < vectors["generated"] < n - 5 and vectors["embedded"] >= 5
+    sample = run["remember"]["created"] + run["remember"]["deduplicated"]
+    assert sample == 2000 and run["recall"]["indexed_vectors"] >= n
+    assert run["recall"]["latency_ms"]["count"] == 5
+    md = Path(report["files"]["markdown"]).read_text()
+    assert "GENERATED" in md and "bulk import" in md

@@ -205,7 +205,8 @@ def test_extra_threads_yield_to_requests(model: LocalOnnxEmbedding) -> None:
 def test_threads_zero_means_every_core() -> None:
     every = LocalOnnxEmbedding(EmbeddingConfig(threads=0))._threads
     assert every == local_onnx.available_cores() >= 1
-    assert LocalOnnxEmbedding(EmbeddingConfig())._threads == 1  # the default
+    assert LocalOnnxEmbedding(EmbeddingConfig())._threads == every  # the default
+    assert LocalOnnxEmbedding(EmbeddingConfig(threads=1))._threads == 1
 
 
 def test_integer_graph_replaces_the_weight_products(tmp_path: Path) -> None:
