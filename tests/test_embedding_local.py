@@ -197,9 +197,11 @@ def test_extra_threads_yield_to_requests(model: LocalOnnxEmbedding) -> None:
             str(threading.get_native_id())]
         cos = (vectors * expected).sum(axis=1)
         assert cos.min() > 0.9999, cos
+        helpers = list(wide._helpers._threads) if wide._helpers is not None else []
+        assert len(helpers) == 2
     finally:
         wide.close()
-    assert not set(new) & set(_nice_of_threads())  # close() ended them
+    assert wide._helpers is None and not any(t.is_alive() for t in helpers)  # close() ends them
 
 
 def test_threads_zero_means_every_core() -> None:
@@ -224,13 +226,14 @@ def test_integer_graph_replaces_the_weight_products(tmp_path: Path) -> None:
     assert sum(n.op_type == "MatMul" for n in shipped.node) == 48  # 36 weights + 12 attention
     assert ops(frozenset()) == {"DynamicQuantizeMatMul": 36, "MatMul": 12}
     assert ops(frozenset({"down"})) == {"DynamicQuantizeMatMul": 30, "MatMul": 18}
+    assert ops(frozenset({"down@0"})) == {"DynamicQuantizeMatMul": 35, "MatMul": 13}
     rewritten = tmp_path / "rewritten.onnx"  # no dequantized product left in it
     rewritten.write_bytes(int8_graph.integer_matmul_model(local_onnx.model_path(), frozenset()))
     with pytest.raises(int8_graph.GraphRewriteError, match="no dequantized weight product"):
         int8_graph.integer_matmul_model(rewritten, frozenset())
 
 
-@pytest.mark.parametrize("products", ["int8", "int8_ffn_float"])
+@pytest.mark.parametrize("products", ["int8", "int8_first_ffn_float", "int8_ffn_float"])
 def test_integer_products_match_the_float_graph(products: str) -> None:
     texts = [CAT, FELINE, STOCK, "ok", "Bye Joanna! Take care!",
              "deployment runbook: restart the worker, then check the queue depth",

@@ -145,7 +145,7 @@ def markdown(report: dict[str, Any]) -> str:
     lines += ["", "Targets are the issue's, stated for 10,000 memories.", ""]
     if report["params"].get("generated_vectors"):
         lines += ["**Generated vectors**: the memories were bulk-imported, then remembered "
-                  "one by one only for a 2,000-memory latency sample; most vectors are "
+                  "one by one only for a latency sample (the remember rows); most vectors are "
                   "generated, not embedded (see `vectors` in the JSON: how, and how many). "
                   "Queries and their target memories are embedded for real.", ""]
     lines += [f"- {note}" for note in report["notes"]]

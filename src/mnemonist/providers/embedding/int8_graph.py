@@ -19,7 +19,8 @@ from pathlib import Path
 
 #: Which weight products may stay in float32: the attention's square projections ("square",
 #: query/key/value/output), the feed-forward's first ("up", 384 → 1536) and second ("down",
-#: 1536 → 384) layers, recognised by their weight's shape.
+#: 1536 → 384) layers, recognised by their weight's shape; "down@0" is the first layer's
+#: "down" only (kind@k: the k-th product of that kind in graph order).
 KINDS = {(384, 384): "square", (384, 1536): "up", (1536, 384): "down"}
 
 
@@ -46,6 +47,7 @@ def integer_matmul_model(path: Path, keep_float: frozenset[str] = frozenset()) -
     replaced: dict[int, onnx.NodeProto] = {}
     dropped: set[int] = set()
     zero_points = []
+    seen: dict[str, int] = {}
     for node in graph.node:
         if node.op_type != "MatMul" or uses.get(node.input[1]) != 1:
             continue
@@ -57,7 +59,10 @@ def integer_matmul_model(path: Path, keep_float: frozenset[str] = frozenset()) -
         if scale not in init or init[weight].data_type != onnx.TensorProto.INT8:
             continue
         kind = KINDS.get(tuple(init[weight].dims))
-        if kind is None or kind in keep_float:
+        if kind is None:
+            continue
+        seen[kind] = seen.get(kind, -1) + 1
+        if kind in keep_float or f"{kind}@{seen[kind]}" in keep_float:
             continue
         columns = int(init[weight].dims[1])
         scales = numpy_helper.to_array(init[scale]).astype(np.float32).reshape(-1)
@@ -71,7 +76,7 @@ def integer_matmul_model(path: Path, keep_float: frozenset[str] = frozenset()) -
             name=f"{node.name or weight}_integer", domain="com.microsoft",
         )
         dropped.update((id(mul), id(cast)))
-    if not replaced and len(keep_float) < len(set(KINDS.values())):
+    if not replaced and not set(KINDS.values()) <= keep_float:
         raise GraphRewriteError(f"no dequantized weight product found in {path}")
     nodes = [replaced.get(id(n), n) for n in graph.node if id(n) not in dropped]
     del graph.node[:]

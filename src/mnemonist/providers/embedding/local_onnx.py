@@ -35,6 +35,7 @@ TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f41157
 #: every product in float32). See int8_graph for the kinds.
 FLOAT_KEPT: dict[str, frozenset[str] | None] = {
     "int8": frozenset(),
+    "int8_first_ffn_float": frozenset({"down@0"}),
     "int8_ffn_float": frozenset({"down"}),
     "float": None,
 }
