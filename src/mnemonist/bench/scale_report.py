@@ -136,7 +136,8 @@ def markdown(report: dict[str, Any]) -> str:
         c = runs[0]["config"]
         lines.append(
             f"durability {c['durability']}, embedding {c['embedding_model']} "
-            f"({c['embedding_threads']} thread, batch {c['embedding_batch_size']}), "
+            f"({c['embedding_threads']} threads, products {c.get('embedding_products', '–')},"
+            f" batch {c['embedding_batch_size']}), "
             f"top_k {c['search_top_k']}."
         )
     lines += ["", head, sep]
