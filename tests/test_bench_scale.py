@@ -179,6 +179,7 @@ def test_generated_vectors_mode_imports_and_labels(
     imported, vectors = run["import"], run["vectors"]
     assert imported["created"] == n and sum(b["memories"] for b in imported["blocks"]) == n
     assert vectors["indexed"] == n and vectors["embedded"] + vectors["generated"] == n
+    assert vectors["queued_notifications_dropped"] == n  # one per imported memory
     assert 0 < vectors["generated"] < n - 5 and vectors["embedded"] >= 5
     sample = run["remember"]["created"] + run["remember"]["deduplicated"]
     assert sample == 50 and run["recall"]["indexed_vectors"] >= n

@@ -46,6 +46,8 @@ def bulk_phase(service: Any, corpus: SyntheticCorpus, n: int, targets: set[int],
     run["rss_after_import_mib"] = round(rss_mib(), 1)
     run["vectors"] = _vectors(service, corpus, n, targets, seed, progress)
     if embedder is not None:
+        # each imported memory was queued for embedding on commit; its vector is written now
+        run["vectors"]["queued_notifications_dropped"] = embedder.discard_queued()
         embedder.start()
     return run["vectors"]["indexed"]
 
