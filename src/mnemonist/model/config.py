@@ -457,7 +457,15 @@ class EmbeddingConfig(SnakeModel):
     timeout_ms: Ms = Range(30000, 1000, 300000)
     batch_size: int = Range(32, 1, 256, "texts per embedding call")
     threads: int = Range(
-        1, 0, 64, "ONNX intra-op threads of the local model (0: every core, at low priority)"
+        0, 0, 64, "texts the local model embeds at once, one per thread (0: every core); the"
+        " threads beyond the caller's run at low priority"
+    )
+    products: Literal["int8", "int8_first_ffn_float", "int8_ffn_float", "float"] = Field(
+        default="int8_ffn_float",
+        description="the local model's matrix products: int8 (all integer, fastest),"
+        " int8_first_ffn_float (the first layer's feed-forward output in float32),"
+        " int8_ffn_float (every feed-forward output in float32), float (as shipped: every"
+        " weight dequantized, the slowest)",
     )
 
 

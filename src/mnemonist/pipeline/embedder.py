@@ -101,6 +101,17 @@ class BackgroundEmbedder:
     def notify(self, seq: int) -> None:
         self._queue.put(seq)
 
+    def discard_queued(self) -> int:
+        """Drop the queued notifications (for a caller that wrote those vectors itself, e.g.
+        `bench scale --generated-vectors`); the sweep still finds anything left missing."""
+        dropped = 0
+        while True:
+            try:
+                self._queue.get_nowait()
+            except queue.Empty:
+                return dropped
+            dropped += 1
+
     def wait_idle(self, timeout: float = 60.0) -> bool:
         """Block until nothing is queued, in flight or missing (tests, benchmarks, `flush`)."""
         deadline = time.monotonic() + timeout

@@ -10,6 +10,7 @@ an impact report, a missing one only leaves the pair associated.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Iterable
@@ -30,16 +31,33 @@ _FORWARD = (
 _BACKWARD = r"is\s+(?:used|called|read|required|queried|consumed|imported|needed)\s+by"
 _GAP_FORWARD = re.compile(rf"^[\s,]*{_ROLE}{_ADVERB}(?:{_FORWARD})\s+{_ARTICLE}$", re.IGNORECASE)
 _GAP_BACKWARD = re.compile(rf"^[\s,]*{_ROLE}{_ADVERB}(?:{_BACKWARD})\s+{_ARTICLE}$", re.IGNORECASE)
+#: every verb phrase a dependency needs: a text without one states none (checked first, as
+#: most texts hold none)
+_ANY_VERB = re.compile(rf"{_FORWARD}|{_BACKWARD}", re.IGNORECASE)
 _SENTENCE = re.compile(r"[^.!?\n]+")
 MAX_PAIRS = 16
+
+
+@functools.cache
+def _aliases() -> dict[str, tuple[str, ...]]:
+    """canonical name (lower case) -> the technology aliases that write it."""
+    out: dict[str, list[str]] = {}
+    for alias, canon in TECH_ALIASES.items():
+        out.setdefault(canon.lower(), []).append(alias)
+    return {k: tuple(v) for k, v in out.items()}
 
 
 def _spellings(entity: Entity) -> list[str]:
     """The ways the entity can be written: its name and, for a technology, its aliases."""
     key = canonical_name(entity.name)
     out = {entity.name.lower()}
-    out.update(alias for alias, canon in TECH_ALIASES.items() if canon.lower() == key)
+    out.update(_aliases().get(key, ()))
     return sorted(out, key=len, reverse=True)
+
+
+@functools.lru_cache(maxsize=4096)
+def _mention_pattern(spelling: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w.-]){re.escape(spelling)}(?![\w-])", re.IGNORECASE)
 
 
 def _mentions(sentence: str, entities: Iterable[Entity]) -> list[tuple[int, int, str]]:
@@ -49,8 +67,8 @@ def _mentions(sentence: str, entities: Iterable[Entity]) -> list[tuple[int, int,
     for entity in entities:
         key = canonical_name(entity.name)
         for spelling in _spellings(entity):
-            pattern = re.compile(rf"(?<![\w.-]){re.escape(spelling)}(?![\w-])", re.IGNORECASE)
-            found += [(m.start(), m.end(), key) for m in pattern.finditer(sentence)]
+            found += [(m.start(), m.end(), key)
+                      for m in _mention_pattern(spelling).finditer(sentence)]
     found.sort(key=lambda f: (f[0], -(f[1] - f[0])))
     out: list[tuple[int, int, str]] = []
     for start, end, key in found:
@@ -62,7 +80,7 @@ def _mentions(sentence: str, entities: Iterable[Entity]) -> list[tuple[int, int,
 
 def dependencies(text: str, entities: list[Entity]) -> list[tuple[str, str]]:
     """(dependent, dependency) canonical-name pairs stated in `text`, in order, unique."""
-    if len(entities) < 2:
+    if len(entities) < 2 or not _ANY_VERB.search(text):
         return []
     pairs: dict[tuple[str, str], None] = {}
     for sentence in _SENTENCE.finditer(text):

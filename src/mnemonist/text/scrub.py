@@ -266,8 +266,29 @@ def _scrub_once(text: str) -> tuple[str, list[str]]:
     return "".join(pieces) + text[pos:], [kind for _, _, kind in spans]
 
 
+#: Short strings (tags, names, reasons, metadata values: each write scrubs about ten, mostly
+#: the same few again and again) found to hold no credential are remembered, up to
+#: CLEAN_CACHE of them: scrubbing is a pure function of the text. A text that held one is
+#: never kept.
+CACHED_CHARS = 200
+CLEAN_CACHE = 8192
+_clean: dict[str, None] = {}
+
+
 def scrub_credentials(text: str) -> ScrubResult:
-    """Replace every credential in ``text`` with ``[REDACTED:<kind>]``.
+    """Replace every credential in ``text`` with ``[REDACTED:<kind>]``."""
+    if text in _clean:
+        return ScrubResult(text=text, kinds=())
+    result = _scrub(text)
+    if not result.kinds and len(text) <= CACHED_CHARS:
+        if len(_clean) >= CLEAN_CACHE:
+            _clean.clear()
+        _clean[text] = None
+    return result
+
+
+def _scrub(text: str) -> ScrubResult:
+    """Replace every credential in ``text`` with ``[REDACTED:<kind>]`` (`scrub_credentials`).
 
     Repeats until a pass finds nothing (at most ``_MAX_PASSES``): a secret can come to
     light only once a neighbour is redacted (a key glued to a PEM block, a libpq password
