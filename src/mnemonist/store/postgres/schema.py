@@ -16,7 +16,7 @@ LOCK_KEY = 0x6D6E656D  # "mnem": the advisory lock every migration transaction t
 
 
 class MissingPostgresForm(RuntimeError):
-    """A migration after the baseline has no PostgreSQL form (see store/migrations.py)."""
+    """A migration after the baseline has no PostgreSQL form (see store/migrations/)."""
 
 
 def _statements(script: str) -> list[str]:
@@ -59,7 +59,7 @@ def migrate_postgres(db: Any, migrations: list[Any], baseline: int) -> list[int]
             if m.postgres is None:
                 raise MissingPostgresForm(
                     f"migration {m.version} ({m.name}) has no PostgreSQL form: register it"
-                    " with @migration(..., postgres=fn) in store/migrations.py")
+                    " with @migration(..., postgres=fn) in store/migrations/")
             m.postgres(conn)
             conn.raw.execute(
                 "INSERT INTO schema_migrations (version, name, applied_at) VALUES (%s, %s, %s)",

@@ -1,0 +1,130 @@
+"""Migrations 13–17: graph structure, the event-time index, graph per scope, sparse expansions."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from mnemonist.store import graph_scopes
+from mnemonist.store.migrations import _script, migration
+
+
+@migration(13, "graph structure: relation reasons, entity aspects and attributes, communities,"
+               " memory feedback, session scores")
+def _graph_structure(conn: sqlite3.Connection) -> None:
+    # `reason`: how a relation is known (store/graph.py REASONS); co-occurrence edges take the
+    # confidence their count earns (0.4 + 0.1 per memory, at most 0.7). Attributes are what a
+    # memory says about an entity (the clause naming it), `constraint` for decision language;
+    # aspects group an entity's attributes and carry a weight that feedback moves.
+    _script(
+        conn,
+        """
+        ALTER TABLE relations ADD COLUMN reason TEXT NOT NULL DEFAULT 'extracted';
+        UPDATE relations SET reason = 'co-occurrence',
+            confidence = MIN(0.7, 0.4 + 0.1 * mentions) WHERE relation_type = 'co_occurrence';
+        ALTER TABLE entities ADD COLUMN community_id INTEGER;
+        CREATE INDEX entities_community ON entities(community_id)
+            WHERE community_id IS NOT NULL;
+
+        CREATE TABLE entity_aspects (
+            id TEXT PRIMARY KEY,
+            entity_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            canonical_name TEXT NOT NULL,
+            weight REAL NOT NULL DEFAULT 0.5,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            UNIQUE (entity_id, canonical_name)
+        );
+
+        CREATE TABLE entity_attributes (
+            id TEXT PRIMARY KEY,
+            entity_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+            memory_id TEXT NOT NULL,
+            aspect_id TEXT REFERENCES entity_aspects(id) ON DELETE SET NULL,
+            kind TEXT NOT NULL DEFAULT 'attribute' CHECK (kind IN ('attribute', 'constraint')),
+            content TEXT NOT NULL,
+            importance REAL NOT NULL DEFAULT 0.5,
+            source TEXT NOT NULL DEFAULT 'inline',
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            UNIQUE (entity_id, memory_id)
+        );
+        CREATE INDEX entity_attributes_memory ON entity_attributes(memory_id);
+        CREATE INDEX entity_attributes_aspect ON entity_attributes(aspect_id)
+            WHERE aspect_id IS NOT NULL;
+
+        CREATE TABLE entity_communities (
+            id INTEGER PRIMARY KEY,
+            label TEXT NOT NULL,
+            member_count INTEGER NOT NULL,
+            created_at TEXT NOT NULL
+        );
+
+        CREATE TABLE graph_state (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+
+        CREATE TABLE memory_feedback (
+            id INTEGER PRIMARY KEY,
+            memory_id TEXT NOT NULL,
+            prompt_key TEXT,
+            session_key TEXT,
+            helpful INTEGER NOT NULL CHECK (helpful IN (0, 1)),
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX memory_feedback_prompt ON memory_feedback(prompt_key, memory_id);
+        CREATE INDEX memory_feedback_memory ON memory_feedback(memory_id);
+
+        CREATE TABLE session_scores (
+            session_key TEXT PRIMARY KEY,
+            score REAL,
+            injected INTEGER NOT NULL DEFAULT 0,
+            used INTEGER NOT NULL DEFAULT 0,
+            scored_by TEXT,
+            created_at TEXT NOT NULL
+        );
+        """,
+    )
+
+
+@migration(14, "event-time index: the time-candidate pass and since/until filters")
+def _occurred_index(conn: sqlite3.Connection) -> None:
+    # A query that names a time ("what did we decide in March?") adds a pass over the
+    # memories of that window; without an index on event time, listing them read every row
+    # of the table (a full scan per recall at 100,000 memories). `is_deleted` first: every
+    # recall filter says `is_deleted = 0`, and with it in front the planner always prefers
+    # this index to the one on `is_deleted` alone.
+    _script(conn, "CREATE INDEX IF NOT EXISTS memories_occurred"
+                  " ON memories(is_deleted, occurred_at);")
+
+
+@migration(15, "graph per scope: an entity belongs to one project and owner; stated and"
+               " inferred relations, time decay of what feedback taught")
+def _graph_scopes(conn: sqlite3.Connection) -> None:
+    # An entity's identity becomes (project, agent_id, user_id, canonical name): existing
+    # entities are split by the scopes of the memories naming them. A data migration, so it
+    # lives in `store/graph_scopes.py`; it rebuilds the tables with foreign keys ON.
+    graph_scopes.split_entities_by_scope(conn)
+
+
+@migration(17, "learned sparse (SPLADE) expansions of memories and their context texts")
+def _sparse_terms(conn: sqlite3.Connection) -> None:
+    # One row per memory and field ('content': the memory's text; 'context': its context
+    # text, store/context.py): the vocabulary term ids and weights the SPLADE model gives it.
+    # `model` and `text_hash` make a row stale when the model or the text changes; the
+    # background expander (pipeline/sparse_worker.py) re-encodes those and deletes the rows
+    # of deleted, superseded and purged memories. Terms and weights are little-endian
+    # int32 / float32 blobs of equal length.
+    _script(conn, """
+        CREATE TABLE IF NOT EXISTS sparse_terms (
+            seq INTEGER NOT NULL,
+            field TEXT NOT NULL CHECK (field IN ('content', 'context')),
+            model TEXT NOT NULL,
+            text_hash TEXT NOT NULL,
+            terms BLOB NOT NULL,
+            weights BLOB NOT NULL,
+            PRIMARY KEY (seq, field)
+        );
+        """)
