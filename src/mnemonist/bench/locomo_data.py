@@ -26,6 +26,11 @@ CATEGORY_NAMES: dict[int, str] = {
     4: "single-hop",
     5: "adversarial",
 }
+#: the categories of the overall score (adversarial questions are reported apart)
+OVERALL_CATEGORIES = (1, 2, 3, 4)
+#: the systems scored over the same memories, and their labels in reports
+SYSTEMS = ("mnemonist", "bm25", "dense")
+SYSTEM_LABELS = {"mnemonist": "mnemonist (hybrid)", "bm25": "BM25 only", "dense": "dense only"}
 
 _MONTHS = {
     name: number

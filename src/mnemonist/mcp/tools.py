@@ -1,5 +1,5 @@
 """The MCP tools: names, descriptions, annotations, and what each call does (their JSON
-schemas are in `mcp/schemas.py`).
+schemas are in `mcp/schemas.py` and `mcp/graph_schemas.py`).
 
 One tool layer for both transports: every tool turns its arguments into the HTTP API's body
 (the same field names) and hands it to a `Backend` — the daemon over HTTP for the stdio server,
@@ -14,28 +14,30 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemonist.mcp.backends import Backend, Body, ToolError
-from mnemonist.mcp.schemas import (
+from mnemonist.mcp.graph_schemas import (
     EXPAND_INPUT,
     EXPAND_OUTPUT,
     EXPAND_SESSION_INPUT,
     EXPAND_SESSION_OUTPUT,
     FEEDBACK_INPUT,
     FEEDBACK_OUTPUT,
+    IMPACT_INPUT,
+    IMPACT_OUTPUT,
+    RELATE_INPUT,
+    RELATE_OUTPUT,
+)
+from mnemonist.mcp.schemas import (
     FORGET_INPUT,
     FORGET_OUTPUT,
     GET_INPUT,
     HISTORY_INPUT,
     HISTORY_OUTPUT,
-    IMPACT_INPUT,
-    IMPACT_OUTPUT,
     LIST_INPUT,
     LIST_OUTPUT,
     MEMORY_OUTPUT,
     MODIFY_INPUT,
     MODIFY_OUTPUT,
     READER,
-    RELATE_INPUT,
-    RELATE_OUTPUT,
     SEARCH_INPUT,
     SEARCH_OUTPUT,
     STORE_INPUT,
