@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from mnemonist.store import context, entity_links, txguard
 
@@ -71,7 +72,36 @@ def _connect(path: Path, durability: str) -> sqlite3.Connection:
     return conn
 
 
-class Database:
+class WriterHooks:
+    """What both stores' databases do the same way around their one writer: callbacks after a
+    commit, and the two switches the service turns at start. The class using it sets
+    `_after_commit`, `_lock` and `_writer`, and provides `write_tx()`."""
+
+    _after_commit: list[Callable[[], None]]
+    _lock: threading.RLock
+    _writer: Any
+
+    def on_commit(self, fn: Callable[[], None]) -> None:
+        """Run `fn` right after the current write transaction commits (never on rollback).
+
+        Used to keep in-memory structures (the vector index) in step with the database.
+        """
+        if not txguard.in_write_tx():
+            raise RuntimeError("on_commit() outside a write transaction")
+        self._after_commit.append(fn)
+
+    def use_context_window(self, window: int) -> bool:
+        """Maintain the context index with ±`window` neighbours (0: off); rebuild if changed."""
+        with self.write_tx() as conn:
+            return context.ensure(conn, window)
+
+    def use_entity_linker(self, enabled: bool) -> None:
+        """Link the entities a memory names inside the write transaction (see entity_links)."""
+        with self._lock:
+            entity_links.configure(self._writer, enabled)
+
+
+class Database(WriterHooks):
     def __init__(self, path: Path, durability: str = "full") -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -145,25 +175,6 @@ class Database:
             self._writer.execute("ROLLBACK")
         except sqlite3.Error:
             log.exception("rollback failed")
-
-    def on_commit(self, fn: Callable[[], None]) -> None:
-        """Run `fn` right after the current write transaction commits (never on rollback).
-
-        Used to keep in-memory structures (the vector index) in step with the database.
-        """
-        if not txguard.in_write_tx():
-            raise RuntimeError("on_commit() outside a write transaction")
-        self._after_commit.append(fn)
-
-    def use_context_window(self, window: int) -> bool:
-        """Maintain the context index with ±`window` neighbours (0: off); rebuild if changed."""
-        with self.write_tx() as conn:
-            return context.ensure(conn, window)
-
-    def use_entity_linker(self, enabled: bool) -> None:
-        """Link the entities a memory names inside the write transaction (see entity_links)."""
-        with self._lock:
-            entity_links.configure(self._writer, enabled)
 
     def checkpoint(self, wait_ms: int = 30000) -> bool:
         """Copy the WAL into the database file and empty it; True when it completed. A reader

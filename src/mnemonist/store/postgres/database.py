@@ -25,7 +25,7 @@ from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool
 
 from mnemonist.store import context, entity_links, txguard
-from mnemonist.store.db import STORAGE_FULL, STORAGE_READ_ONLY, StorageFault
+from mnemonist.store.db import STORAGE_FULL, STORAGE_READ_ONLY, StorageFault, WriterHooks
 from mnemonist.store.postgres.connection import DIALECT, Cursor, PgConnection, prepare
 
 log = logging.getLogger(__name__)
@@ -113,7 +113,7 @@ class _Reader:
         pass
 
 
-class PostgresDatabase:
+class PostgresDatabase(WriterHooks):
     """`Database` for `storage.url: postgresql://…` (same methods, same semantics)."""
 
     dialect = DIALECT
@@ -226,19 +226,6 @@ class PostgresDatabase:
             self._writer_raw.rollback()
         except psycopg.Error:
             log.exception("rollback failed")
-
-    def on_commit(self, fn: Callable[[], None]) -> None:
-        if not txguard.in_write_tx():
-            raise RuntimeError("on_commit() outside a write transaction")
-        self._after_commit.append(fn)
-
-    def use_context_window(self, window: int) -> bool:
-        with self.write_tx() as conn:
-            return context.ensure(conn, window)
-
-    def use_entity_linker(self, enabled: bool) -> None:
-        with self._lock:
-            entity_links.configure(self._writer, enabled)
 
     def checkpoint(self, wait_ms: int = 30000) -> bool:
         """PostgreSQL checkpoints on its own (and CHECKPOINT needs superuser): a no-op."""
