@@ -90,7 +90,15 @@ def test_pruned_top_k_is_the_exact_top_k(synthetic, monkeypatch, index):
     from mnemonist.search import keyword_pruning
 
     monkeypatch.setattr(keyword_pruning, "RARE_ROWS", 40)
-    monkeypatch.setattr(keyword_pruning, "ESSENTIAL_ROWS", 160)
+    monkeypatch.setattr(keyword_pruning, "PROBE", 30)
+    passes: list[int] = []
+    scored = keyword_pruning._scored
+
+    def counted(*args):
+        passes.append(len(args[3]))
+        return scored(*args)
+
+    monkeypatch.setattr(keyword_pruning, "_scored", counted)
     svc, queries = synthetic
     conn = svc.db.reader()
     table = keyword.INDEXES[index]
@@ -112,3 +120,4 @@ def test_pruned_top_k_is_the_exact_top_k(synthetic, monkeypatch, index):
                 found = keyword.phrase_search(conn, q, None, k, index=index)
                 assert [round(s, 9) for _, s in found] == [round(s, 9) for _, s in full], q
     assert answered >= len(queries) // 2  # the shortcut was taken, not only the fallback
+    assert len(passes) > answered  # and its second pass (the rows above the floor) ran too
