@@ -91,6 +91,7 @@ def test_pruned_top_k_is_the_exact_top_k(synthetic, monkeypatch, index):
 
     monkeypatch.setattr(keyword_pruning, "RARE_ROWS", 40)
     monkeypatch.setattr(keyword_pruning, "PROBE", 30)
+    monkeypatch.setattr(keyword_pruning, "ESSENTIAL_ROWS", 160)  # phrases
     passes: list[int] = []
     scored = keyword_pruning._scored
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from mnemonist.model.requests import RecallFilters
 from mnemonist.search.filters import where_clause
-from mnemonist.search.keyword_pruning import pruned_top
+from mnemonist.search.keyword_pruning import phrase_pruned_top, pruned_top
 from mnemonist.store.backend import is_postgres
 from mnemonist.store.postgres import fts as pg_fts
 from mnemonist.text.tokens import (
@@ -61,15 +61,17 @@ def phrase_search(
     if is_postgres(conn):
         return pg_fts.phrase_search(conn, query_phrases(query), filters, k, index=index)
     match = fts_phrase_query(query)
-    return [] if match is None else _search(conn, match, filters, k, index, query_phrases(query))
+    if match is None:
+        return []
+    return _search(conn, match, filters, k, index, query_phrases(query), phrases=True)
 
 
 def _search(
     conn: sqlite3.Connection, match: str, filters: RecallFilters | None, k: int, index: str,
-    terms: list[str] | None = None,
+    terms: list[str] | None = None, *, phrases: bool = False,
 ) -> list[tuple[int, float]]:
-    """`terms`: the words OR-ed in `match`, when the exact shortcut of keyword_pruning may
-    answer (it needs them one by one)."""
+    """`terms`: the words (or two-word `phrases`) OR-ed in `match`, when the exact shortcut
+    of keyword_pruning may answer (it needs them one by one)."""
     table = INDEXES[index]
     where, args = where_clause(filters)
     if index == "hints":
@@ -77,7 +79,7 @@ def _search(
     if selective(filters):
         return _joined(conn, table, match, where, args, k)
     if terms:
-        top = pruned_top(conn, table, terms, k)
+        top = (phrase_pruned_top if phrases else pruned_top)(conn, table, terms, k)
         if top is not None:
             out: list[tuple[int, float]] = []
             _keep_passing(conn, top, where, args, k, out)
