@@ -122,3 +122,19 @@ def test_pruned_top_k_is_the_exact_top_k(synthetic, monkeypatch, index):
                 assert [round(s, 9) for _, s in found] == [round(s, 9) for _, s in full], q
     assert answered >= len(queries) // 2  # the shortcut was taken, not only the fallback
     assert len(passes) > answered  # and its second pass (the rows above the floor) ran too
+
+
+def test_the_shortcut_agrees_with_filtering_inside_the_query(service, monkeypatch):
+    """With the budgets scaled down the shortcut answers, and the leg returns what filtering
+    inside the FTS5 query returns: only live memories of the store, same scores."""
+    from mnemonist.search import keyword_pruning
+
+    monkeypatch.setattr(keyword_pruning, "RARE_ROWS", 10)
+    monkeypatch.setattr(keyword_pruning, "PROBE", 40)
+    conn = service.db.reader()
+    for query, k in (("zebra", 10), ("zebra crossing weather", 15), ("zebra number day", 5)):
+        top = keyword_pruning.pruned_top(conn, "memories_fts", keyword.query_terms(query), k)
+        assert top is not None and len(top) == k
+        found = keyword.keyword_search(conn, query, None, k)
+        assert found and {seq for seq, _ in found} <= kept_seqs(service)
+        assert [s for _, s in found] == [s for _, s in joined(conn, query, None, k)]
