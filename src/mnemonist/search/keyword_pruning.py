@@ -141,8 +141,10 @@ def upper_bounds(ids: dict[str, np.ndarray], rows: int) -> tuple[np.ndarray, np.
     matched = np.concatenate(list(ids.values()))
     shares = np.concatenate([np.full(r.size, (K1 + 1) * _idf(rows, r.size))
                              for r in ids.values()])
-    seqs, owner = np.unique(matched, return_inverse=True)
-    return seqs, np.bincount(owner, weights=shares, minlength=seqs.size)
+    # dense over the rowids (they are below the largest one): a counting pass, no sort
+    dense = np.bincount(matched, weights=shares)
+    seqs = np.flatnonzero(dense)
+    return seqs, dense[seqs]
 
 
 def _row_ids(conn: sqlite3.Connection, table: str, term: str) -> np.ndarray:
