@@ -72,7 +72,8 @@ def test_every_metric_is_reported(run_result) -> None:
     assert_latency(recall["latency_ms"], QUERIES)
     for leg in ("query_embedding_ms", "keyword_ms", "vector_ms"):
         assert_latency(recall["legs"][leg], QUERIES)
-    for leg in ("keyword_context_ms", "keyword_context_joined_ms"):  # every query has words
+    for leg in ("keyword_context_ms", "keyword_context_joined_ms",  # every query has words
+                "keyword_context_and_phrase_ms"):
         assert_latency(recall["keyword_variants"][leg], QUERIES)
     assert recall["ratios_p50"]["recall_over_keyword"] > 0
     assert {"lexical", "paraphrase"} <= set(recall["target_in_top"])

@@ -74,6 +74,9 @@ def markdown(report: dict[str, Any]) -> str:
         ("… keyword leg alone (FTS5)", lambda r: _pcts(r["recall"]["legs"]["keyword_ms"])),
         ("… … over the context index, as recall runs it",
          lambda r: _pcts(r["recall"].get("keyword_variants", {}).get("keyword_context_ms", {}))),
+        ("… … with its phrase query: the whole leg as recall runs it",
+         lambda r: _pcts(r["recall"].get("keyword_variants", {}).get(
+             "keyword_context_and_phrase_ms", {}))),
         ("… … the same with the filters inside the FTS5 query (before)",
          lambda r: _pcts(r["recall"].get("keyword_variants", {}).get(
              "keyword_context_joined_ms", {}))),
