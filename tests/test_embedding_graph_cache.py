@@ -33,9 +33,9 @@ def test_first_load_saves_the_graph_and_the_next_reads_it(
     saved = _saved(tmp_path)
     assert len(saved) == 1 and saved[0].with_suffix(".sha256").is_file()
     assert not list((tmp_path / "onnx").glob("*.partial"))
-    stamp = saved[0].stat().st_mtime_ns
+    inode = saved[0].stat().st_ino
     second = _embed()
-    assert saved[0].stat().st_mtime_ns == stamp  # read, not written again
+    assert saved[0].stat().st_ino == inode  # read, not saved again (a save replaces the file)
     np.testing.assert_array_equal(first, second)
 
 
@@ -75,3 +75,24 @@ def test_the_key_covers_what_the_graph_depends_on() -> None:
               graph_cache.graph_key(ort, "sha", "int8", "code2")}
     assert base not in others and len(others) == 3
     assert len(graph_cache.rewrite_source()) == 64
+
+
+def test_graphs_unused_for_a_month_go_when_one_is_saved(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import os
+    import time
+
+    monkeypatch.setenv(graph_cache.CACHE_ENV, str(tmp_path))
+    folder = tmp_path / "onnx"
+    folder.mkdir()
+    stale, recent = folder / "minilm-stale.onnx", folder / "minilm-recent.onnx"
+    for path in (stale, recent):
+        path.write_bytes(b"an old graph")
+        path.with_suffix(".sha256").write_text("0" * 64)
+    month = time.time() - (graph_cache.STALE_DAYS + 1) * 86400
+    os.utime(stale, (month, month))
+    _embed()
+    assert not stale.exists() and not stale.with_suffix(".sha256").exists()
+    assert recent.exists()
+    assert len(_saved(tmp_path)) == 2  # the recent one and the graph just saved

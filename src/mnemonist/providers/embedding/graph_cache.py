@@ -23,11 +23,13 @@ import contextlib
 import hashlib
 import os
 import platform
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 CACHE_ENV = "MNEMONIST_CACHE_DIR"
+STALE_DAYS = 30  # a saved graph no load has read for this long is removed when one is saved
 
 
 def cache_dir() -> Path:
@@ -78,10 +80,24 @@ def _load_saved(ort: Any, path: Path, opts: Any) -> Any | None:
         if _sha256_file(path) != expected:
             return None
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        return ort.InferenceSession(str(path), sess_options=opts,
-                                    providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(str(path), sess_options=opts,
+                                       providers=["CPUExecutionProvider"])
     except Exception:  # missing, unreadable or refused by onnxruntime: build it again
         return None
+    with contextlib.suppress(OSError):
+        os.utime(path)  # in use: `_drop_stale` keeps it
+    return session
+
+
+def _drop_stale(folder: Path, keep: Path) -> None:
+    """Remove the graphs no load has used for `STALE_DAYS` (saved under a key that no longer
+    applies: another onnxruntime, a changed rewrite), so that they do not pile up."""
+    limit = time.time() - STALE_DAYS * 86400
+    for old in folder.glob("minilm-*.onnx"):
+        with contextlib.suppress(OSError):
+            if old != keep and old.stat().st_mtime < limit:
+                old.unlink()
+                old.with_suffix(".sha256").unlink(missing_ok=True)
 
 
 def optimised_session(
@@ -116,4 +132,5 @@ def optimised_session(
             os.replace(sums_partial, path.with_suffix(".sha256"))
         with contextlib.suppress(OSError):
             partial.unlink()
+        _drop_stale(folder, path)
     return session
