@@ -204,11 +204,11 @@ def test_extra_threads_yield_to_requests(model: LocalOnnxEmbedding) -> None:
     assert wide._helpers is None and not any(t.is_alive() for t in helpers)  # close() ends them
 
 
-def test_threads_zero_means_every_core_and_the_default_is_one() -> None:
+def test_threads_zero_means_every_core_and_is_the_default() -> None:
     every = LocalOnnxEmbedding(EmbeddingConfig(threads=0))._threads
     assert every == local_onnx.available_cores() >= 1
-    # the default is one thread: more lengthened the remember tail on a 2-core machine
-    assert LocalOnnxEmbedding(EmbeddingConfig())._threads == 1
+    # the default is every core: the helpers embed only while no request is in flight
+    assert LocalOnnxEmbedding(EmbeddingConfig())._threads == every
     assert LocalOnnxEmbedding(EmbeddingConfig(threads=2))._threads == 2
 
 

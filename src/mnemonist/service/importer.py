@@ -12,6 +12,7 @@ from typing import Any
 
 from mnemonist.model.memory import utcnow
 from mnemonist.model.requests import ImportRequest
+from mnemonist.providers.embedding.request_gate import holds_gate
 from mnemonist.service.errors import BadRequest
 from mnemonist.service.remember import RememberOps
 from mnemonist.text.normalize import normalize_and_hash
@@ -30,6 +31,7 @@ def derived_key(
 
 
 class ImportOps(RememberOps):
+    @holds_gate
     def import_memories(
         self, req: ImportRequest, *, changed_by: str | None = None, progress=None
     ) -> dict[str, Any]:

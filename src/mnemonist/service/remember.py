@@ -10,6 +10,7 @@ from typing import Any
 from mnemonist.model.memory import MAX_OBSERVERS, Memory, utcnow
 from mnemonist.model.requests import RememberRequest
 from mnemonist.pipeline import structural
+from mnemonist.providers.embedding.request_gate import holds_gate
 from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import BadRequest
 from mnemonist.service.lifecycle import supersede_keyed
@@ -25,6 +26,7 @@ DECISION_IMPORTANCE = 0.85
 
 
 class RememberOps(ServiceBase):
+    @holds_gate
     def remember(self, req: RememberRequest, *, changed_by: str | None = None) -> dict[str, Any]:
         new, actor, scrubbed = self.prepare(req, changed_by)
         with self.db.write_tx() as conn:

