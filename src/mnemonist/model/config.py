@@ -185,7 +185,7 @@ class EmbeddingConfig(SnakeModel):
     products: Literal[
         "int8", "int8_outlier_float", "int8_first_ffn_float", "int8_ffn_float", "float"
     ] = Field(
-        default="int8_ffn_float",
+        default="int8_outlier_float",
         description="the local model's matrix products: int8 (all integer, fastest),"
         " int8_outlier_float (all integer but the feed-forward outputs' few outlier input"
         " channels, in float32: as fast),"

@@ -81,20 +81,24 @@ def _keys(found: Extraction) -> dict[str, str]:
     return {canonical_name(e.name): e.name for e in [*found.entities, *found.tentative]}
 
 
-def link(conn: sqlite3.Connection, memory_id: str, content: str) -> int:
-    """Link the entities `content` names to the memory. Returns the links added."""
+def link(conn: sqlite3.Connection, memory_id: str, content: str, *,
+         scope: tuple[str, str, str] | None = None, fresh: bool = False) -> int:
+    """Link the entities `content` names to the memory. Returns the links added. An insert
+    passes the memory's `scope` (as `memory_scope` reads it) and `fresh`: a memory written in
+    this very statement has no link yet, so every link is new and none is looked up."""
     if not enabled(conn):
         return 0
-    return _link(conn, memory_id, _extract(content), content)
+    return _link(conn, memory_id, _extract(content), content, scope=scope, fresh=fresh)
 
 
-def _link(conn: sqlite3.Connection, memory_id: str, found: Extraction, content: str) -> int:
+def _link(conn: sqlite3.Connection, memory_id: str, found: Extraction, content: str, *,
+          scope: tuple[str, str, str] | None = None, fresh: bool = False) -> int:
     wanted = _keys(found)
     if not wanted:
         return 0
     now = utcnow()
     keys = list(wanted)
-    scope = memory_scope(conn, memory_id)
+    scope = scope or memory_scope(conn, memory_id)
     ids: dict[str, str] = dict(conn.execute(
         "SELECT canonical_name, id FROM entities WHERE project = ? AND agent_id = ?"
         f" AND user_id = ? AND canonical_name IN ({','.join('?' * len(keys))})",
@@ -112,7 +116,13 @@ def _link(conn: sqlite3.Connection, memory_id: str, found: Extraction, content: 
         ids.update((row[2], row[0]) for row in rows)
     linked = [ids[k] for k in keys if k in ids]
     new: set[str] = set()
-    for key in keys:
+    if fresh:
+        conn.executemany(
+            "INSERT INTO memory_entity_mentions (memory_id, entity_id, mention_text,"
+            " confidence, created_at) VALUES (?, ?, ?, ?, ?)",
+            [(memory_id, ids[k], wanted[k], INLINE_CONFIDENCE, now) for k in keys if k in ids])
+        new.update(linked)
+    for key in keys if not fresh else ():
         if key in ids and conn.execute(
             "INSERT OR IGNORE INTO memory_entity_mentions (memory_id, entity_id, mention_text,"
             " confidence, created_at) VALUES (?, ?, ?, ?, ?)",

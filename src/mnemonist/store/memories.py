@@ -73,7 +73,8 @@ def insert(conn: sqlite3.Connection, m: NewMemory) -> int:
     )
     seq = int(cur.lastrowid or 0)
     context.refresh_at(conn, seq, m.project, m.source_id, m.occurred_at)
-    entity_links.link(conn, m.id, m.content)
+    entity_links.link(conn, m.id, m.content, fresh=True,
+                      scope=(m.project or "", m.agent_id or "", m.user_id or ""))
     return seq
 
 
