@@ -4,6 +4,7 @@ request runs (the real local model; behaviour, never timing)."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -114,3 +115,28 @@ def test_service_calls_hold_the_process_gate() -> None:
     remember()
     assert seen == [(before + 1, True)]
     assert REQUESTS.in_flight == before
+
+
+def test_every_http_request_holds_the_gate(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The API's middleware: a request that reaches no wrapped service call (listing
+    memories) still counts as in flight while it runs, and no longer once answered."""
+    from conftest import run_daemon
+
+    with run_daemon(tmp_path / "home", {"embedding": {"provider": "none"}}) as live:
+        service = live.daemon.service
+        seen: list[int] = []
+        original = service.list
+
+        def listing(*args: Any, **kwargs: Any) -> Any:
+            seen.append(REQUESTS.in_flight)
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(service, "list", listing)
+        before = REQUESTS.in_flight
+        assert live.http.get("/api/memories").status_code == 200
+        assert seen == [before + 1]
+        # the answer can reach the client a moment before the middleware's own return
+        deadline = time.monotonic() + 10
+        while REQUESTS.in_flight != before and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert REQUESTS.in_flight == before
