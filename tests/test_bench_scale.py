@@ -199,3 +199,8 @@ def test_generated_vectors_mode_imports_and_labels(
     assert run["recall"]["latency_ms"]["count"] == 5
     md = Path(report["files"]["markdown"]).read_text()
     assert "GENERATED" in md and "bulk import" in md
+    # where the time goes: every phase, in order, and together about the whole run
+    assert list(run["phase_s"]) == ["open and model load", "import and vectors", "remember",
+                                    "embedding wait", "recall and the legs", "graph tools"]
+    assert all(v >= 0 for v in run["phase_s"].values())
+    assert "where the time goes" in md

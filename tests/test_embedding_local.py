@@ -204,11 +204,11 @@ def test_extra_threads_yield_to_requests(model: LocalOnnxEmbedding) -> None:
     assert wide._helpers is None and not any(t.is_alive() for t in helpers)  # close() ends them
 
 
-def test_threads_zero_means_every_core_and_the_default_is_one() -> None:
+def test_threads_zero_means_every_core_and_is_the_default() -> None:
     every = LocalOnnxEmbedding(EmbeddingConfig(threads=0))._threads
     assert every == local_onnx.available_cores() >= 1
-    # the default is one thread: more lengthened the remember tail on a 2-core machine
-    assert LocalOnnxEmbedding(EmbeddingConfig())._threads == 1
+    # the default is every core: the helpers embed only while no request is in flight
+    assert LocalOnnxEmbedding(EmbeddingConfig())._threads == every
     assert LocalOnnxEmbedding(EmbeddingConfig(threads=2))._threads == 2
 
 
@@ -234,7 +234,8 @@ def test_integer_graph_replaces_the_weight_products(tmp_path: Path) -> None:
         int8_graph.integer_matmul_model(rewritten, frozenset())
 
 
-@pytest.mark.parametrize("products", ["int8", "int8_first_ffn_float", "int8_ffn_float"])
+@pytest.mark.parametrize("products", ["int8", "int8_outlier_float", "int8_first_ffn_float",
+                                      "int8_ffn_float"])
 def test_integer_products_match_the_float_graph(products: str) -> None:
     texts = [CAT, FELINE, STOCK, "ok", "Bye Joanna! Take care!",
              "deployment runbook: restart the worker, then check the queue depth",
@@ -249,3 +250,45 @@ def test_integer_products_match_the_float_graph(products: str) -> None:
     # one text per run: a text's vector does not depend on what it is embedded with
     alone = np.stack([fast.embed([t])[0] for t in texts])
     np.testing.assert_allclose(vectors, alone, atol=1e-6)
+
+
+def test_outlier_channels_split_each_down_product(tmp_path: Path) -> None:
+    """With `float_channels`, a down product is integer over the activations with those
+    channels zeroed, plus a float32 product of those channels alone (same shipped weights)."""
+    import onnx
+
+    graph = onnx.load_from_string(int8_graph.integer_matmul_model(
+        local_onnx.model_path(), frozenset(), int8_graph.OUTLIER_CHANNELS)).graph
+    names = [n.op_type for n in graph.node]
+    assert names.count("DynamicQuantizeMatMul") == 36  # every weight product still integer
+    assert names.count("MatMul") == 12 + 6  # attention's 12, one small float product per layer
+    dense = {t.name: t for t in graph.initializer if t.name.endswith("_outlier_dense")}
+    widths = sorted(int(t.dims[0]) for t in dense.values())
+    assert widths == sorted(len(c) for c in int8_graph.OUTLIER_CHANNELS.values())
+
+
+def test_outlier_channels_are_the_widest_activations() -> None:
+    """In layers 0–3 one channel's GELU output is several times any other's: the calibrated
+    channels hold it, on texts the calibration never saw (were they not, the split would leave
+    the range as wide as before). Layers 4–5 have no such outlier (their widest varies)."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import helper
+    from tokenizers import Tokenizer
+
+    model = onnx.load_from_string(int8_graph.integer_matmul_model(
+        local_onnx.model_path(), frozenset(), int8_graph.OUTLIER_CHANNELS))
+    masked = [n.input[0] for n in model.graph.node
+              if n.op_type == "Mul" and n.input[1].endswith("_outlier_mask")]
+    assert len(masked) == 6
+    for name in masked:
+        model.graph.output.append(helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None))
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    tokenizer = Tokenizer.from_file(str(local_onnx.tokenizer_path()))
+    for text in [CAT, STOCK, "Bye Joanna! Take care!", "the user prefers tabs over spaces"]:
+        ids = np.array([tokenizer.encode(text).ids], dtype=np.int64)
+        acts = session.run(masked, {"input_ids": ids, "attention_mask": np.ones_like(ids),
+                                    "token_type_ids": np.zeros_like(ids)})
+        for layer, act in enumerate(acts[:4]):
+            widest = int(np.abs(act.reshape(-1, act.shape[-1])).max(axis=0).argmax())
+            assert widest in int8_graph.OUTLIER_CHANNELS[f"down@{layer}"], (text, layer)

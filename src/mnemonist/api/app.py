@@ -25,6 +25,7 @@ from mnemonist.api import (
 )
 from mnemonist.api.boundary import Boundary, BoundaryPolicy, allowed_hosts_of
 from mnemonist.api.errors import CrashGuard, describe_validation, error, install_handlers
+from mnemonist.api.in_flight import InFlight
 from mnemonist.api.openapi import install_openapi
 from mnemonist.dashboard import install_dashboard
 from mnemonist.mcp.backends import ServiceBackend
@@ -68,6 +69,7 @@ def create_app(daemon: Any, *, bind_host: str | None = None) -> FastAPI:
     install_handlers(app)
     app.add_middleware(CrashGuard)  # inside the boundary: refusals never reach it
     app.add_middleware(Boundary, policy=app.state.policy)
+    app.add_middleware(InFlight)  # outermost: background embedding yields while a request runs
 
     app.include_router(routes_health.router)
     app.include_router(routes_import.router)

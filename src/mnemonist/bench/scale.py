@@ -232,6 +232,7 @@ def _run_one(
         if warm is not None:
             warm()
         run["model_load_s"] = round(time.perf_counter() - t, 3)
+        clock = PhaseClock(run, open_s + run["model_load_s"])
         run["rss_start_mib"] = round(rss_start, 1)
         run["rss_after_open_mib"] = round(rss_mib(), 1)
 
@@ -241,10 +242,12 @@ def _run_one(
         if generated_vectors:  # import n, most vectors generated; then remember a sample
             targets = {q.target for q in corpus.queries(warmup + queries, n)}
             bulk = bulk_phase(service, corpus, n, targets, seed, run, progress)
+            clock.lap("import and vectors")
         created, t_first, t_writes_end, processed_writing = _remember_phase(
             service, SyntheticCorpus(seed + 1) if generated_vectors else corpus,
             min(n, REMEMBER_SAMPLE) if generated_vectors else n, run, progress
         )
+        clock.lap("remember")
         phases = {"after_writes": round(rss_mib(), 1)}
         _embed_phase(
             service,
@@ -261,8 +264,11 @@ def _run_one(
             took = emb["first_remember_to_idle_s"]
             emb["memories_per_s"] = round((emb["indexed"] - bulk) / took, 1) if took else None
         phases["after_embedding"] = round(rss_mib(), 1)
+        clock.lap("embedding wait")
         _recall_phase(service, corpus, n, queries, warmup, run, progress)
+        clock.lap("recall and the legs")
         _graph_phase(service, queries, run)
+        clock.lap("graph tools")
         load.__exit__(None, None, None)
         if isinstance(load, SessionLoad):
             run["sessions"] = load.report()
@@ -311,6 +317,21 @@ def _loadavg() -> float | None:
 def _check(n: int, value: float | None, key: str) -> dict[str, Any]:
     limit = targets_for(n)[key]
     return {"value": value, "limit": limit, "met": value is not None and value <= limit}
+
+
+class PhaseClock:
+    """Where the run's time goes: `run["phase_s"]`, wall seconds per phase in order (the
+    open and model load first), each lap measured from the previous one."""
+
+    def __init__(self, run: dict[str, Any], startup_s: float) -> None:
+        self.run = run
+        run["phase_s"] = {"open and model load": round(startup_s, 1)}
+        self.last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.run["phase_s"][name] = round(now - self.last, 1)
+        self.last = now
 
 
 def _remember_phase(

@@ -124,6 +124,9 @@ def markdown(report: dict[str, Any]) -> str:
         ("vectors: embedded for real / **GENERATED**",
          lambda r: f"{_fmt(r['vectors']['embedded'])} / {_fmt(r['vectors']['generated'])}"
          if "vectors" in r else "–"),
+        ("where the time goes (wall s per phase)",
+         lambda r: "; ".join(f"{k} {_fmt(v, 0)}" for k, v in r["phase_s"].items())
+         if "phase_s" in r else "–"),
         ("target remember p95 ≤ 10 ms", lambda r: _mark(r["targets"]["remember_p95_ms"])),
         ("target recall p95 (ms; 100,000 and more: the scale target)",
          lambda r: _mark(r["targets"]["recall_p95_ms"])),

@@ -178,12 +178,17 @@ class EmbeddingConfig(SnakeModel):
     timeout_ms: Ms = Range(30000, 1000, 300000)
     batch_size: int = Range(32, 1, 256, "texts per embedding call")
     threads: int = Range(
-        1, 0, 64, "texts the local model embeds at once, one per thread (0: every core); the"
-        " threads beyond the caller's run at low priority"
+        0, 0, 64, "texts the local model embeds at once, one per thread (0: every core); the"
+        " threads beyond the caller's run at low priority and, for background embedding, only"
+        " while no request is in flight"
     )
-    products: Literal["int8", "int8_first_ffn_float", "int8_ffn_float", "float"] = Field(
-        default="int8_ffn_float",
+    products: Literal[
+        "int8", "int8_outlier_float", "int8_first_ffn_float", "int8_ffn_float", "float"
+    ] = Field(
+        default="int8_outlier_float",
         description="the local model's matrix products: int8 (all integer, fastest),"
+        " int8_outlier_float (all integer but the feed-forward outputs' few outlier input"
+        " channels, in float32: as fast),"
         " int8_first_ffn_float (the first layer's feed-forward output in float32),"
         " int8_ffn_float (every feed-forward output in float32), float (as shipped: every"
         " weight dequantized, the slowest)",

@@ -12,8 +12,11 @@ from typing import Any
 
 from mnemonist.model.memory import utcnow
 from mnemonist.model.requests import ImportRequest
+from mnemonist.pipeline import structural
+from mnemonist.providers.embedding.request_gate import holds_gate
 from mnemonist.service.errors import BadRequest
 from mnemonist.service.remember import RememberOps
+from mnemonist.store import entity_links
 from mnemonist.text.normalize import normalize_and_hash
 
 BATCH = 500
@@ -30,6 +33,7 @@ def derived_key(
 
 
 class ImportOps(RememberOps):
+    @holds_gate
     def import_memories(
         self, req: ImportRequest, *, changed_by: str | None = None, progress=None
     ) -> dict[str, Any]:
@@ -58,9 +62,15 @@ class ImportOps(RememberOps):
         results: list[dict[str, Any]] = []
         for start in range(0, len(prepared), BATCH):
             chunk = prepared[start : start + BATCH]
+            # entity links per chunk, not per memory (one statement per table), unless the
+            # structural job must see each memory's links as it is queued
+            links: list | None = None if structural.should_queue(self.config) else []
             with self.db.write_tx() as conn:
                 for _item, new, actor, scrubbed in chunk:
-                    results.append(self._insert_or_existing(conn, new, actor, scrubbed))
+                    results.append(self._insert_or_existing(conn, new, actor, scrubbed,
+                                                            links=links))
+                if links:
+                    entity_links.link_many(conn, links)
             if progress is not None:
                 progress(len(results), len(prepared))
         for item, *_ in prepared:

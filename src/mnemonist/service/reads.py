@@ -8,6 +8,7 @@ from typing import Any
 
 from mnemonist.model.memory import format_ts, parse_ts
 from mnemonist.model.requests import Caller, ListRequest, RecallFilters, RecallRequest
+from mnemonist.providers.embedding.request_gate import holds_gate
 from mnemonist.search.filters import visibility_clause, where_clause
 from mnemonist.search.fusion import normalize_bm25
 from mnemonist.search.hybrid import Hit
@@ -67,6 +68,7 @@ def attach_file_lines(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> 
 
 
 class ReadOps(ServiceBase):
+    @holds_gate
     def recall(self, req: RecallRequest) -> dict[str, Any]:
         started = time.perf_counter()
         conn = self.db.reader()

@@ -10,6 +10,7 @@ from typing import Any
 from mnemonist.model.memory import MAX_OBSERVERS, Memory, utcnow
 from mnemonist.model.requests import RememberRequest
 from mnemonist.pipeline import structural
+from mnemonist.providers.embedding.request_gate import holds_gate
 from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import BadRequest
 from mnemonist.service.lifecycle import supersede_keyed
@@ -25,6 +26,7 @@ DECISION_IMPORTANCE = 0.85
 
 
 class RememberOps(ServiceBase):
+    @holds_gate
     def remember(self, req: RememberRequest, *, changed_by: str | None = None) -> dict[str, Any]:
         new, actor, scrubbed = self.prepare(req, changed_by)
         with self.db.write_tx() as conn:
@@ -104,10 +106,13 @@ class RememberOps(ServiceBase):
     def _insert_or_existing(
         self, conn: sqlite3.Connection, new: NewMemory, actor: str, scrubbed: list[str],
         *, derive: bool = True, raced: bool = False,
+        links: list[tuple[str, str, tuple[str, str, str]]] | None = None,
     ) -> dict[str, Any]:
         """Insert `new` unless its idempotency key or content (same project and source) is
         already there. `derive` queues its extraction and hints jobs (not for memories that
-        are lines of a source the daemon indexes itself: session turns)."""
+        are lines of a source the daemon indexes itself: session turns). With `links`, its
+        entity links are left to the caller's `entity_links.link_many` (see memories.insert);
+        only without the structural job, which reads what the linker wrote."""
         if new.idempotency_key:
             first = memories.find_by_idempotency_key(conn, new.idempotency_key)
             if first is not None:
@@ -124,14 +129,14 @@ class RememberOps(ServiceBase):
             out["corroborated"] = corroborated
             return out
         try:
-            seq = memories.insert(conn, new)
+            seq = memories.insert(conn, new, links)
         except sqlite3.IntegrityError:
             # another daemon on the same PostgreSQL committed this key or content since the
             # look-ups above (its unique index decided): answer with its memory
             if raced:
                 raise
             return self._insert_or_existing(conn, new, actor, scrubbed, derive=derive,
-                                            raced=True)
+                                            raced=True, links=links)
         lifecycle = supersede_keyed(conn, new, actor, at=new.created_at,
                                     unindex=lambda s: self.db.on_commit(
                                         lambda: self.unindex(s)))
@@ -156,7 +161,7 @@ class RememberOps(ServiceBase):
                          max_attempts=pipeline.worker.max_retries, check_existing=False)
         if derive:
             self.enqueue_hints(conn, new.id, new.why, fresh=True)
-            if structural.should_queue(self.config) and conn.execute(
+            if links is None and structural.should_queue(self.config) and conn.execute(
                     "SELECT 1 FROM entity_attributes WHERE memory_id = ? LIMIT 1",
                     (new.id,)).fetchone():  # an LLM files what it says about its entities
                 jobs.enqueue(conn, structural.JOB_TYPE, memory_id=new.id,

