@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from conftest import with_store
 from llm_servers import Call, Reply
 from mnemonist.daemon import Daemon
 from mnemonist.model.requests import RememberRequest
@@ -85,6 +86,7 @@ def pipeline_config(llm_url: str, *, protocol: str = "ollama", embedding: dict |
 def manual_daemon(home: Path, config: dict[str, Any]) -> Iterator[Daemon]:
     """The daemon without its background workers: the test runs `tick()` itself."""
     paths = Paths(home)
+    config = with_store(home, config) or {}
     d = Daemon(paths, load_config(paths, config), workers=False).start()
     try:
         yield d

@@ -36,6 +36,8 @@ from pipeline_helpers import (
     run_jobs,
 )
 
+pytestmark = pytest.mark.both_stores
+
 KEYWORD_ONLY = {"embedding": {"provider": "none"}}
 
 

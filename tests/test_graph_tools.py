@@ -19,6 +19,8 @@ from mnemonist.store import memories
 from mnemonist.text.dependencies import dependencies
 from mnemonist.text.entities import extract
 
+pytestmark = pytest.mark.both_stores
+
 KEYWORD_ONLY: dict[str, Any] = {"embedding": {"provider": "none"}}
 
 SERVICE_GRAPH = [
@@ -30,7 +32,7 @@ SERVICE_GRAPH = [
 
 
 @pytest.fixture(scope="module")
-def shop(tmp_path_factory: pytest.TempPathFactory):
+def shop(daemon_store: str, tmp_path_factory: pytest.TempPathFactory):
     """The service graph (api -> db, backups -> db, storefront -> api, a dashboard) in
     project shop, and one more dependent of ShopDb known only to project other."""
     with run_daemon(tmp_path_factory.mktemp("shop"), KEYWORD_ONLY) as live:

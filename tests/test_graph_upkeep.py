@@ -9,12 +9,16 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from mnemonist.model.config import GraphConfig
 from mnemonist.model.graph import FeedbackRequest, ImpactRequest, RelateRequest, RetractRequest
 from mnemonist.model.memory import format_ts
 from mnemonist.model.requests import RecallFilters
 from mnemonist.pipeline import graph_upkeep
 from pipeline_helpers import manual_daemon, remember
+
+pytestmark = pytest.mark.both_stores
 
 KEYWORD_ONLY: dict[str, Any] = {"embedding": {"provider": "none"}}
 

@@ -29,6 +29,8 @@ from mnemonist.store.db import Database
 from mnemonist.store.migrations import MIGRATIONS, applied_versions, migrate
 from pipeline_helpers import manual_daemon, pipeline_config, remember, wait_for
 
+pytestmark = pytest.mark.both_stores
+
 BEAGLE = "We finally adopted a beagle from the shelter on Elm Street."
 BEAGLE_HINTS = ["What pet did Maria adopt?", "Does Maria have a dog?"]
 

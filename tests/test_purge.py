@@ -1,6 +1,8 @@
 """Purge: a hard delete removes the memory's text from every table, from the FTS5 segments and
 from the database file and its WAL, leaving a `purged` tombstone without content.
 
+pytestmark = pytest.mark.both_stores
+
 A secret the scrubber does not recognise (a made-up passphrase) goes through every place a
 memory's text can reach: the row, its keyword and context indexes, the neighbours' context
 texts and their vectors, an edit (history old/new content), hints, the pipeline's derived

@@ -20,6 +20,8 @@ from mcp_flow import call, fail
 from mnemonist.api.app import create_app
 from test_mcp_http import http_session
 
+pytestmark = pytest.mark.both_stores
+
 WORD = "zebrafruit"  # what readers ask for
 MARK = "lockerseven"  # what only the memory holds: seen in an answer means it leaked
 SECRET = f"The {WORD} vault code is kept in {MARK}"
@@ -39,7 +41,7 @@ class World:
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+def world(daemon_store: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     with run_daemon(tmp_path_factory.mktemp("scopes")) as live:
         private = live.remember(SECRET, agent_id=A, pinned=True, key="vault code",
                                 source_id="scope-src", occurred_at="2026-01-02")
