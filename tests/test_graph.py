@@ -297,7 +297,7 @@ def test_timeout_returns_what_was_found_and_reports_degraded(tmp_path, monkeypat
         out = d.service.recall(RecallRequest(query="kubernetes notes", min_score=0.0))
         assert "graph_timeout" in out["degraded"]
 
-        def endless(conn, seeds):  # a statement past the deadline is interrupted by SQLite
+        def endless(conn, seeds):  # a statement past the deadline is interrupted (either store)
             conn.execute("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c)"
                          " SELECT COUNT(*) FROM c").fetchone()
             return []
@@ -307,7 +307,7 @@ def test_timeout_returns_what_was_found_and_reports_degraded(tmp_path, monkeypat
         found = gb.graph_boost(d.db.reader(), "kubernetes notes", None, timeout_ms=50)
         assert found.timed_out and found.weights == {seed: 1.0}
         assert time.monotonic() - started < 30  # the query alone would never end
-        # the reader connection is left without a progress handler
+        # the reader is left without a progress handler (statement_timeout on PostgreSQL)
         assert d.db.reader().execute("SELECT 1").fetchone()[0] == 1
 
 
