@@ -72,8 +72,9 @@ def pairs(d: Daemon) -> dict[frozenset[str], int]:
 def assert_mentions_exact(d: Daemon) -> None:
     """Every entity's mention count is the number of memories linked to it."""
     wrong = d.db.reader().execute(
-        "SELECT canonical_name, mentions, (SELECT COUNT(*) FROM memory_entity_mentions mm"
-        " WHERE mm.entity_id = e.id) AS n FROM entities e WHERE mentions != n").fetchall()
+        "SELECT * FROM (SELECT canonical_name, mentions, (SELECT COUNT(*)"
+        " FROM memory_entity_mentions mm WHERE mm.entity_id = e.id) AS n FROM entities e) x"
+        " WHERE mentions != n").fetchall()
     assert [tuple(r) for r in wrong] == []
 
 
