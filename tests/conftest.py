@@ -210,13 +210,33 @@ def _starts_a_daemon(metafunc: pytest.Metafunc) -> bool:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if metafunc.definition.get_closest_marker("both_stores") is None:
         return
-    only = metafunc.definition.get_closest_marker("sqlite_only")
-    if only is not None:
-        if not only.args or not str(only.args[0]).strip():
-            raise pytest.UsageError(f"{metafunc.definition.nodeid}: sqlite_only needs a reason")
+    if not _starts_a_daemon(metafunc):
         return
-    if _starts_a_daemon(metafunc):
-        metafunc.parametrize("daemon_store", STORES, indirect=True, scope="module")
+    only = metafunc.definition.get_closest_marker("sqlite_only")
+    if only is not None and (not only.args or not str(only.args[0]).strip()):
+        raise pytest.UsageError(f"{metafunc.definition.nodeid}: sqlite_only needs a reason")
+    # a sqlite_only test shares the module's SQLite daemon (same parameter)
+    stores = ("sqlite",) if only is not None else STORES
+    metafunc.parametrize("daemon_store", stores, indirect=True, scope="module")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A case marked sqlite_only through `pytest.param(..., marks=...)` runs on SQLite only:
+    its PostgreSQL twin is deselected (reported as such), never skipped."""
+    keep, drop = [], []
+    for item in items:
+        spec = getattr(item, "callspec", None)
+        on_pg = spec is not None and spec.params.get("daemon_store") == "postgresql"
+        only = item.get_closest_marker("sqlite_only")
+        if on_pg and only is not None:
+            if not only.args or not str(only.args[0]).strip():
+                raise pytest.UsageError(f"{item.nodeid}: sqlite_only needs a reason")
+            drop.append(item)
+        else:
+            keep.append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 @pytest.fixture(scope="module", autouse=True)

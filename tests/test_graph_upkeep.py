@@ -28,7 +28,8 @@ def _edges(d, reason: str | None = None,
     rows = d.db.reader().execute(
         "SELECT a.name AS a, b.name AS b, r.* FROM relations r"
         " JOIN entities a ON a.id = r.source_entity_id JOIN entities b"
-        " ON b.id = r.target_entity_id WHERE (? IS NULL OR r.reason = ?) AND a.project = ?",
+        " ON b.id = r.target_entity_id WHERE (CAST(? AS TEXT) IS NULL OR r.reason = ?)"
+        " AND a.project = ?",
         (reason, reason, project))
     return {(r["a"], r["b"]): dict(r) for r in rows}
 

@@ -41,7 +41,9 @@ def _row_factory(cursor: psycopg.Cursor) -> Any:
     desc = cursor.description
     if desc is None:
         return tuple
-    names = {d.name: i for i, d in reversed(list(enumerate(desc)))}
+    names: dict[str, int] = {}
+    for i, d in enumerate(desc):  # in column order (keys()); a repeated name: its first
+        names.setdefault(d.name, i)
     cls = type("Row", (Row,), {"__slots__": (), "_names": names})
     return lambda values: cls(values)
 

@@ -21,7 +21,8 @@ Rules, in order:
 - `json_each(x) [alias]` → `json_array_elements_text(x::json) AS alias(value)`, its `value`
   compared as text; `json_extract(x, '$.k')` → `(x::json ->> 'k')`; `json_array_length(x)`
   on `x::json`; `json_insert(x, '$[#]', v)` (append) → `(x::jsonb || jsonb_build_array(v))`
-  as text, `v` a string; `instr(a, b)` → `strpos(a, b)`;
+  as text, `v` a string; `instr(a, b)` → `strpos(a, b)`; `julianday(t)` (of an ISO 8601
+  text) → days since the Julian epoch from `t::timestamptz`;
 - `sqlite_master` table look-ups → `information_schema.tables`.
 """
 
@@ -130,7 +131,7 @@ _NOT_ALIASES = frozenset(("WHERE", "ON", "JOIN", "LEFT", "INNER", "CROSS", "GROU
 def _functions(sql: str) -> str:
     """Rewrite calls whose PostgreSQL spelling differs (arguments may nest)."""
     pattern = re.compile(
-        r"\b(MAX|MIN|SUM|json_each|json_extract|json_array_length|json_insert|instr|IFNULL)"
+        r"\b(MAX|MIN|SUM|json_each|json_extract|json_array_length|json_insert|instr|julianday|IFNULL)"
         r"\s*\(", re.I)
     pos = 0
     out = []
@@ -162,6 +163,9 @@ def _functions(sql: str) -> str:
                 name = alias.group(2)
                 end = alias.end() - 1
             out.append(f"json_array_elements_text(CAST({inner} AS json)) AS {name}(value)")
+        elif name == "julianday":
+            out.append(f"(EXTRACT(EPOCH FROM CAST({inner} AS timestamptz)) / 86400.0"
+                       " + 2440587.5)")
         elif name == "instr":
             out.append(f"strpos({inner})")
         elif name == "json_insert":
