@@ -96,7 +96,9 @@ class Row(tuple):
 
     def __new__(cls, values: Any, names: list[str]) -> Row:
         row = super().__new__(cls, tuple(values))
-        row._names = {name: i for i, name in reversed(list(enumerate(names)))}
+        row._names = {}
+        for i, name in enumerate(names):  # in column order; a repeated name: its first
+            row._names.setdefault(name, i)
         return row
 
     def __getitem__(self, key):  # type: ignore[override]
