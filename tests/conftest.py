@@ -145,6 +145,25 @@ class LiveDaemon:
             return conn.execute(sql, args).rowcount
 
 
+@contextmanager
+def open_store(home: Path) -> Iterator[Any]:
+    """The store of `home` opened on its own (its daemon stopped, or beside it): the SQLite
+    file, or on PostgreSQL the home's database. Read it with `query`."""
+    storage = _storage_for(home)
+    if storage is None:
+        from mnemonist.store.db import Database
+
+        db: Any = Database(Paths(home).database)
+    else:
+        from mnemonist.store.postgres.database import PostgresDatabase
+
+        db = PostgresDatabase(storage["url"], pool_max=2)
+    try:
+        yield db
+    finally:
+        db.close()
+
+
 def query(db: Any, sql: str, *args: Any) -> list[Row]:
     """Rows of a read on a store (`Database` or `PostgresDatabase`)."""
     return [Row(values, list(values.keys())) for values in db.reader().execute(sql, args)]
