@@ -6,7 +6,8 @@ starts a daemon (calls `run_daemon`, itself or through a fixture) twice, `[sqlit
 `[postgresql]`; `run_daemon` puts every daemon of a `[postgresql]` test on its own new database
 (one per home, so a restart finds its memories again), dropped when the test (or, for a
 module-scoped daemon, the module) ends. A module-scoped fixture that starts a daemon must take
-the `daemon_store` fixture, so that it is started again for the other store. A test that is
+the `daemon_store` fixture, so that it is started again for the other store; so must one
+holding state its tests change (a server counting hits, a directory of files). A test that is
 inherently SQLite's (it reads the .db file, a PRAGMA, an old SQLite file) carries
 `@pytest.mark.sqlite_only("the reason")` and runs once, on SQLite.
 """

@@ -35,7 +35,8 @@ def long_text() -> str:
 
 
 @pytest.fixture(scope="module")
-def srv() -> Iterator[DocServer]:
+def srv(daemon_store: str) -> Iterator[DocServer]:
+    """One per store: the tests count its hits."""
     with DocServer() as server:
         server.routes["/slow-page.html"] = Route(PAGE.encode(), "text/html", delay_s=1.5)
         yield server

@@ -85,7 +85,8 @@ def indexed(live: LiveDaemon, path: Path) -> dict[str, Any] | None:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def project(daemon_store: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project of memory files, one per store (the tests change its files)."""
     root = tmp_path_factory.mktemp("workspace") / "shop"
     (root / "memory").mkdir(parents=True)
     (root / "MEMORY.md").write_text(
