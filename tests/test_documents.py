@@ -4,7 +4,6 @@ failure paths; bad input and the private-address rule at the door."""
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -15,6 +14,8 @@ from conftest import LiveDaemon, run_daemon
 from doc_server import PAGE, DocServer, Route
 from mnemonist.settings import ConfigError, load_config
 from mnemonist.store import documents as doc_store
+
+pytestmark = pytest.mark.both_stores
 
 STATUSES = ["pending", "extracting", "chunking", "embedding", "indexing", "done"]
 
@@ -34,14 +35,15 @@ def long_text() -> str:
 
 
 @pytest.fixture(scope="module")
-def srv() -> Iterator[DocServer]:
+def srv(daemon_store: str) -> Iterator[DocServer]:
+    """One per store: the tests count its hits."""
     with DocServer() as server:
         server.routes["/slow-page.html"] = Route(PAGE.encode(), "text/html", delay_s=1.5)
         yield server
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDaemon]:
+def live(daemon_store: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDaemon]:
     config = {"memory": {"pipelineV2": {
         "worker": {"maxRetries": 2},
         "documents": {"workerIntervalMs": 1000, "chunkSize": 400, "chunkOverlap": 80,
@@ -52,7 +54,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDaemon]:
 
 
 @pytest.fixture(scope="module")
-def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDaemon]:
+def guarded(daemon_store: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDaemon]:
     """A daemon with the default rule: private addresses refused."""
     with run_daemon(tmp_path_factory.mktemp("guarded-home"),
                     {"embedding": {"provider": "none"}}) as d:
@@ -261,11 +263,7 @@ def test_private_addresses_are_refused_at_the_door(guarded, srv, url):
     body = resp.json()
     assert body["error"] == "url_not_allowed" and "allowPrivateUrls" in body["message"]
     assert sum(srv.hits.values()) == hits
-    db = sqlite3.connect(f"file:{guarded.daemon.paths.database}?mode=ro", uri=True)
-    try:
-        assert db.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 0
-    finally:
-        db.close()
+    assert guarded.query("SELECT COUNT(*) FROM documents")[0][0] == 0
 
 
 def test_content_over_the_byte_limit_is_refused(tmp_path):

@@ -12,6 +12,8 @@ from mnemonist.model.memory import utcnow
 from mnemonist.store import duplicates
 from mnemonist.text.near_duplicate import conflict
 
+pytestmark = pytest.mark.both_stores
+
 TABS = ("The user prefers tabs over spaces", "The user prefers spaces over tabs")
 VERSIONS = ("The project uses Python 3.11", "The project uses Python 3.12")
 NEGATION = ("Always run the linter before committing", "Never run the linter before committing")

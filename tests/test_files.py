@@ -8,10 +8,10 @@ the API; the session-start hook, the search and the interval triggers sync too."
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,8 @@ from mnemonist.cli.main import cli
 from mnemonist.daemon import Daemon
 from mnemonist.model.requests import RecallRequest
 from mnemonist.settings import ConfigError, Paths, load_config
+
+pytestmark = pytest.mark.both_stores
 
 DEBOUNCE_MS = 1500
 
@@ -54,10 +56,10 @@ def sed(path: str, start: int, end: int) -> str:
                           check=True).stdout.decode("utf-8").removesuffix("\n")
 
 
-def db(live: LiveDaemon) -> sqlite3.Connection:
-    conn = sqlite3.connect(f"file:{live.daemon.db.path}?mode=ro", uri=True)
-    conn.row_factory = sqlite3.Row
-    return conn
+@contextmanager
+def db(live: LiveDaemon) -> Iterator[Any]:
+    """The daemon's own reader (either store)."""
+    yield live.daemon.db.reader()
 
 
 def chunks_of(live: LiveDaemon, path: Path) -> list[dict[str, Any]]:
@@ -83,7 +85,8 @@ def indexed(live: LiveDaemon, path: Path) -> dict[str, Any] | None:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def project(daemon_store: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project of memory files, one per store (the tests change its files)."""
     root = tmp_path_factory.mktemp("workspace") / "shop"
     (root / "memory").mkdir(parents=True)
     (root / "MEMORY.md").write_text(
@@ -93,7 +96,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def live(project: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDaemon]:
+def live(daemon_store: str, project: Path,
+         tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDaemon]:
     config = {"files": {"roots": [str(project)], "watch_debounce_ms": DEBOUNCE_MS,
                         "interval_minutes": 0}}
     with run_daemon(tmp_path_factory.mktemp("files-home"), config) as d:

@@ -23,6 +23,8 @@ from conftest import LiveDaemon, run_daemon
 from mcp_flow import call
 from mnemonist.cli.main import cli
 
+pytestmark = pytest.mark.both_stores
+
 MEMORIES = {
     "st1": "Old staging notes: staging ran on the db-old-3 box and deploys used fabric",
     "st2": "Old staging notes: the staging password was rotated by hand every quarter",
@@ -68,7 +70,8 @@ INTENDED = {
 
 
 @pytest.fixture(scope="module")
-def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveDaemon, dict[str, str]]]:
+def team(daemon_store: str, tmp_path_factory: pytest.TempPathFactory
+         ) -> Iterator[tuple[LiveDaemon, dict[str, str]]]:
     """A daemon holding the labelled memories (project "team"); tests work on copies in their
     own projects when they delete."""
     with run_daemon(tmp_path_factory.mktemp("forget-query")) as live:

@@ -36,6 +36,8 @@ from pipeline_helpers import (
     run_jobs,
 )
 
+pytestmark = pytest.mark.both_stores
+
 KEYWORD_ONLY = {"embedding": {"provider": "none"}}
 
 
@@ -70,8 +72,9 @@ def pairs(d: Daemon) -> dict[frozenset[str], int]:
 def assert_mentions_exact(d: Daemon) -> None:
     """Every entity's mention count is the number of memories linked to it."""
     wrong = d.db.reader().execute(
-        "SELECT canonical_name, mentions, (SELECT COUNT(*) FROM memory_entity_mentions mm"
-        " WHERE mm.entity_id = e.id) AS n FROM entities e WHERE mentions != n").fetchall()
+        "SELECT * FROM (SELECT canonical_name, mentions, (SELECT COUNT(*)"
+        " FROM memory_entity_mentions mm WHERE mm.entity_id = e.id) AS n FROM entities e) x"
+        " WHERE mentions != n").fetchall()
     assert [tuple(r) for r in wrong] == []
 
 
@@ -295,7 +298,7 @@ def test_timeout_returns_what_was_found_and_reports_degraded(tmp_path, monkeypat
         out = d.service.recall(RecallRequest(query="kubernetes notes", min_score=0.0))
         assert "graph_timeout" in out["degraded"]
 
-        def endless(conn, seeds):  # a statement past the deadline is interrupted by SQLite
+        def endless(conn, seeds):  # a statement past the deadline is interrupted (either store)
             conn.execute("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c)"
                          " SELECT COUNT(*) FROM c").fetchone()
             return []
@@ -305,7 +308,7 @@ def test_timeout_returns_what_was_found_and_reports_degraded(tmp_path, monkeypat
         found = gb.graph_boost(d.db.reader(), "kubernetes notes", None, timeout_ms=50)
         assert found.timed_out and found.weights == {seed: 1.0}
         assert time.monotonic() - started < 30  # the query alone would never end
-        # the reader connection is left without a progress handler
+        # the reader is left without a progress handler (statement_timeout on PostgreSQL)
         assert d.db.reader().execute("SELECT 1").fetchone()[0] == 1
 
 

@@ -8,9 +8,13 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from mnemonist.store import migrations
 from mnemonist.store.db import Database
 from pipeline_helpers import manual_daemon, remember
+
+pytestmark = pytest.mark.both_stores
 
 AT = "2025-01-01T00:00:00.000Z"
 LATER = "2025-02-01T00:00:00.000Z"

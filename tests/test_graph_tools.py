@@ -19,6 +19,8 @@ from mnemonist.store import memories
 from mnemonist.text.dependencies import dependencies
 from mnemonist.text.entities import extract
 
+pytestmark = pytest.mark.both_stores
+
 KEYWORD_ONLY: dict[str, Any] = {"embedding": {"provider": "none"}}
 
 SERVICE_GRAPH = [
@@ -30,7 +32,7 @@ SERVICE_GRAPH = [
 
 
 @pytest.fixture(scope="module")
-def shop(tmp_path_factory: pytest.TempPathFactory):
+def shop(daemon_store: str, tmp_path_factory: pytest.TempPathFactory):
     """The service graph (api -> db, backups -> db, storefront -> api, a dashboard) in
     project shop, and one more dependent of ShopDb known only to project other."""
     with run_daemon(tmp_path_factory.mktemp("shop"), KEYWORD_ONLY) as live:
@@ -330,13 +332,13 @@ def test_co_occurrence_falls_with_deletes_and_comes_back_with_recover(tmp_path: 
 
         def pair() -> tuple[int, float] | None:
             row = conn.execute(
-                "SELECT r.mentions, round(r.confidence, 4) FROM relations r JOIN entities a"
+                "SELECT r.mentions, r.confidence FROM relations r JOIN entities a"
                 " ON a.id = r.source_entity_id JOIN entities b ON b.id = r.target_entity_id"
                 " WHERE r.relation_type = 'co_occurrence' AND r.reason = 'co-occurrence'"
                 " AND a.canonical_name IN ('caroline', 'melanie')"
                 " AND b.canonical_name IN ('caroline', 'melanie')"
                 ).fetchone()
-            return tuple(row) if row else None
+            return (row[0], round(row[1], 4)) if row else None
 
         assert pair() == (2, 0.6)
         resp = live.http.request("DELETE", f"/api/memory/{first}", json={"reason": "test"})

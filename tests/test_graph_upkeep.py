@@ -9,12 +9,16 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from mnemonist.model.config import GraphConfig
 from mnemonist.model.graph import FeedbackRequest, ImpactRequest, RelateRequest, RetractRequest
 from mnemonist.model.memory import format_ts
 from mnemonist.model.requests import RecallFilters
 from mnemonist.pipeline import graph_upkeep
 from pipeline_helpers import manual_daemon, remember
+
+pytestmark = pytest.mark.both_stores
 
 KEYWORD_ONLY: dict[str, Any] = {"embedding": {"provider": "none"}}
 
@@ -24,7 +28,8 @@ def _edges(d, reason: str | None = None,
     rows = d.db.reader().execute(
         "SELECT a.name AS a, b.name AS b, r.* FROM relations r"
         " JOIN entities a ON a.id = r.source_entity_id JOIN entities b"
-        " ON b.id = r.target_entity_id WHERE (? IS NULL OR r.reason = ?) AND a.project = ?",
+        " ON b.id = r.target_entity_id WHERE (CAST(? AS TEXT) IS NULL OR r.reason = ?)"
+        " AND a.project = ?",
         (reason, reason, project))
     return {(r["a"], r["b"]): dict(r) for r in rows}
 

@@ -28,12 +28,14 @@ from mnemonist.sessions.reader import TranscriptRefused, read_tail, resolve
 from mnemonist.sessions.transcript import flatten_transcript
 from mnemonist.store import sessions as store
 
+pytestmark = pytest.mark.both_stores
+
 HOOKS = {"hooks": {"sessionStartBudgetChars": 1500, "promptMaxMemories": 2,
                    "promptBudgetChars": 600}}
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory):
+def env(daemon_store: str, tmp_path_factory):
     """A daemon with seeded memories, a git repository `acme-api` and a hook home."""
     root = tmp_path_factory.mktemp("hooks")
     repo = root / "acme-api"

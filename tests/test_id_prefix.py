@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 import uuid
 
+import pytest
 from click.testing import CliRunner
 
 from conftest import LiveDaemon
 from mnemonist.cli.main import cli
+
+pytestmark = pytest.mark.both_stores
 
 
 def _with_id(live: LiveDaemon, content: str, new_id: str, **fields) -> str:

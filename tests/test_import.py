@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 
+import pytest
 from click.testing import CliRunner
 
 from mnemonist.cli.main import cli
 
+pytestmark = pytest.mark.both_stores
+
 
 def rows(live, sql: str, *args):
-    conn = sqlite3.connect(live.daemon.paths.database)
-    try:
-        return conn.execute(sql, args).fetchall()
-    finally:
-        conn.close()
+    return live.query(sql, *args)
 
 
 def test_occurred_at_defaults_to_now_and_is_kept_apart_from_created_at(live):

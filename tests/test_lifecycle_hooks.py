@@ -6,7 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from conftest import run_daemon
+
+pytestmark = pytest.mark.both_stores
 
 SERVICES = ("billing", "ledger", "search", "gateway", "notifier", "reports", "auth", "media")
 

@@ -7,9 +7,12 @@ from __future__ import annotations
 import uuid
 
 import anyio
+import pytest
 
 from mcp_flow import call
 from test_mcp_http import http_session
+
+pytestmark = pytest.mark.both_stores
 
 
 def project() -> str:

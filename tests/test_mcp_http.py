@@ -37,6 +37,8 @@ from mnemonist.model.requests import (
     RememberRequest,
 )
 
+pytestmark = pytest.mark.both_stores
+
 
 @asynccontextmanager
 async def http_session(url: str, token: str | None = None) -> AsyncIterator[ClientSession]:

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from conftest import LiveDaemon
+
+pytestmark = pytest.mark.both_stores
 
 UNSAFE = ("post", "put", "patch", "delete")
 

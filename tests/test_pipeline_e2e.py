@@ -3,12 +3,11 @@ to a local server that speaks the Ollama and OpenAI protocols."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
 
-from conftest import run_daemon
+from conftest import open_store, query, run_daemon, with_store
 from llm_servers import FakeLlmServer, Reply, closed_port
 from mnemonist.daemon import Daemon
 from mnemonist.model.requests import RememberRequest
@@ -23,6 +22,8 @@ from pipeline_helpers import (
     wait_for,
 )
 
+pytestmark = pytest.mark.both_stores
+
 LOCAL = {"provider": "local"}
 PARAGRAPH = ("Planning notes from Tuesday: Alice decided that the billing service keeps its "
              "invoices in PostgreSQL. She prefers tabs over spaces in every repository. "
@@ -30,12 +31,8 @@ PARAGRAPH = ("Planning notes from Tuesday: Alice decided that the billing servic
 
 
 def db_rows(home: Path, sql: str, *args) -> list[dict]:
-    conn = sqlite3.connect(Paths(home).database)
-    conn.row_factory = sqlite3.Row
-    try:
-        return [dict(r) for r in conn.execute(sql, args)]
-    finally:
-        conn.close()
+    with open_store(home) as db:
+        return [dict(zip(r.keys(), r, strict=True)) for r in query(db, sql, *args)]
 
 
 def extract_state(live, memory_id: str) -> dict:
@@ -270,16 +267,15 @@ def test_a_worker_killed_mid_job_is_recovered_by_the_reaper(tmp_path):
         config = pipeline_config(srv.url, worker={"leaseTimeoutMs": 10000})
         paths = Paths(tmp_path)
         tmp_path.mkdir(exist_ok=True)
-        first = Daemon(paths, load_config(paths, config), workers=False).start()
+        first = Daemon(paths, load_config(paths, with_store(tmp_path, config)),
+                       workers=False).start()
         mid = first.service.remember(RememberRequest(
             content="Crash drill: the nightly backup runs at 02:00 UTC, kept thirty days."))["id"]
         with first.db.write_tx() as conn:
             assert jobs.lease(conn, "extract") is not None
         first.stop()  # killed while holding the lease: nothing completed, nothing written
-        conn = sqlite3.connect(paths.database)
-        conn.execute("UPDATE memory_jobs SET leased_at = '2000-01-01T00:00:00.000Z'")
-        conn.commit()
-        conn.close()
+        with open_store(tmp_path) as db, db.write_tx() as conn:
+            conn.execute("UPDATE memory_jobs SET leased_at = '2000-01-01T00:00:00.000Z'")
         assert db_rows(tmp_path, "SELECT * FROM memories WHERE who = 'pipeline-v2'") == []
 
         with run_daemon(tmp_path, config) as live:

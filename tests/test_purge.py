@@ -15,16 +15,19 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
-from conftest import LiveDaemon, run_daemon
+from conftest import LiveDaemon, current_store, run_daemon
 from llm_servers import Call, FakeLlmServer
 from mnemonist.cli.main import cli
 from mnemonist.model.requests import RememberRequest
 from mnemonist.settings import Paths
 from mnemonist.store import memories
 from pipeline_helpers import Brain, decision_json, facts_json, pipeline_config, wait_for
-from secret_scan import everywhere, file_hits, table_hits
+from secret_scan import file_hits, store_everywhere, stored_hits, table_hits
+
+pytestmark = pytest.mark.both_stores
 
 SECRET = "zorblatt7731quux"
 NEEDLES = [SECRET, "7731quux", "zorblatt"]
@@ -99,7 +102,7 @@ def test_a_purged_secret_is_in_no_table_and_no_byte_of_the_files(tmp_path: Path)
             if SECRET in m["content"]]
         assert len(derived) == 1
         # the scenario reached every place it should: otherwise the test proves nothing
-        reached = table_hits(db, [SECRET])
+        reached = stored_hits(live, [SECRET])
         for place in ("memories.content", "memory_history.old_content", "memory_hints.hint",
                       "memory_context.text", "memory_archive.content", "entities.name",
                       "memory_history.metadata", "memory_jobs.result"):
@@ -117,7 +120,7 @@ def test_a_purged_secret_is_in_no_table_and_no_byte_of_the_files(tmp_path: Path)
         assert body["status"] == "purged" and body["wasDeleted"] is True
         assert body["walTruncated"] is True
 
-        left = everywhere(db, NEEDLES)
+        left = store_everywhere(live, NEEDLES)
         assert left == [], "\n".join(left)
         assert live.http.get(f"/api/memory/{mid}").status_code == 404
         events = live.http.get(f"/api/memory/{mid}/history").json()["events"]
@@ -134,7 +137,8 @@ def test_a_purged_secret_is_in_no_table_and_no_byte_of_the_files(tmp_path: Path)
         created = live.http.get(f"/api/memory/{successor[0]['id']}/history").json()["events"][0]
         assert created["new_content"] == successor[0]["content"]
         assert live.recall("nightly backups")["results"]
-        assert sqlite3.connect(db).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        if current_store() == "sqlite":
+            assert sqlite3.connect(db).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
 def test_purge_of_a_soft_deleted_memory_and_its_answers(tmp_path: Path) -> None:
@@ -164,7 +168,7 @@ def test_purge_of_a_soft_deleted_memory_and_its_answers(tmp_path: Path) -> None:
         assert resp.status_code == 200 and resp.json()["wasDeleted"] is True
         assert live.http.request("DELETE", "/api/memory/no-such-id",
                                  json={"reason": "x", "purge": True}).status_code == 404
-        assert everywhere(live.daemon.paths.database, [token]) == []
+        assert store_everywhere(live, [token]) == []
 
 
 def test_cli_forget_purge(tmp_path: Path) -> None:
@@ -176,7 +180,7 @@ def test_cli_forget_purge(tmp_path: Path) -> None:
                                        "--reason", "leaked"], catch_exceptions=False)
         assert out.exit_code == 0, out.output
         assert "purged 1" in out.output
-        assert everywhere(live.daemon.paths.database, [token]) == []
+        assert store_everywhere(live, [token]) == []
 
 
 def test_retention_purges_the_text_of_expired_tombstones(tmp_path: Path) -> None:
@@ -185,16 +189,17 @@ def test_retention_purges_the_text_of_expired_tombstones(tmp_path: Path) -> None
         svc = live.service
         mid = svc.remember(RememberRequest(content=f"The wifi key is {token}"))["id"]
         live.http.request("DELETE", f"/api/memory/{mid}", json={"reason": "old"})
-        assert table_hits(live.daemon.paths.database, [token])  # the tombstone keeps it
+        assert stored_hits(live, [token])  # the tombstone keeps it
         with svc.db.write_tx() as conn:
             conn.execute("UPDATE memories SET deleted_at = '2000-01-01T00:00:00.000Z'"
                          " WHERE id = ?", (mid,))
         assert live.daemon.retention.sweep().tombstones == 1
-        assert everywhere(live.daemon.paths.database, [token]) == []
+        assert store_everywhere(live, [token]) == []
         events = [e["event"] for e in svc.history(mid)["events"]]
         assert events == ["created", "deleted", "purged"]
 
 
+@pytest.mark.sqlite_only("reads the bytes of the SQLite file and its WAL")
 def test_forget_force_clears_the_text_from_the_file(tmp_path: Path) -> None:
     """The text is in the database file (checkpointed there), then a forget with force: its
     bytes are gone from the file, not left in free space (secure_delete, FTS merge,
@@ -215,6 +220,7 @@ def test_forget_force_clears_the_text_from_the_file(tmp_path: Path) -> None:
         assert all(live.http.get(f"/api/memory/{m}").status_code == 200 for m in filler)
 
 
+@pytest.mark.sqlite_only("replays SQLite's migration 9 on a SQLite file")
 def test_migration_9_clears_what_earlier_hard_deletes_left(tmp_path: Path) -> None:
     """A database from before purges: a hard delete removed the row but kept its text in the
     history. Migration 9 empties that history (and leaves live memories' history alone)."""

@@ -15,6 +15,8 @@ from mnemonist.model.config import MemoryConfig
 from mnemonist.model.memory import Memory, format_ts
 from mnemonist.search.signals import access_boost, decays, effective_importance
 
+pytestmark = pytest.mark.both_stores
+
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 TEXT = "the nightly backup job writes its archive to the cold storage bucket"
 

@@ -11,6 +11,8 @@ from mnemonist.search.authors import KnownAuthors
 from mnemonist.store.db import Database
 from mnemonist.store.migrations import migrate
 
+pytestmark = pytest.mark.both_stores
+
 
 @pytest.fixture
 def embedded(live, monkeypatch):

@@ -4,7 +4,6 @@ Over a real daemon and real HTTP."""
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from typing import Any
@@ -16,14 +15,12 @@ from conftest import LiveDaemon
 from mnemonist.model.memory import format_ts
 from mnemonist.model.requests import parse_when
 
+pytestmark = pytest.mark.both_stores
+
 
 def row_counts(live: LiveDaemon) -> tuple[int, int]:
-    conn = sqlite3.connect(f"file:{live.daemon.paths.database}?mode=ro", uri=True)
-    try:
-        return (conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0],
-                conn.execute("SELECT COUNT(*) FROM memory_history").fetchone()[0])
-    finally:
-        conn.close()
+    return (live.query("SELECT COUNT(*) FROM memories")[0][0],
+            live.query("SELECT COUNT(*) FROM memory_history")[0][0])
 
 
 def assert_400(resp: httpx.Response, field: str) -> dict[str, Any]:

@@ -13,6 +13,8 @@ import pytest
 from conftest import run_daemon
 from mnemonist.search.rerank import EmbeddingReranker, HttpReranker, rerank_head
 
+pytestmark = pytest.mark.both_stores
+
 
 @dataclass
 class M:

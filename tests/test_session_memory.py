@@ -16,6 +16,8 @@ import pytest
 from conftest import run_daemon
 from hook_payloads import MNEMONIST, hook_log, payload, run_hook
 
+pytestmark = pytest.mark.both_stores
+
 FACT = "The staging database moved to the eu-west-2 region last Tuesday"
 
 
@@ -44,7 +46,7 @@ CONVERSATION = [
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory):
+def env(daemon_store: str, tmp_path_factory):
     root = tmp_path_factory.mktemp("sessions")
     repo = root / "shop-api"
     (repo / ".git").mkdir(parents=True)

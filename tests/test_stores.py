@@ -143,3 +143,15 @@ def test_forget_by_query_removes_only_clear_matches(daemon: LiveDaemon) -> None:
         "reason": "retired", "confirm_token": body["confirmToken"]})
     assert done.status_code == 200, done.text
     assert ids(daemon.recall("staging cluster notes", project="forget")) == [keep["id"]]
+
+
+def test_a_query_of_stop_words_only_finds_its_memories(daemon: LiveDaemon) -> None:
+    """Every word of "what is it" is a stop word: both stores then search all its words (on
+    PostgreSQL, whose index drops stop words, on the text itself)."""
+    made = daemon.remember("What is it that you want?", project="stops")
+    daemon.remember("The gateway restarts nightly", project="stops")
+    found = daemon.recall("what is it", project="stops")
+    assert ids(found) == [made["id"]]
+    assert found["results"][0]["scores"]["keyword"] == pytest.approx(1.0)
+    searched = daemon.http.get("/memory/search", params={"q": "what is it"}).json()
+    assert ids(searched)[0] == made["id"]

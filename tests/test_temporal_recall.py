@@ -9,6 +9,8 @@ from click.testing import CliRunner
 
 from mnemonist.cli.main import cli
 
+pytestmark = pytest.mark.both_stores
+
 NOW = "2026-11-18T15:00:00Z"  # a Wednesday
 DEPLOYS = {
     "2026-11-10T11:00:00Z": "Deployed payments-api version 4.2 to production",  # last week

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from mnemonist.model.requests import RecallFilters
 from mnemonist.search.entity_scope import entity_scope_clause
 from mnemonist.search.filters import where_clause
+from mnemonist.store.deadline import statements_until
 from mnemonist.text.entities import canonical_name
 from mnemonist.text.entity_words import TECH_ALIASES
 from mnemonist.text.tokens import STOP_WORDS, tokenize
@@ -104,9 +105,9 @@ def graph_boost(
     if candidates is not None and not candidates:
         return out
     deadline = time.monotonic() + timeout_ms / 1000.0
-    conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
     try:
-        _lookup(conn, query, filters, hop_weight, candidates, deadline, out)
+        with statements_until(conn, deadline):
+            _lookup(conn, query, filters, hop_weight, candidates, deadline, out)
     except (_Deadline, sqlite3.OperationalError) as exc:
         if not isinstance(exc, _Deadline) and time.monotonic() <= deadline:
             log.warning("graph boost failed: %s", exc)
@@ -115,8 +116,6 @@ def graph_boost(
     except Exception as exc:  # the boost is optional: recall goes on without it
         log.warning("graph boost failed: %s", exc)
         return GraphBoost()
-    finally:
-        conn.set_progress_handler(None, 0)
     return out
 
 

@@ -4,8 +4,9 @@
 - Out of each entity at most `max_branching` edges, the most confident first
   (confidence × strength, then mentions).
 - At most `max_paths` paths in all (each edge followed is one path), at most `max_hops` long.
-- A deadline: checked before each entity is expanded, and SQLite's progress handler interrupts
-  a statement that runs past it; what was reached by then is returned with `timed_out`.
+- A deadline: checked before each entity is expanded, and a statement that runs past it is
+  interrupted (`store.deadline`: SQLite's progress handler, PostgreSQL's statement_timeout);
+  what was reached by then is returned with `timed_out`.
 
 A path's confidence is the product of its edges' confidences; each entity keeps its most
 confident path. `direction` says which edges lead on: `both` (a neighbourhood), or
@@ -28,6 +29,8 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
+
+from mnemonist.store.deadline import statements_until
 
 #: relation types that state "source depends on target"
 DEPENDENCY_TYPES = frozenset({
@@ -121,17 +124,15 @@ def walk(
 ) -> Walk:
     out = Walk()
     deadline = time.monotonic() + limits.timeout_ms / 1000.0
-    conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
     try:
-        _walk(conn, list(starts), limits, direction, association_factor, supported, deadline,
-              out)
+        with statements_until(conn, deadline):
+            _walk(conn, list(starts), limits, direction, association_factor, supported,
+                  deadline, out)
     except (_Deadline, sqlite3.OperationalError) as exc:
         if not isinstance(exc, _Deadline) and time.monotonic() <= deadline:
             raise
         out.timed_out = True
         out.limited_by.append("deadline")
-    finally:
-        conn.set_progress_handler(None, 0)
     return out
 
 

@@ -6,7 +6,7 @@ Only SQL here; the sync that decides what to write is `service.files`."""
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from mnemonist.model.memory import utcnow
@@ -28,7 +28,8 @@ class FileRow:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> FileRow:
-        return cls(**{k: row[k] for k in row.keys()})  # noqa: SIM118 - sqlite3.Row
+        # its own columns only: PostgreSQL's tables carry a `rowid` column too (SELECT *)
+        return cls(**{f.name: row[f.name] for f in fields(cls)})
 
 
 @dataclass(frozen=True)

@@ -260,7 +260,7 @@ CREATE TABLE memory_files (
             project TEXT,
             content_hash TEXT,              -- sha256 of the file's bytes at the last sync
             chunking TEXT,                  -- the chunk settings it was cut with
-            mtime_ns INTEGER,
+            mtime_ns BIGINT,
             size BIGINT,
             chunk_count BIGINT NOT NULL DEFAULT 0,
             error TEXT,                     -- why the file is not indexed (too big, binary)
@@ -275,7 +275,7 @@ CREATE TABLE file_chunks (
             path TEXT NOT NULL,
             chunk_index BIGINT NOT NULL,
             start_line BIGINT NOT NULL,    -- 1-based, inclusive
-            end_line INTEGER NOT NULL,
+            end_line BIGINT NOT NULL,
             text_hash TEXT NOT NULL         -- sha256 of the chunk text as indexed
         ,
     rowid BIGINT GENERATED ALWAYS AS IDENTITY

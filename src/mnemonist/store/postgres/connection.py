@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -40,7 +41,9 @@ def _row_factory(cursor: psycopg.Cursor) -> Any:
     desc = cursor.description
     if desc is None:
         return tuple
-    names = {d.name: i for i, d in reversed(list(enumerate(desc)))}
+    names: dict[str, int] = {}
+    for i, d in enumerate(desc):  # in column order (keys()); a repeated name: its first
+        names.setdefault(d.name, i)
     cls = type("Row", (Row,), {"__slots__": (), "_names": names})
     return lambda values: cls(values)
 
@@ -128,6 +131,8 @@ class PgConnection:
         #: SQLite's callers catch IntegrityError and go on, so each INSERT gets a savepoint
         self._savepoints = savepoints
         self.total_changes = 0
+        #: time.monotonic() at which statements stop (store.deadline); None: no limit
+        self.deadline: float | None = None
 
     @property
     def store_key(self) -> str:
@@ -147,6 +152,27 @@ class PgConnection:
         return t.sql, params, t.returning
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> Cursor:
+        if self.deadline is None:
+            return self._execute(sql, params)
+        left_ms = int((self.deadline - time.monotonic()) * 1000)
+        if left_ms <= 0:
+            raise sqlite3.OperationalError("interrupted: the statement's deadline has passed")
+        # the server cancels the statement when the time left is up (SQLite's progress
+        # handler); set for this statement only, then back to what it was
+        before = self.raw.execute(
+            "SELECT current_setting('statement_timeout'),"
+            " set_config('statement_timeout', %s, false)", [str(left_ms)]).fetchone()[0]
+        try:
+            return self._execute(sql, params)
+        finally:
+            with contextlib.suppress(psycopg.Error):  # an aborted transaction resets it itself
+                self.raw.execute("SELECT set_config('statement_timeout', %s, false)", [before])
+
+    def set_deadline(self, deadline: float | None) -> None:
+        """Statements from now on stop at `deadline` (time.monotonic()); None: no limit."""
+        self.deadline = deadline
+
+    def _execute(self, sql: str, params: Sequence[Any] | dict[str, Any] | None) -> Cursor:
         text, args, returning = self._bind(sql, params)
         guarded = self._savepoints and bool(_GUARDED.match(sql))
         try:
@@ -176,10 +202,6 @@ class PgConnection:
             cur = self.execute(sql, params)
             total += max(cur.rowcount, 0)
         return Cursor(None, total, None)
-
-    def set_progress_handler(self, handler: Any, n: int) -> None:
-        """SQLite's per-VM-step callback (the graph channels' deadlines): PostgreSQL has none;
-        those queries run to the end here (a statement_timeout would be the counterpart)."""
 
     def commit(self) -> None:
         self.raw.commit()

@@ -79,7 +79,9 @@ class _Reader:
             if pinned is None:
                 raw = self._db.pool.getconn()
                 raw.autocommit = False
-                self._local.pinned = (raw, PgConnection(raw, self._db.keys, savepoints=False))
+                conn = PgConnection(raw, self._db.keys, savepoints=False)
+                conn.set_deadline(getattr(self._local, "deadline", None))
+                self._local.pinned = (raw, conn)
             return Cursor(None, -1, None)
         if pinned is not None:
             raw, conn = pinned
@@ -93,7 +95,9 @@ class _Reader:
                 return Cursor(None, -1, None)
             return conn.execute(sql, params)
         with self._db.pool.connection() as raw:
-            return PgConnection(raw, self._db.keys, savepoints=False).execute(sql, params)
+            conn = PgConnection(raw, self._db.keys, savepoints=False)
+            conn.set_deadline(getattr(self._local, "deadline", None))
+            return conn.execute(sql, params)
 
     def executemany(self, sql: str, seq: Any) -> Cursor:
         total = 0
@@ -105,9 +109,12 @@ class _Reader:
     def in_transaction(self) -> bool:
         return getattr(self._local, "pinned", None) is not None
 
-    def set_progress_handler(self, handler: Any, n: int) -> None:
-        """SQLite's per-VM-step callback (the graph channels' deadlines): PostgreSQL has none;
-        those queries run to the end here (a statement_timeout would be the counterpart)."""
+    def set_deadline(self, deadline: float | None) -> None:
+        """This thread's statements stop at `deadline` (store.deadline); None: no limit."""
+        self._local.deadline = deadline
+        pinned = getattr(self._local, "pinned", None)
+        if pinned is not None:
+            pinned[1].set_deadline(deadline)
 
     def close(self) -> None:
         pass

@@ -38,7 +38,9 @@ _FTS_SHADOW = re.compile(r"_fts(_data|_idx|_docsize|_config)?$")
 
 def _column(line: str) -> tuple[str, str | None]:
     """One column definition with its type translated; the name of an INTEGER PRIMARY KEY."""
-    m = re.match(r"(\s*)(\"?\w+\"?)\s+(INTEGER|REAL|BLOB|TEXT)\b(.*)$", line, re.S)
+    # the column may follow the comment that ends the line of the one before it
+    m = re.match(r"((?:\s*--[^\n]*\n)*\s*)(\"?\w+\"?)\s+(INTEGER|REAL|BLOB|TEXT)\b(.*)$",
+                 line, re.S)
     if not m:
         return line, None
     indent, name, kind, rest = m.groups()
@@ -51,8 +53,14 @@ def _column(line: str) -> tuple[str, str | None]:
 
 
 def _split_columns(body: str) -> list[str]:
+    """The definitions between top-level commas (a `-- comment` is text, commas and all)."""
     out, depth, buf = [], 0, ""
-    for ch in body:
+    comment = False
+    for i, ch in enumerate(body):
+        if comment or body.startswith("--", i):
+            comment = ch != "\n"
+            buf += ch
+            continue
         if ch == "(":
             depth += 1
         elif ch == ")":

@@ -18,8 +18,11 @@ Rules, in order:
 - `SUM(condition)` → `SUM(CASE WHEN condition THEN 1 ELSE 0 END)`;
   `IFNULL` → `COALESCE`; two-argument `MAX`/`MIN` → `GREATEST`/`LEAST`; `LIKE` → `ILIKE`
   (SQLite's LIKE ignores ASCII case); `a IS b` / `a IS NOT b` → `IS [NOT] DISTINCT FROM`;
-- `json_each(x)` → `json_array_elements_text(x::json)`, its `value` compared as text;
-  `json_extract(x, '$.k')` → `(x::json ->> 'k')`; `json_array_length(x)` on `x::json`;
+- `json_each(x) [alias]` → `json_array_elements_text(x::json) AS alias(value)`, its `value`
+  compared as text; `json_extract(x, '$.k')` → `(x::json ->> 'k')`; `json_array_length(x)`
+  on `x::json`; `json_insert(x, '$[#]', v)` (append) → `(x::jsonb || jsonb_build_array(v))`
+  as text, `v` a string; `instr(a, b)` → `strpos(a, b)`; `julianday(t)` (of an ISO 8601
+  text) → days since the Julian epoch from `t::timestamptz`;
 - `sqlite_master` table look-ups → `information_schema.tables`.
 """
 
@@ -118,10 +121,18 @@ def _is_condition(expr: str) -> bool:
     return bool(_CONDITION.search("".join(flat)))
 
 
+#: `json_each(x) j` / `json_each(x) AS j`: the alias its rows are named by
+_ALIAS = re.compile(r"\s+(AS\s+)?([A-Za-z_]\w*)")
+_NOT_ALIASES = frozenset(("WHERE", "ON", "JOIN", "LEFT", "INNER", "CROSS", "GROUP", "ORDER",
+                          "LIMIT", "UNION", "AND", "OR", "USING", "HAVING", "EXCEPT",
+                          "INTERSECT", "WINDOW"))
+
+
 def _functions(sql: str) -> str:
     """Rewrite calls whose PostgreSQL spelling differs (arguments may nest)."""
     pattern = re.compile(
-        r"\b(MAX|MIN|SUM|json_each|json_extract|json_array_length|IFNULL)\s*\(", re.I)
+        r"\b(MAX|MIN|SUM|json_each|json_extract|json_array_length|json_insert|instr|julianday|IFNULL)"
+        r"\s*\(", re.I)
     pos = 0
     out = []
     while True:
@@ -146,7 +157,23 @@ def _functions(sql: str) -> str:
         elif name == "ifnull":
             out.append(f"COALESCE({inner})")
         elif name == "json_each":
-            out.append(f"json_array_elements_text(CAST({inner} AS json)) AS json_each(value)")
+            alias = _ALIAS.match(sql, end + 1)
+            name = "json_each"
+            if alias and alias.group(2).upper() not in _NOT_ALIASES:
+                name = alias.group(2)
+                end = alias.end() - 1
+            out.append(f"json_array_elements_text(CAST({inner} AS json)) AS {name}(value)")
+        elif name == "julianday":
+            out.append(f"(EXTRACT(EPOCH FROM CAST({inner} AS timestamptz)) / 86400.0"
+                       " + 2440587.5)")
+        elif name == "instr":
+            out.append(f"strpos({inner})")
+        elif name == "json_insert":
+            parts = _split_top(inner)
+            if len(parts) != 3 or parts[1].strip() != "'$[#]'":
+                raise ValueError(f"json_insert: only appending ('$[#]') is translated: {inner}")
+            out.append(f"CAST(CAST({parts[0]} AS jsonb) || jsonb_build_array(CAST({parts[2]}"
+                       " AS text)) AS text)")
         elif name == "json_array_length":
             out.append(f"json_array_length(CAST({inner} AS json))")
         else:  # json_extract(x, '$.key')

@@ -13,8 +13,11 @@ Two-word phrases are ranked by `ts_rank_cd` (a phrase is one cover).
 
 Indexes (baseline.sql): `memories.fts` (the memory's text), `memory_context.fts` (the memory
 with its neighbours, store.context), `memory_hints.fts` (the questions it answers).
-Stemming is PostgreSQL's `english` configuration (Snowball), which also drops stop words: a
-query made only of stop words finds nothing here, where FTS5 would match them.
+Stemming is PostgreSQL's `english` configuration (Snowball), which also drops stop words, so
+the indexes hold none. A query made only of stop words ("what is it": `search.keyword` then
+searches all its words, as on SQLite) is matched and scored on the `simple` configuration of
+the text itself, computed row by row: no index serves it, so it scans (such queries are rare,
+and find what FTS5 finds), with the mean length of the `english` index as BM25's.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from mnemonist.model.requests import RecallFilters
 from mnemonist.search.filters import where_clause
 
 CONFIG = "english"
+#: the configuration of a query made only of stop words (no stemming, no stop words)
+ALL_WORDS = "simple"
 #: phrases are ranked by cover density (the phrase is one cover), normalised by length
 PHRASE_RANK = "ts_rank_cd({col}, q.q, 1)"
 #: BM25's parameters, FTS5's defaults
@@ -36,11 +41,13 @@ _STATS_TTL_S = 60.0
 _stats: dict[tuple[str, str], tuple[float, int, float]] = {}
 _stats_lock = threading.Lock()
 
-#: index → (rows it ranks, their tsvector column, the table the statistics count)
+#: index → (rows it ranks, their tsvector column, the table the statistics count, its text)
 _SOURCES = {
-    "content": ("memories m", "m.fts", "memories"),
-    "context": ("memory_context c JOIN memories m ON m.seq = c.seq", "c.fts", "memory_context"),
-    "hints": ("memory_hints h JOIN memories m ON m.id = h.memory_id", "h.fts", "memory_hints"),
+    "content": ("memories m", "m.fts", "memories", "m.content"),
+    "context": ("memory_context c JOIN memories m ON m.seq = c.seq", "c.fts", "memory_context",
+                "c.text"),
+    "hints": ("memory_hints h JOIN memories m ON m.id = h.memory_id", "h.fts", "memory_hints",
+              "h.hint"),
 }
 
 
@@ -60,12 +67,15 @@ def _corpus(conn: Any, table: str) -> tuple[int, float]:
     return int(n), float(avg)
 
 
-def _lexemes(conn: Any, terms: list[str], table: str) -> tuple[list[str], list[float]]:
+def _lexemes(conn: Any, terms: list[str], table: str, *, vector: str = "fts",
+             config: str = CONFIG) -> tuple[list[str], list[float]]:
     """The stemmed lexemes of the query's terms and each one's BM25 idf over `table`, as
-    FTS5 computes it: log((N - n + 0.5) / (n + 0.5)), at least 1e-6."""
+    FTS5 computes it: log((N - n + 0.5) / (n + 0.5)), at least 1e-6. `vector` is the rows'
+    tsvector (the indexed column, or computed in `config`)."""
     rows = conn.execute(
-        f"SELECT l, (SELECT count(*) FROM {table} WHERE fts @@ CAST(quote_literal(l) AS tsquery))"
-        f" FROM (SELECT DISTINCT lexeme AS l FROM unnest(to_tsvector('{CONFIG}', ?))) x"
+        f"SELECT l, (SELECT count(*) FROM {table}"
+        f" WHERE {vector} @@ CAST(quote_literal(l) AS tsquery))"
+        f" FROM (SELECT DISTINCT lexeme AS l FROM unnest(to_tsvector('{config}', ?))) x"
         " ORDER BY l", [" ".join(terms)]).fetchall()
     n, _avg = _corpus(conn, table)
     lexemes, idfs = [], []
@@ -78,10 +88,15 @@ def _lexemes(conn: Any, terms: list[str], table: str) -> tuple[list[str], list[f
 
 def _bm25(conn: Any, terms: list[str], filters: RecallFilters | None, k: int, index: str,
           operator: str) -> list[tuple[int, float]]:
-    source, column, table = _SOURCES[index]
+    source, column, table, text = _SOURCES[index]
     lexemes, idfs = _lexemes(conn, terms, table)
-    if not lexemes:
-        return []
+    if not lexemes:  # stop words only: every word counts, on the text itself (no index)
+        column = f"to_tsvector('{ALL_WORDS}', {text})"
+        own_text = text.split(".", 1)[1]
+        lexemes, idfs = _lexemes(conn, terms, table, config=ALL_WORDS,
+                                 vector=f"to_tsvector('{ALL_WORDS}', {own_text})")
+        if not lexemes:
+            return []
     _n, avgdl = _corpus(conn, table)
     joiner = " & " if operator == "AND" else " | "
     where, args = where_clause(filters)
@@ -123,7 +138,7 @@ def phrase_search(conn: Any, phrases: list[str], filters: RecallFilters | None, 
     if not phrases:
         return []
     tsquery, qargs = _phrase_query(phrases)
-    source, column, _table = _SOURCES[index]
+    source, column, _table, _text = _SOURCES[index]
     where, args = where_clause(filters)
     rank = PHRASE_RANK.format(col=column)
     sql = (f"SELECT m.seq, MIN(-{rank}) AS score FROM {source}, (SELECT {tsquery} AS q) q"
@@ -133,15 +148,19 @@ def phrase_search(conn: Any, phrases: list[str], filters: RecallFilters | None, 
 
 
 def terms_in(conn: Any, terms: list[str], seqs: list[int]) -> dict[int, list[str]]:
-    """For each memory, the terms its own text holds (stemmed, as the index matches them)."""
+    """For each memory, the terms its own text holds (stemmed, as the index matches them; a
+    stop word, which the index lacks, as a word of the text)."""
     found: dict[int, list[str]] = {seq: [] for seq in seqs}
+    holds = (f"CASE WHEN numnode(plainto_tsquery('{CONFIG}', ?)) = 0"
+             f" THEN to_tsvector('{ALL_WORDS}', content) @@ plainto_tsquery('{ALL_WORDS}', ?)"
+             f" ELSE fts @@ plainto_tsquery('{CONFIG}', ?) END")
     for start in range(0, len(seqs), 500):
         chunk = seqs[start : start + 500]
         marks = ",".join("?" * len(chunk))
         for term in terms:
             for (seq,) in conn.execute(
-                f"SELECT seq FROM memories WHERE fts @@ plainto_tsquery('{CONFIG}', ?)"
-                f" AND seq IN ({marks})", [term, *chunk],
+                f"SELECT seq FROM memories WHERE seq IN ({marks}) AND {holds}",
+                [*chunk, term, term, term],
             ):
                 found[int(seq)].append(term)
     return found

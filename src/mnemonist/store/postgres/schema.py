@@ -66,4 +66,19 @@ def migrate_postgres(db: Any, migrations: list[Any], baseline: int) -> list[int]
                 (m.version, m.name, utcnow()))
         done.append(m.version)
         db.refresh_keys()
+    _widen_integers(db)
     return done
+
+
+def _widen_integers(db: Any) -> None:
+    """SQLite's INTEGER holds 64 bits: a column that became PostgreSQL's 32-bit `integer`
+    (two in baselines made before ddl.py read a column after a comment line, such as
+    `memory_files.mtime_ns`, nanoseconds) is widened to `bigint`, once, under the lock."""
+    narrow = "SELECT table_name, column_name FROM information_schema.columns" \
+             " WHERE table_schema = current_schema() AND data_type = 'integer'"
+    if not db.reader().execute(narrow).fetchall():
+        return
+    with db.write_tx() as conn:
+        conn.raw.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+        for table, column in conn.raw.execute(narrow).fetchall():
+            conn.raw.execute(f'ALTER TABLE "{table}" ALTER COLUMN "{column}" TYPE bigint')
