@@ -177,3 +177,13 @@ def import_(n: int, seed: int, as_json: bool) -> None:
 
     report = run_import(n, seed)
     click.echo(json.dumps(report, indent=2) if as_json else markdown(report))
+
+
+def _team_commands() -> None:
+    from mnemonist.cli.bench_team import hnsw, team
+
+    bench.add_command(hnsw)
+    bench.add_command(team)
+
+
+_team_commands()
