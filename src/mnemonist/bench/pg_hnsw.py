@@ -6,16 +6,18 @@ candidate list a search keeps, and recall@10 against the exact top 10 rises with
 measures that curve on generated vectors (quality, not time: the numbers do not depend on
 the machine's load).
 
-The vectors: `n` unit vectors of 384 dimensions (the default model's) drawn around
-`n / 100` random centres (embeddings of real texts are clustered, and uniform random vectors
-in 384 dimensions would all be nearly orthogonal, the hardest and least realistic case);
-each query is a stored vector moved by noise of the same size (a paraphrase of a memory).
-They live in a scratch table of the given database, with the production index's definition
-(`vector_cosine_ops`, pgvector's default `m` and `ef_construction`), dropped at the end.
+The vectors: the default embedding model's (all-MiniLM-L6-v2, 384 dimensions) for `n`
+memories of the scale benchmark's synthetic corpus, and for `queries` of its queries (half
+words of a memory, half paraphrases), so that the clusters, near-duplicates and intrinsic
+dimension are those of real sentence embeddings (uniform random vectors in 384 dimensions are
+all nearly orthogonal: the hardest case, and not the one a memory store meets). They live in a
+scratch table of the given database, with the production index's definition
+(`vector_cosine_ops`, pgvector's default `m` 16 and `ef_construction` 64), dropped at the end.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import Any
 
@@ -30,23 +32,30 @@ def _literal(v: np.ndarray) -> str:
     return "[" + ",".join(f"{x:.6f}" for x in v) + "]"
 
 
-def _vectors(n: int, rng: np.random.Generator) -> np.ndarray:
-    centres = rng.standard_normal((max(1, n // 100), DIMENSIONS)).astype(np.float32)
-    which = rng.integers(0, len(centres), n)
-    v = centres[which] + 0.9 * rng.standard_normal((n, DIMENSIONS)).astype(np.float32)
+def _embed(texts: list[str], progress: bool) -> np.ndarray:
+    from mnemonist.model.config import EmbeddingConfig
+    from mnemonist.providers.embedding import create_embedding_provider
+
+    provider = create_embedding_provider(EmbeddingConfig())
+    assert provider is not None
+    out = []
+    for start in range(0, len(texts), 256):
+        out.append(np.asarray(provider.embed(texts[start:start + 256]), dtype=np.float32))
+        if progress and (start // 256) % 20 == 0:
+            print(f"hnsw: embedded {start + 256}/{len(texts)}", file=sys.stderr, flush=True)
+    v = np.concatenate(out)
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
 def run_hnsw(url: str, *, n: int = 50_000, queries: int = 200, k: int = 10, seed: int = 7,
-             ef_values: tuple[int, ...] = EF_VALUES) -> dict[str, Any]:
+             ef_values: tuple[int, ...] = EF_VALUES, progress: bool = True) -> dict[str, Any]:
     import psycopg
 
-    rng = np.random.default_rng(seed)
-    data = _vectors(n, rng)
-    picks = rng.integers(0, n, queries)
-    noise = 0.9 * rng.standard_normal((queries, DIMENSIONS)).astype(np.float32)
-    qs = data[picks] + noise / np.sqrt(DIMENSIONS) * 8
-    qs /= np.linalg.norm(qs, axis=1, keepdims=True)
+    from mnemonist.bench.synthetic import SyntheticCorpus
+
+    corpus = SyntheticCorpus(seed)
+    data = _embed([m.content for m in corpus.generate(n)], progress)
+    qs = _embed([q.text for q in corpus.queries(queries, n)], False)
     # the exact top k, computed here (cosine = dot product of unit vectors)
     truth = [set(np.argsort(-(data @ q), kind="stable")[:k].tolist()) for q in qs]
     out: dict[str, Any] = {"n": n, "queries": queries, "k": k, "dimensions": DIMENSIONS,
