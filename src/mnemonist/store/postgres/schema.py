@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemonist.model.memory import utcnow
+from mnemonist.store.postgres import notify
 
 BASELINE = Path(__file__).with_name("baseline.sql")
 LOCK_KEY = 0x6D6E656D  # "mnem": the advisory lock every migration transaction takes
@@ -66,4 +67,7 @@ def migrate_postgres(db: Any, migrations: list[Any], baseline: int) -> list[int]
                 (m.version, m.name, utcnow()))
         done.append(m.version)
         db.refresh_keys()
+    with db.write_tx() as conn:  # what is not schema: the change notifications (notify.py)
+        conn.raw.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+        notify.install(conn.raw)
     return done
