@@ -100,3 +100,20 @@ def test_the_learned_sparse_leg_is_refused_on_postgresql(tmp_path: Path) -> None
     for _ in range(2):  # the home's lock is released: the second start is refused alike
         with pytest.raises(ConfigError, match=r"sparse\.enabled"):
             Daemon(paths, config)
+
+
+def test_every_integer_column_holds_64_bits_on_postgresql(postgres_url: str,
+                                                           tmp_path: Path) -> None:
+    """SQLite's INTEGER is 64-bit: a file's mtime in nanoseconds must fit on PostgreSQL."""
+    with run_daemon(tmp_path / "a", {"storage": {"url": postgres_url}}) as a:
+        db = a.service.db
+        narrow = db.reader().execute(
+            "SELECT table_name, column_name FROM information_schema.columns"
+            " WHERE table_schema = current_schema() AND data_type = 'integer'").fetchall()
+        assert narrow == []
+        with db.write_tx() as w:
+            w.execute("INSERT INTO memory_files (path, root, mtime_ns, indexed_at, checked_at)"
+                      " VALUES (?, ?, ?, ?, ?)", ("/p/MEMORY.md", "/p", 1_763_900_000 * 10**9,
+                                                  "2025-11-23T00:00:00Z", "2025-11-23T00:00:00Z"))
+        assert db.reader().execute("SELECT mtime_ns FROM memory_files").fetchone()[0] == (
+            1_763_900_000 * 10**9)

@@ -153,11 +153,11 @@ class ServiceBase:
             self.db.on_commit(self._hints_wake)
         return job
 
-    def require_sqlite(self, what: str) -> None:
-        """Refuse, before anything starts, what only the SQLite store does yet (a 501)."""
+    def require_sqlite(self, what: str, instead: str = "") -> None:
+        """Refuse, before anything starts, what only the SQLite store does (a 501)."""
         if is_postgres(self.db):
-            raise NotOnPostgres(f"{what} is not available on the PostgreSQL store yet; back the"
-                                " database up with pg_dump (docs/postgres.md)")
+            raise NotOnPostgres(f"{what} is not available on the PostgreSQL store"
+                                + (f"; {instead}" if instead else " yet"))
 
     # -- vectors -------------------------------------------------------------------------
     def _new_index(self, dimensions: int, kind: str) -> VectorIndex:

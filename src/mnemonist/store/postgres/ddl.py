@@ -38,7 +38,9 @@ _FTS_SHADOW = re.compile(r"_fts(_data|_idx|_docsize|_config)?$")
 
 def _column(line: str) -> tuple[str, str | None]:
     """One column definition with its type translated; the name of an INTEGER PRIMARY KEY."""
-    m = re.match(r"(\s*)(\"?\w+\"?)\s+(INTEGER|REAL|BLOB|TEXT)\b(.*)$", line, re.S)
+    # the indent may hold the comment that ended the line before (`a TEXT, -- why`)
+    m = re.match(r"((?:\s*--[^\n]*\n)*\s*)(\"?\w+\"?)\s+(INTEGER|REAL|BLOB|TEXT)\b(.*)$",
+                 line, re.S)
     if not m:
         return line, None
     indent, name, kind, rest = m.groups()

@@ -69,5 +69,22 @@ def migrate_postgres(db: Any, migrations: list[Any], baseline: int) -> list[int]
         db.refresh_keys()
     with db.write_tx() as conn:  # what is not schema: the change notifications (notify.py)
         conn.raw.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+        widen_integers(conn.raw)
         notify.install(conn.raw)
     return done
+
+
+def widen_integers(raw: Any) -> list[str]:
+    """SQLite's INTEGER holds 64 bits: a column that reached PostgreSQL as `integer` (32) is
+    made `bigint` (the baseline's translator once missed a column whose line followed a
+    comment: `memory_files.mtime_ns` (nanoseconds) and `file_chunks.end_line`). Once per
+    database: afterwards no such column is left and this reads one catalogue query."""
+    changed = []
+    for table, column in raw.execute(
+        "SELECT table_name, column_name FROM information_schema.columns"
+        " WHERE table_schema = current_schema() AND data_type = 'integer'"
+        " ORDER BY table_name, column_name"
+    ).fetchall():
+        raw.execute(f'ALTER TABLE "{table}" ALTER COLUMN "{column}" TYPE BIGINT')
+        changed.append(f"{table}.{column}")
+    return changed

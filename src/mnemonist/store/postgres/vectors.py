@@ -161,3 +161,16 @@ class PgVectorIndex:
                " ORDER BY dist, seq")
         rows = self._rows(sql, [q, self.model, *args, q, k], settings)
         return [(int(s), float(v)) for s, v in rows]
+
+
+def index_blob(conn: Any, content_hash: str) -> None:
+    """Fill an embedding row's pgvector column from its float32 blob (a row inserted as a
+    whole, e.g. by a bundle import, has only the blob)."""
+    row = conn.execute("SELECT vector, dimensions FROM embeddings WHERE content_hash = ?",
+                       (content_hash,)).fetchone()
+    if row is None:
+        return
+    vec = np.frombuffer(bytes(row[0]), dtype="<f4")
+    if vec.shape[0] == row[1]:
+        conn.execute("UPDATE embeddings SET embedding = CAST(? AS vector) WHERE content_hash = ?",
+                     (literal(vec), content_hash))
