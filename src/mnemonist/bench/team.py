@@ -106,8 +106,9 @@ def daemon_config(url: str, token: str, llm_url: str, *, pool_size: int = 16) ->
         "storage": {"url": url, "pool_size": pool_size},
         "server": {"token": token},
         "memory": {"pipelineV2": {
+            # no hourly cap on the stub's calls: every job runs during the benchmark
             "extraction": {"provider": "ollama", "baseUrl": llm_url, "model": "stub:1b",
-                           "timeout": 120000},
+                           "timeout": 120000, "hourlyBudget": 100000},
             "worker": {"pollMs": 100, "maxRetries": 3},
             "structural": {"enabled": False},
         }},
