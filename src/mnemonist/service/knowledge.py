@@ -90,10 +90,11 @@ class KnowledgeOps(GraphOps):
         if not entity_ids:
             return []
         rows = conn.execute(
-            "SELECT DISTINCT ea.memory_id, ea.content FROM entity_attributes ea CROSS JOIN"
+            "SELECT ea.memory_id, ea.content FROM entity_attributes ea CROSS JOIN"
             f" memories m ON m.id = ea.memory_id WHERE ea.entity_id IN"
             f" ({','.join('?' * len(entity_ids))}) AND ea.kind = 'constraint' AND {scoped.where}"
-            " ORDER BY ea.importance DESC, ea.created_at DESC LIMIT 10",
+            " GROUP BY ea.memory_id, ea.content"  # DISTINCT, ordered (also on PostgreSQL)
+            " ORDER BY MAX(ea.importance) DESC, MAX(ea.created_at) DESC LIMIT 10",
             [*entity_ids, *scoped.args])
         return [{"memory_id": r[0], "content": r[1]} for r in rows]
 
