@@ -257,10 +257,12 @@ def _cross_daemon(a: DaemonProcess, b: DaemonProcess, url: str, timeout_s: float
                 embedded_s = round(time.monotonic() - started, 1)
                 break
             time.sleep(0.5)
-        vector = [r for r in _recall_ids(hb, PARAPHRASE) if r.get("id") == probe]
+        vector = [r for r in _recall_ids(hb, PARAPHRASE) if r.get("id") == probe
+                  and (r.get("scores") or {}).get("vector") is not None]
     return {"probe": probe, "keyword_at_once": bool(keyword),
             "embedded_after_s": embedded_s, "vector_once_embedded": bool(vector),
-            "vector_score": vector[0].get("vector_score") if vector else None}
+            "vector_score": vector[0]["scores"]["vector"] if vector else None,
+            "keyword_score_of_paraphrase": vector[0]["scores"].get("keyword") if vector else None}
 
 
 def _wait_jobs(url: str, timeout_s: float) -> float | None:

@@ -23,12 +23,15 @@ def _postgres_url(ctx: click.Context, param: click.Parameter, value: str) -> str
               help="vectors")
 @click.option("--queries", type=click.IntRange(min=1), default=200, show_default=True)
 @click.option("--seed", type=int, default=7, show_default=True)
+@click.option("--generated", is_flag=True,
+              help="generate most vectors (a pool of 2,000 real ones plus noise) instead of"
+                   " embedding every memory: quick, and harder for HNSW than real ones")
 @click.option("--json", "as_json", is_flag=True, help="print JSON instead of the table")
-def hnsw(url: str, n: int, queries: int, seed: int, as_json: bool) -> None:
+def hnsw(url: str, n: int, queries: int, seed: int, generated: bool, as_json: bool) -> None:
     """Recall@10 of pgvector's HNSW against the exact scan, per hnsw.ef_search."""
     from mnemonist.bench.pg_hnsw import markdown, run_hnsw
 
-    report = run_hnsw(url, n=n, queries=queries, seed=seed)
+    report = run_hnsw(url, n=n, queries=queries, seed=seed, generated=generated)
     click.echo(json.dumps(report, indent=2) if as_json else markdown(report))
 
 
