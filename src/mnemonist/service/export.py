@@ -1,10 +1,11 @@
 """Export (a bundle of JSON lines, streamed) and backup (SQLite's online backup API).
 
 Both read through their own connection, never the writer: the daemon keeps serving writes
-while they run. An export is one read transaction (WAL snapshot isolation): the bundle is the
-state at its first read however long the stream takes. A backup copies every page in one step
-(`backup(pages=-1)`) under a read lock, which in WAL mode does not block the writer, so the copy
-is one consistent state too, and a writer never makes it restart.
+while they run. An export is one read transaction (SQLite: WAL snapshot isolation;
+PostgreSQL: REPEATABLE READ): the bundle is the state at its first read however long the
+stream takes. A backup copies every page of the SQLite file in one step (`backup(pages=-1)`)
+under a read lock, which in WAL mode does not block the writer, so the copy is one consistent
+state too, and a writer never makes it restart; on PostgreSQL backup is pg_dump's (a 501).
 """
 
 from __future__ import annotations

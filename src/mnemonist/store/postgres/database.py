@@ -5,8 +5,10 @@
   several daemons write at once, PostgreSQL orders them (READ COMMITTED, unique constraints).
 - `reader()`: a stand-in whose every statement borrows a pooled connection in autocommit and
   returns it with the rows already fetched, so no thread holds a connection between
-  statements. A `BEGIN` on it pins one connection to the thread until `COMMIT`/`ROLLBACK`
-  (a consistent read of several statements, as the export does).
+  statements. A `BEGIN` on it pins one connection to the thread until `COMMIT`/`ROLLBACK`.
+- `snapshot()`: a connection of its own in one read-only REPEATABLE READ transaction (the
+  export: one consistent state however long it streams).
+- LISTEN/NOTIFY (notify.py): what other daemons change that this one keeps in memory.
 - storage faults: PostgreSQL's disk-full and read-only errors set `storage_fault` like SQLite's.
 """
 
