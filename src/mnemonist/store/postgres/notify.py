@@ -49,10 +49,24 @@ STATEMENTS = (
 )
 
 
-def install(raw: psycopg.Connection) -> None:
-    """Create (or replace) the notifying trigger; the caller holds the migrations' lock."""
+TRIGGERS = ("memories_notify_author_insert", "memories_notify_author_update")
+
+
+def install(raw: psycopg.Connection) -> bool:
+    """Create (or replace) the notifying trigger; the caller holds the migrations' lock.
+    Nothing when this very version is in place already (replacing a trigger locks
+    `memories` against writers for a moment: not at every daemon's start). True if made."""
+    body = _FUNCTION.split("AS $$", 1)[1].rsplit("$$", 1)[0]
+    row = raw.execute(
+        "SELECT p.prosrc, (SELECT count(*) FROM pg_trigger t WHERE t.tgname = ANY(%s)"
+        "  AND t.tgrelid = to_regclass('memories'))"
+        " FROM pg_proc p WHERE p.proname = 'mnemonist_notify_author'"
+        " AND p.pronamespace = current_schema()::regnamespace", (list(TRIGGERS),)).fetchone()
+    if row is not None and row[0] == body and row[1] == len(TRIGGERS):
+        return False
     for statement in STATEMENTS:
         raw.execute(statement)
+    return True
 
 
 class ChangeListener:
