@@ -117,3 +117,20 @@ def test_every_integer_column_holds_64_bits_on_postgresql(postgres_url: str,
                                                   "2025-11-23T00:00:00Z", "2025-11-23T00:00:00Z"))
         assert db.reader().execute("SELECT mtime_ns FROM memory_files").fetchone()[0] == (
             1_763_900_000 * 10**9)
+
+
+def test_the_notification_trigger_is_made_once_and_left_alone_after(postgres_url: str) -> None:
+    from mnemonist.store.migrations import migrate
+    from mnemonist.store.postgres.database import PostgresDatabase
+    from mnemonist.store.postgres.notify import install
+
+    db = PostgresDatabase(postgres_url)
+    try:
+        migrate(db)
+        with db.write_tx() as w:
+            assert install(w.raw) is False  # made by the start already
+            w.raw.execute("DROP TRIGGER memories_notify_author_update ON memories")
+            assert install(w.raw) is True  # one missing: made again
+            assert install(w.raw) is False
+    finally:
+        db.close()
