@@ -51,6 +51,11 @@ class Daemon:
             raise
 
     def _open(self, paths: Paths, config: Config, workers: bool) -> None:
+        if config.storage.url and config.sparse.enabled:
+            raise ConfigError(
+                "sparse.enabled is not available with storage.url (PostgreSQL) yet: the"
+                " learned sparse leg keeps its index in each daemon's memory, where other"
+                " daemons' writes would not reach it; set sparse.enabled: false")
         self.db = open_database(paths.database, config)
         migrate(self.db)
         self.db.use_context_window(config.search.context_window)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 import time
 from array import array
@@ -48,6 +49,7 @@ from mnemonist.model.requests import RecallRequest, RememberRequest
 from mnemonist.search import keyword
 from mnemonist.search.filters import where_clause
 from mnemonist.search.keyword import keyword_search, phrase_search
+from mnemonist.store.backend import is_postgres
 from mnemonist.text.tokens import fts_match_query
 
 #: Targets of the issue, stated for 10,000 memories on the 2-core reference machine.
@@ -98,6 +100,41 @@ def _file_sizes(db_path: Path) -> dict[str, float]:
     return out
 
 
+def storage_url(daemon: Any) -> str:
+    """The daemon's PostgreSQL URL; empty on SQLite."""
+    return daemon.config.storage.url or ""
+
+
+def _without_password(url: str) -> str:
+    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
+
+
+def check_empty_postgres(url: str, sizes: list[int]) -> None:
+    """`--storage` runs one size into one empty database: the benchmark never deletes."""
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise ValueError("storage must be a postgresql:// URL")
+    if len(sizes) != 1:
+        raise ValueError("with a PostgreSQL storage give one size (--n) per empty database")
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        if conn.execute("SELECT to_regclass('memories')").fetchone()[0] is not None and (
+                conn.execute("SELECT EXISTS (SELECT 1 FROM memories)").fetchone()[0]):
+            raise ValueError("the PostgreSQL database already holds memories: give an empty"
+                             " one")
+
+
+def _pg_size(url: str) -> dict[str, float]:
+    """The PostgreSQL database's size (pg_database_size, its WAL is the server's), in the
+    keys of the SQLite file sizes."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        n = conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
+    size = round(int(n) / MIB, 2)
+    return {"db_mib": size, "wal_mib": 0.0, "shm_mib": 0.0, "total_mib": size}
+
+
 def _ratio(a: float | None, b: float | None) -> float | None:
     if a is None or b is None or b <= 0:
         return None
@@ -117,6 +154,7 @@ def run_scale(
     overrides: dict[str, Any] | None = None,
     sessions: bool = False,
     generated_vectors: bool = False,
+    storage: str | None = None,
 ) -> dict[str, Any]:
     """Run the benchmark for each size (with `sessions`, agent sessions end throughout:
     see `scale_sessions`; with `generated_vectors`, the memories are imported and most of
@@ -126,6 +164,9 @@ def run_scale(
         raise ValueError("sizes must be positive integers")
     if queries <= 0:
         raise ValueError("queries must be positive")
+    if storage:  # the daemon on that PostgreSQL database (docs/postgres.md)
+        check_empty_postgres(storage, sizes)
+        overrides = {**(overrides or {}), "storage": {"url": storage}}
     started = datetime.now(UTC)
     report: dict[str, Any] = {
         "benchmark": "scale",
@@ -143,6 +184,7 @@ def run_scale(
             "overrides": overrides or {},
             "sessions": sessions,
             "generated_vectors": generated_vectors,
+            "storage": _without_password(storage) if storage else "sqlite",
         },
         "targets": {**TARGETS, "at_memories": 10_000},
         "targets_100k": {**TARGETS_100K, "at_memories": 100_000},
@@ -223,6 +265,7 @@ def _run_one(
             "embedding_batch_size": cfg.embedding.batch_size,
             "search_top_k": cfg.search.top_k,
             "vector_precision": cfg.search.vector_precision,
+            "storage": "postgresql" if cfg.storage.url else "sqlite",
         },
         "open_s": round(open_s, 3),
     }
@@ -286,13 +329,18 @@ def _run_one(
                                        if service.index is not None else None),
             "source": rss_source(),
         }
-        run["database"] = {
-            "path": str(daemon.paths.database),
-            "while_open": _file_sizes(daemon.paths.database),
-        }
+        if storage_url(daemon):
+            run["database"] = {"url": _without_password(storage_url(daemon)),
+                               "while_open": _pg_size(storage_url(daemon))}
+        else:
+            run["database"] = {
+                "path": str(daemon.paths.database),
+                "while_open": _file_sizes(daemon.paths.database),
+            }
     finally:
         daemon.stop()
-    run["database"]["after_close"] = _file_sizes(daemon.paths.database)
+    run["database"]["after_close"] = (_pg_size(storage_url(daemon)) if storage_url(daemon)
+                                      else _file_sizes(daemon.paths.database))
     # Other processes on a shared machine slow every phase down: say how busy it was.
     run["load_average_1m"] = {"start": load_start, "end": _loadavg()}
     run["targets"] = {
@@ -401,7 +449,10 @@ class _Sched:
 
 def _indexed(service: Any) -> int:
     index = service.index
-    return len(index) if index is not None else 0
+    if index is None:
+        return 0
+    count_now = getattr(index, "count_now", None)  # pgvector: len() may be 30 s old
+    return count_now() if count_now is not None else len(index)
 
 
 def _embed_phase(
@@ -522,7 +573,7 @@ def _recall_phase(
         # the whole leg as recall runs it by default: the context index, then its phrases
         leg_s.append(ctx_s[-1] + _timed(lambda t=q.text: phrase_search(
             conn, t, None, top_k, index="context"))[0])
-        match = fts_match_query(q.text)
+        match = fts_match_query(q.text) if not is_postgres(conn) else None
         if match is not None:  # the same search with the filters inside the FTS5 query
             joined_s.append(_timed(lambda m=match: keyword._joined(
                 conn, keyword.INDEXES["context"], m, where, args, top_k))[0])

@@ -82,6 +82,9 @@ def bench() -> None:
 @click.option("--generated-vectors", is_flag=True,
               help="import the N memories and GENERATE most vectors (the query targets and a"
               " pool are embedded for real), then remember 2,000 one by one: for 1M in ~40 min")
+@click.option("--storage", default=None, metavar="URL",
+              help="run the daemon on this empty PostgreSQL database (postgresql://...; one"
+              " size per database) instead of a SQLite file")
 @click.option("--json", "as_json", is_flag=True, help="print the JSON report, not the table")
 @click.option("--no-progress", is_flag=True, help="no progress lines on stderr")
 def scale(
@@ -93,6 +96,7 @@ def scale(
     out_dir: Path,
     sessions: bool,
     generated_vectors: bool,
+    storage: str | None,
     as_json: bool,
     no_progress: bool,
 ) -> None:
@@ -110,9 +114,14 @@ def scale(
             out_dir=out_dir,
             sessions=sessions,
             generated_vectors=generated_vectors,
+            storage=storage,
         )
     except FileExistsError as exc:
         raise click.UsageError(str(exc)) from exc
+    except ValueError as exc:
+        if storage is None:
+            raise
+        raise click.BadParameter(str(exc), param_hint="--storage") from None
     if as_json:
         click.echo(json.dumps(report, indent=2))
     else:
@@ -177,3 +186,13 @@ def import_(n: int, seed: int, as_json: bool) -> None:
 
     report = run_import(n, seed)
     click.echo(json.dumps(report, indent=2) if as_json else markdown(report))
+
+
+def _team_commands() -> None:
+    from mnemonist.cli.bench_team import hnsw, team
+
+    bench.add_command(hnsw)
+    bench.add_command(team)
+
+
+_team_commands()

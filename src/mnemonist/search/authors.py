@@ -20,7 +20,12 @@ class KnownAuthors:
     """The distinct `who` values, read incrementally by `seq` (new rows only), so a recall
     after a write costs one indexed range query; a `who` that modify gives an old row is
     `add`ed by the service. A name no longer used stays known — harmless: the lift finds no
-    memory of it, and the vector leg embeds the query without a word that names no author."""
+    memory of it, and the vector leg embeds the query without a word that names no author.
+
+    On PostgreSQL several daemons write: another daemon's modify of `who`, and a row whose
+    seq was drawn before but committed after a higher one (concurrent transactions), would
+    escape the seq range; every daemon's change listener (store/postgres/notify.py) `add`s
+    each author written anywhere, and `reload`s all after a gap in the notifications."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -42,6 +47,21 @@ class KnownAuthors:
                 if words:
                     self._names[who] = words
                 self._last_seq = max(self._last_seq, seq)
+
+    def reload(self, conn: sqlite3.Connection) -> None:
+        """Every author anew (a full read): on PostgreSQL after the change listener
+        (re)connects, when notifications may have been missed."""
+        names: dict[str, frozenset[str]] = {}
+        last = 0
+        for who, seq in conn.execute(
+                "SELECT who, MAX(seq) FROM memories WHERE who IS NOT NULL GROUP BY who"):
+            words = frozenset(tokenize(who))
+            if words:
+                names[who] = words
+            last = max(last, seq)
+        with self._lock:
+            self._names.update(names)
+            self._last_seq = max(self._last_seq, last)
 
     def add(self, who: str) -> None:
         words = frozenset(tokenize(who))

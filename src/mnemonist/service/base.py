@@ -9,6 +9,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,6 +29,9 @@ from mnemonist.store.backend import is_postgres
 from mnemonist.store.context import is_line
 from mnemonist.store.db import Database
 
+if TYPE_CHECKING:
+    from mnemonist.store.postgres.notify import ChangeListener
+
 log = logging.getLogger(__name__)
 
 #: the shortest id prefix that names a memory (`recall` and `list` print 8 characters)
@@ -40,6 +44,8 @@ AMBIGUOUS_SHOWN = 5
 
 class ServiceBase:
     _hints_wake: Callable[[], None] | None = None
+    #: the PostgreSQL change listener (None on SQLite, and before start)
+    changes: ChangeListener | None = None
 
     def __init__(
         self,
@@ -147,11 +153,11 @@ class ServiceBase:
             self.db.on_commit(self._hints_wake)
         return job
 
-    def require_sqlite(self, what: str) -> None:
-        """Refuse, before anything starts, what only the SQLite store does yet (a 501)."""
+    def require_sqlite(self, what: str, instead: str = "") -> None:
+        """Refuse, before anything starts, what only the SQLite store does (a 501)."""
         if is_postgres(self.db):
-            raise NotOnPostgres(f"{what} is not available on the PostgreSQL store yet; back the"
-                                " database up with pg_dump (docs/postgres.md)")
+            raise NotOnPostgres(f"{what} is not available on the PostgreSQL store"
+                                + (f"; {instead}" if instead else " yet"))
 
     # -- vectors -------------------------------------------------------------------------
     def _new_index(self, dimensions: int, kind: str) -> VectorIndex:
@@ -286,7 +292,23 @@ class ServiceBase:
             return None
 
     # -- lifecycle -----------------------------------------------------------------------
+    def _follow_other_daemons(self) -> None:
+        """On PostgreSQL: apply what other daemons change to what this one keeps in memory
+        (the known authors), as their transactions commit (store/postgres/notify.py)."""
+        from mnemonist.store.postgres.notify import ChangeListener
+
+        authors = self.searcher.authors
+
+        def on_change(change: dict) -> None:
+            if change.get("kind") == "who" and isinstance(change.get("who"), str):
+                authors.add(change["who"])
+
+        self.changes = ChangeListener(self.db.url, on_change,  # type: ignore[attr-defined]
+                                      lambda: authors.reload(self.db.reader())).start()
+
     def start(self) -> None:
+        if is_postgres(self.db) and self.changes is None:
+            self._follow_other_daemons()
         self.access.start()
         if self.embedder is not None:
             self.embedder.start()
@@ -294,6 +316,9 @@ class ServiceBase:
             self.sparse.start()
 
     def stop(self) -> None:
+        if self.changes is not None:
+            self.changes.stop()
+            self.changes = None
         if self.sparse is not None:
             self.sparse.stop()
         if self.embedder is not None:

@@ -27,6 +27,7 @@ from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import BadRequest
 from mnemonist.service.export import BUNDLE_KIND, BUNDLE_VERSION, schema_version
 from mnemonist.store import bundle, context, embeddings
+from mnemonist.store.backend import is_postgres
 from mnemonist.text.normalize import normalize_and_hash
 from mnemonist.text.scrub import scrub_credentials
 
@@ -80,7 +81,6 @@ def parse_lines(raw: bytes) -> list[Any]:
 class BundleImportOps(ServiceBase):
     def import_bundle(self, records: list[Any]) -> dict[str, Any]:
         """Import one batch: `records[0]` is the header. Returns counts per kind."""
-        self.require_sqlite("bundle import")
         header = check_header(records[0])
         conn = self.db.reader()
         cols = {t.table: bundle.columns(conn, t.table)
@@ -175,13 +175,17 @@ class BundleImportOps(ServiceBase):
             try:
                 inserted = bundle.insert(w, table, values)
             except sqlite3.IntegrityError as exc:
-                if "FOREIGN KEY" in str(exc):
+                if "foreign key" in str(exc).lower():  # SQLite's words, or PostgreSQL's
                     return "unresolved"
                 raise BadRequest(f"line {n} ({kind}): {exc}", code="invalid_record") from exc
             except sqlite3.InterfaceError as exc:
                 raise BadRequest(f"line {n} ({kind}): {exc}", code="invalid_record") from exc
             if inserted:
                 made = "created"
+                if kind == "embedding" and is_postgres(w):  # pgvector's copy of the blob
+                    from mnemonist.store.postgres.vectors import index_blob
+
+                    index_blob(w, values["content_hash"])
                 if kind == "memory":
                     row = w.execute("SELECT seq, project, source_id, occurred_at FROM memories"
                                     " WHERE id = ?", (values["id"],)).fetchone()

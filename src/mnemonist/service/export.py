@@ -1,10 +1,11 @@
 """Export (a bundle of JSON lines, streamed) and backup (SQLite's online backup API).
 
 Both read through their own connection, never the writer: the daemon keeps serving writes
-while they run. An export is one read transaction (WAL snapshot isolation): the bundle is the
-state at its first read however long the stream takes. A backup copies every page in one step
-(`backup(pages=-1)`) under a read lock, which in WAL mode does not block the writer, so the copy
-is one consistent state too, and a writer never makes it restart.
+while they run. An export is one read transaction (SQLite: WAL snapshot isolation;
+PostgreSQL: REPEATABLE READ): the bundle is the state at its first read however long the
+stream takes. A backup copies every page of the SQLite file in one step (`backup(pages=-1)`)
+under a read lock, which in WAL mode does not block the writer, so the copy is one consistent
+state too, and a writer never makes it restart; on PostgreSQL backup is pg_dump's (a 501).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sqlite3
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ from mnemonist.search.filters import PRIVATE, visibility_clause
 from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import BadRequest, Conflict
 from mnemonist.store import bundle
+from mnemonist.store.backend import is_postgres
 from mnemonist.store.migrations import MIGRATIONS
 
 BUNDLE_KIND = "mnemonist-bundle"
@@ -51,13 +54,7 @@ class ExportOps(ServiceBase):
         if not all_scopes:
             visible, args = visibility_clause(caller)
             hidden = (f"SELECT m.id FROM memories m WHERE {PRIVATE} AND NOT ({visible})", args)
-        conn = sqlite3.connect(str(self.db.path), isolation_level=None, check_same_thread=False,
-                               timeout=30.0)
-        try:
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA query_only=ON")
-            conn.execute("BEGIN")
-            conn.execute("SELECT 1 FROM memories LIMIT 1").fetchall()  # the snapshot starts
+        with self._snapshot() as conn:
             yield _line({"kind": BUNDLE_KIND, "version": BUNDLE_VERSION,
                          "schema": schema_version(), "exported_at": utcnow(),
                          "project": project, "vectors": vectors, "mnemonist": __version__,
@@ -70,6 +67,24 @@ class ExportOps(ServiceBase):
                     yield _line(record)
             for record in bundle.read_sessions(conn, project):
                 yield _line(record)
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[Any]:
+        """A connection of its own inside one read-only transaction that has already read:
+        every later statement sees the state of that first read (SQLite: WAL snapshot;
+        PostgreSQL: REPEATABLE READ)."""
+        if is_postgres(self.db):
+            with self.db.snapshot() as pg:  # type: ignore[attr-defined]
+                yield pg
+            return
+        conn = sqlite3.connect(str(self.db.path), isolation_level=None, check_same_thread=False,
+                               timeout=30.0)
+        try:
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA query_only=ON")
+            conn.execute("BEGIN")
+            conn.execute("SELECT 1 FROM memories LIMIT 1").fetchall()  # the snapshot starts
+            yield conn
         finally:
             conn.close()
 
@@ -78,7 +93,11 @@ class ExportOps(ServiceBase):
         """Copy the live database into `path` (absolute; an existing file only with `force`).
         The copy is written beside `path` and renamed into place: `path` is never half a file.
         """
-        self.require_sqlite("backup")
+        self.require_sqlite(
+            "backup (a copy of the SQLite file)",
+            "back the database up with pg_dump, one consistent snapshot of every table"
+            " (docs/postgres.md), or write a portable bundle with"
+            " `mnemonist export --all-scopes --vectors`")
         target = _backup_target(path, force, self.db.path)
         started = time.perf_counter()
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)

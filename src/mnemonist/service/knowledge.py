@@ -93,7 +93,7 @@ class KnowledgeOps(GraphOps):
             "SELECT ea.memory_id, ea.content FROM entity_attributes ea CROSS JOIN"
             f" memories m ON m.id = ea.memory_id WHERE ea.entity_id IN"
             f" ({','.join('?' * len(entity_ids))}) AND ea.kind = 'constraint' AND {scoped.where}"
-            " GROUP BY ea.memory_id, ea.content"
+            " GROUP BY ea.memory_id, ea.content"  # DISTINCT, ordered (also on PostgreSQL)
             " ORDER BY MAX(ea.importance) DESC, MAX(ea.created_at) DESC LIMIT 10",
             [*entity_ids, *scoped.args])
         return [{"memory_id": r[0], "content": r[1]} for r in rows]

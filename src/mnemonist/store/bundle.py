@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from mnemonist.store.backend import is_postgres
+
 PAGE = 500
 
 
@@ -95,8 +97,20 @@ SESSION_MEMORIES = "session_memories"
 KINDS = ("header", *(t.kind for t in TABLES), "session")
 
 
+#: PostgreSQL-only columns (computed there from the others: the row number, the full-text
+#: vector, pgvector's copy of the blob): never in a bundle, so bundles of both stores agree
+PG_COMPUTED = frozenset({"rowid", "fts", "embedding"})
+
+
 def columns(conn: sqlite3.Connection, table: str) -> dict[str, str]:
-    """Column name -> declared type, in table order."""
+    """Column name -> declared type (SQLite's names: BLOB for PostgreSQL's bytea), in table
+    order."""
+    if is_postgres(conn):
+        return {name: ("BLOB" if kind == "bytea" else kind.upper()) for name, kind in
+                conn.execute("SELECT column_name, data_type FROM information_schema.columns"
+                             " WHERE table_schema = current_schema() AND table_name = ?"
+                             " ORDER BY ordinal_position", (table,))
+                if name not in PG_COMPUTED}
     return {r[1]: (r[2] or "").upper() for r in conn.execute(f"PRAGMA table_info({table})")}
 
 
@@ -107,7 +121,7 @@ def _encode(row: sqlite3.Row, cols: dict[str, str], skip: tuple[str, ...] = ()
         if name in skip:
             continue
         value = row[name]
-        if isinstance(value, bytes):
+        if isinstance(value, bytes | memoryview):
             value = base64.b64encode(value).decode("ascii")
         out[name] = value
     return out
@@ -126,7 +140,7 @@ def _where(spec: Table, project: str | None, hidden: Hidden = None) -> tuple[str
         sql, hidden_args = hidden
         parts.append(spec.scope_where.replace("{hidden}", sql))
         args += hidden_args * spec.scope_where.count("{hidden}")
-    return (" AND ".join(parts) or "1"), args
+    return (" AND ".join(parts) or "1 = 1"), args
 
 
 def read_table(conn: sqlite3.Connection, spec: Table, project: str | None,

@@ -5,13 +5,16 @@
   several daemons write at once, PostgreSQL orders them (READ COMMITTED, unique constraints).
 - `reader()`: a stand-in whose every statement borrows a pooled connection in autocommit and
   returns it with the rows already fetched, so no thread holds a connection between
-  statements. A `BEGIN` on it pins one connection to the thread until `COMMIT`/`ROLLBACK`
-  (a consistent read of several statements, as the export does).
+  statements. A `BEGIN` on it pins one connection to the thread until `COMMIT`/`ROLLBACK`.
+- `snapshot()`: a connection of its own in one read-only REPEATABLE READ transaction (the
+  export: one consistent state however long it streams).
+- LISTEN/NOTIFY (notify.py): what other daemons change that this one keeps in memory.
 - storage faults: PostgreSQL's disk-full and read-only errors set `storage_fault` like SQLite's.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import sqlite3
@@ -233,6 +236,25 @@ class PostgresDatabase(WriterHooks):
             self._writer_raw.rollback()
         except psycopg.Error:
             log.exception("rollback failed")
+
+    @contextmanager
+    def snapshot(self) -> Iterator[PgConnection]:
+        """A consistent read of many statements on a connection of its own: one read-only
+        REPEATABLE READ transaction, its snapshot taken by a first read before this yields
+        (the export: the state at its start however long the stream takes; pooled
+        connections stay free for the requests meanwhile)."""
+        raw = psycopg.connect(self.url, autocommit=False)
+        try:
+            prepare(raw)
+            raw.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+            raw.read_only = True
+            conn = PgConnection(raw, self.keys, savepoints=False)
+            conn.execute("SELECT 1 FROM memories LIMIT 1")  # the snapshot starts here
+            yield conn
+        finally:
+            with contextlib.suppress(psycopg.Error):
+                raw.rollback()
+            raw.close()
 
     def checkpoint(self, wait_ms: int = 30000) -> bool:
         """PostgreSQL checkpoints on its own (and CHECKPOINT needs superuser): a no-op."""

@@ -38,7 +38,7 @@ _FTS_SHADOW = re.compile(r"_fts(_data|_idx|_docsize|_config)?$")
 
 def _column(line: str) -> tuple[str, str | None]:
     """One column definition with its type translated; the name of an INTEGER PRIMARY KEY."""
-    # the column may follow the comment that ends the line of the one before it
+    # the indent may hold the comment that ended the line before (`a TEXT, -- why`)
     m = re.match(r"((?:\s*--[^\n]*\n)*\s*)(\"?\w+\"?)\s+(INTEGER|REAL|BLOB|TEXT)\b(.*)$",
                  line, re.S)
     if not m:

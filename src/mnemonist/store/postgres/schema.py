@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemonist.model.memory import utcnow
+from mnemonist.store.postgres import notify
 
 BASELINE = Path(__file__).with_name("baseline.sql")
 LOCK_KEY = 0x6D6E656D  # "mnem": the advisory lock every migration transaction takes
@@ -66,19 +67,24 @@ def migrate_postgres(db: Any, migrations: list[Any], baseline: int) -> list[int]
                 (m.version, m.name, utcnow()))
         done.append(m.version)
         db.refresh_keys()
-    _widen_integers(db)
+    with db.write_tx() as conn:  # what is not schema: the change notifications (notify.py)
+        conn.raw.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+        widen_integers(conn.raw)
+        notify.install(conn.raw)
     return done
 
 
-def _widen_integers(db: Any) -> None:
-    """SQLite's INTEGER holds 64 bits: a column that became PostgreSQL's 32-bit `integer`
-    (two in baselines made before ddl.py read a column after a comment line, such as
-    `memory_files.mtime_ns`, nanoseconds) is widened to `bigint`, once, under the lock."""
-    narrow = "SELECT table_name, column_name FROM information_schema.columns" \
-             " WHERE table_schema = current_schema() AND data_type = 'integer'"
-    if not db.reader().execute(narrow).fetchall():
-        return
-    with db.write_tx() as conn:
-        conn.raw.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
-        for table, column in conn.raw.execute(narrow).fetchall():
-            conn.raw.execute(f'ALTER TABLE "{table}" ALTER COLUMN "{column}" TYPE bigint')
+def widen_integers(raw: Any) -> list[str]:
+    """SQLite's INTEGER holds 64 bits: a column that reached PostgreSQL as `integer` (32) is
+    made `bigint` (the baseline's translator once missed a column whose line followed a
+    comment: `memory_files.mtime_ns` (nanoseconds) and `file_chunks.end_line`). Once per
+    database: afterwards no such column is left and this reads one catalogue query."""
+    changed = []
+    for table, column in raw.execute(
+        "SELECT table_name, column_name FROM information_schema.columns"
+        " WHERE table_schema = current_schema() AND data_type = 'integer'"
+        " ORDER BY table_name, column_name"
+    ).fetchall():
+        raw.execute(f'ALTER TABLE "{table}" ALTER COLUMN "{column}" TYPE BIGINT')
+        changed.append(f"{table}.{column}")
+    return changed

@@ -53,6 +53,10 @@ class PgVectorIndex:
                       f" AND e.model = %s AND e.dimensions = {int(dimensions)}")
         self._live = "m.is_deleted = 0 AND m.superseded_at IS NULL AND e.embedding IS NOT NULL"
 
+    #: what the in-process index reports about itself: nothing is held in this process
+    nbytes = 0
+    precision = "pgvector"
+
     # -- the database is the index: nothing to keep in step --------------------------------
     def add(self, seq: int, vector: np.ndarray, project: str | None = None) -> None:
         pass
@@ -81,6 +85,11 @@ class PgVectorIndex:
         with self._lock:
             if self._count is not None and time.monotonic() - self._count[0] < _COUNT_TTL_S:
                 return self._count[1]
+        return self.count_now()
+
+    def count_now(self) -> int:
+        """The live vectors now (`len` may be up to `_COUNT_TTL_S` old: it only chooses
+        between the exact scan and HNSW)."""
         n = int(self._rows(f"SELECT count(*) {self._from} WHERE {self._live}",
                            [self.model])[0][0])
         with self._lock:
@@ -161,3 +170,16 @@ class PgVectorIndex:
                " ORDER BY dist, seq")
         rows = self._rows(sql, [q, self.model, *args, q, k], settings)
         return [(int(s), float(v)) for s, v in rows]
+
+
+def index_blob(conn: Any, content_hash: str) -> None:
+    """Fill an embedding row's pgvector column from its float32 blob (a row inserted as a
+    whole, e.g. by a bundle import, has only the blob)."""
+    row = conn.execute("SELECT vector, dimensions FROM embeddings WHERE content_hash = ?",
+                       (content_hash,)).fetchone()
+    if row is None:
+        return
+    vec = np.frombuffer(bytes(row[0]), dtype="<f4")
+    if vec.shape[0] == row[1]:
+        conn.execute("UPDATE embeddings SET embedding = CAST(? AS vector) WHERE content_hash = ?",
+                     (literal(vec), content_hash))
