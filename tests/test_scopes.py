@@ -225,12 +225,7 @@ def _sees(resp: httpx.Response, kind: str, owner_status: int) -> bool:
     return (ENTITY if kind == "names" else MARK) in resp.text
 
 
-EXPORT_501 = pytest.mark.sqlite_only("bundle export/import answer 501 on PostgreSQL (pg_dump)")
-
-
-@pytest.mark.parametrize("route", [
-    pytest.param(r, marks=EXPORT_501) if r[1] == "/api/export" else r for r in sorted(READS)
-], ids=lambda r: f"{r[0]} {r[1]}")
+@pytest.mark.parametrize("route", sorted(READS), ids=lambda r: f"{r[0]} {r[1]}")
 def test_private_memory_is_invisible_to_others(world: World, route: tuple[str, str]) -> None:
     probe, kind, status = READS[route]
     assert not _sees(probe(world, AS_B), kind, status), f"{route} leaks to agent B"
@@ -274,7 +269,6 @@ def test_duplicate_review_acts_only_on_pairs_the_reviewer_sees(world: World) -> 
     assert mine["id"] in {p["id"] for p in still}  # nothing changed
 
 
-@EXPORT_501
 def test_export_all_scopes_is_explicit(world: World) -> None:
     http = world.live.http
     assert MARK not in http.get("/api/export").text
@@ -594,7 +588,6 @@ def test_private_text_never_reaches_a_neighbours_context(world: World) -> None:
     assert mine[0]["id"] == world.private and mine[0]["scores"]["keyword"]
 
 
-@EXPORT_501
 def test_export_and_import_keep_owners_and_observers(tmp_path: Path) -> None:
     with run_daemon(tmp_path / "one") as one:
         private = one.remember("Agent a keeps its deploy checklist here", agent_id=A,
