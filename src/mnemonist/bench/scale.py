@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import tempfile
 import time
 from array import array
@@ -32,8 +31,17 @@ from mnemonist import __version__
 from mnemonist.bench.scale_bulk import bulk_phase
 from mnemonist.bench.scale_report import markdown
 from mnemonist.bench.scale_sessions import SessionLoad
+from mnemonist.bench.scale_store import (
+    check_empty_postgres,
+    file_sizes,
+    pg_size,
+    storage_url,
+    without_password,
+)
 from mnemonist.bench.stats import (
+    PhaseClock,
     Progress,
+    SchedSample,
     machine,
     peak_rss_mib,
     reset_peak_rss,
@@ -41,7 +49,6 @@ from mnemonist.bench.stats import (
     rss_mib,
     rss_source,
     summarize_ms,
-    thread_sched,
 )
 from mnemonist.bench.synthetic import SyntheticCorpus
 from mnemonist.daemon import open_memory
@@ -89,50 +96,6 @@ NOTES = (
 def _default_embed_timeout(n: int) -> float:
     """Generous: about 170 texts/s on 2 cores; allow 50/s, at least 10 minutes."""
     return max(600.0, n / 50.0)
-
-
-def _file_sizes(db_path: Path) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for suffix, key in (("", "db_mib"), ("-wal", "wal_mib"), ("-shm", "shm_mib")):
-        p = db_path.with_name(db_path.name + suffix)
-        out[key] = round(p.stat().st_size / MIB, 2) if p.exists() else 0.0
-    out["total_mib"] = round(sum(out.values()), 2)
-    return out
-
-
-def storage_url(daemon: Any) -> str:
-    """The daemon's PostgreSQL URL; empty on SQLite."""
-    return daemon.config.storage.url or ""
-
-
-def _without_password(url: str) -> str:
-    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
-
-
-def check_empty_postgres(url: str, sizes: list[int]) -> None:
-    """`--storage` runs one size into one empty database: the benchmark never deletes."""
-    if not url.startswith(("postgresql://", "postgres://")):
-        raise ValueError("storage must be a postgresql:// URL")
-    if len(sizes) != 1:
-        raise ValueError("with a PostgreSQL storage give one size (--n) per empty database")
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        if conn.execute("SELECT to_regclass('memories')").fetchone()[0] is not None and (
-                conn.execute("SELECT EXISTS (SELECT 1 FROM memories)").fetchone()[0]):
-            raise ValueError("the PostgreSQL database already holds memories: give an empty"
-                             " one")
-
-
-def _pg_size(url: str) -> dict[str, float]:
-    """The PostgreSQL database's size (pg_database_size, its WAL is the server's), in the
-    keys of the SQLite file sizes."""
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        n = conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
-    size = round(int(n) / MIB, 2)
-    return {"db_mib": size, "wal_mib": 0.0, "shm_mib": 0.0, "total_mib": size}
 
 
 def _ratio(a: float | None, b: float | None) -> float | None:
@@ -184,7 +147,7 @@ def run_scale(
             "overrides": overrides or {},
             "sessions": sessions,
             "generated_vectors": generated_vectors,
-            "storage": _without_password(storage) if storage else "sqlite",
+            "storage": without_password(storage) if storage else "sqlite",
         },
         "targets": {**TARGETS, "at_memories": 10_000},
         "targets_100k": {**TARGETS_100K, "at_memories": 100_000},
@@ -330,17 +293,17 @@ def _run_one(
             "source": rss_source(),
         }
         if storage_url(daemon):
-            run["database"] = {"url": _without_password(storage_url(daemon)),
-                               "while_open": _pg_size(storage_url(daemon))}
+            run["database"] = {"url": without_password(storage_url(daemon)),
+                               "while_open": pg_size(storage_url(daemon))}
         else:
             run["database"] = {
                 "path": str(daemon.paths.database),
-                "while_open": _file_sizes(daemon.paths.database),
+                "while_open": file_sizes(daemon.paths.database),
             }
     finally:
         daemon.stop()
-    run["database"]["after_close"] = (_pg_size(storage_url(daemon)) if storage_url(daemon)
-                                      else _file_sizes(daemon.paths.database))
+    run["database"]["after_close"] = (pg_size(storage_url(daemon)) if storage_url(daemon)
+                                      else file_sizes(daemon.paths.database))
     # Other processes on a shared machine slow every phase down: say how busy it was.
     run["load_average_1m"] = {"start": load_start, "end": _loadavg()}
     run["targets"] = {
@@ -367,26 +330,11 @@ def _check(n: int, value: float | None, key: str) -> dict[str, Any]:
     return {"value": value, "limit": limit, "met": value is not None and value <= limit}
 
 
-class PhaseClock:
-    """Where the run's time goes: `run["phase_s"]`, wall seconds per phase in order (the
-    open and model load first), each lap measured from the previous one."""
-
-    def __init__(self, run: dict[str, Any], startup_s: float) -> None:
-        self.run = run
-        run["phase_s"] = {"open and model load": round(startup_s, 1)}
-        self.last = time.perf_counter()
-
-    def lap(self, name: str) -> None:
-        now = time.perf_counter()
-        self.run["phase_s"][name] = round(now - self.last, 1)
-        self.last = now
-
-
 def _remember_phase(
     service: Any, corpus: SyntheticCorpus, n: int, run: dict[str, Any], progress: bool
 ) -> tuple[int, float, float, int]:
     latencies = array("d")
-    sched = _Sched()
+    sched = SchedSample()
     created = deduplicated = 0
     bar = Progress(f"remember {n:,}", n, enabled=progress)
     t_first = time.perf_counter()
@@ -420,31 +368,6 @@ def _remember_phase(
         "embedded_while_writing": processed_writing,
     }
     return created, t_first, t_writes_end, processed_writing
-
-
-class _Sched:
-    """Per call: the caller thread's time on a CPU and time waiting for one (schedstat)."""
-
-    def __init__(self) -> None:
-        self.on_cpu, self.waiting = array("d"), array("d")
-        self._start: tuple[float, float] | None = None
-
-    def before(self) -> None:
-        self._start = thread_sched()
-
-    def after(self) -> None:
-        end = thread_sched()
-        if self._start is not None and end is not None:
-            self.on_cpu.append(end[0] - self._start[0])
-            self.waiting.append(end[1] - self._start[1])
-
-    def report(self) -> dict[str, Any]:
-        if not self.on_cpu:
-            return {}
-        return {
-            "on_cpu_ms": summarize_ms(self.on_cpu),
-            "waiting_for_cpu_ms": summarize_ms(self.waiting),
-        }
 
 
 def _indexed(service: Any) -> int:
@@ -541,7 +464,7 @@ def _recall_phase(
 
     bar = Progress("recall", len(measured), enabled=progress, unit="queries")
     recall_s = array("d")
-    sched = _Sched()
+    sched = SchedSample()
     methods: dict[str, int] = {}
     result_ids: list[list[str]] = []
     for i, q in enumerate(measured, 1):

@@ -7,8 +7,9 @@ import os
 import resource
 import sys
 import time
+from array import array
 from collections.abc import Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 # --- latency ------------------------------------------------------------------------------
 
@@ -222,3 +223,43 @@ def machine() -> dict[str, object]:
         "platform": platform.platform(),
         "python": platform.python_version(),
     }
+
+
+class PhaseClock:
+    """Where the run's time goes: `run["phase_s"]`, wall seconds per phase in order (the
+    open and model load first), each lap measured from the previous one."""
+
+    def __init__(self, run: dict[str, Any], startup_s: float) -> None:
+        self.run = run
+        run["phase_s"] = {"open and model load": round(startup_s, 1)}
+        self.last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.run["phase_s"][name] = round(now - self.last, 1)
+        self.last = now
+
+
+class SchedSample:
+    """Per call: the caller thread's time on a CPU and time waiting for one (schedstat)."""
+
+    def __init__(self) -> None:
+        self.on_cpu, self.waiting = array("d"), array("d")
+        self._start: tuple[float, float] | None = None
+
+    def before(self) -> None:
+        self._start = thread_sched()
+
+    def after(self) -> None:
+        end = thread_sched()
+        if self._start is not None and end is not None:
+            self.on_cpu.append(end[0] - self._start[0])
+            self.waiting.append(end[1] - self._start[1])
+
+    def report(self) -> dict[str, Any]:
+        if not self.on_cpu:
+            return {}
+        return {
+            "on_cpu_ms": summarize_ms(self.on_cpu),
+            "waiting_for_cpu_ms": summarize_ms(self.waiting),
+        }
