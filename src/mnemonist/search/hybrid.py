@@ -17,11 +17,13 @@ from mnemonist.model.requests import RecallFilters
 from mnemonist.search.authors import KnownAuthors
 from mnemonist.search.corroboration import corroboration_factor
 from mnemonist.search.dampening import dampen
+from mnemonist.search.feedback import expansion_terms, rocchio, top_seqs
 from mnemonist.search.filters import hidden_private, historical, only_project, where_clause
 from mnemonist.search.fusion import Fused, fuse, normalize_bm25
 from mnemonist.search.graph_boost import graph_boost
 from mnemonist.search.keyword import keyword_search, phrase_search
 from mnemonist.search.rerank import EmbeddingReranker, HttpReranker, Reranker, rerank_head
+from mnemonist.search.session_expansion import SessionExpansion, expand_sessions
 from mnemonist.search.signals import access_boost, effective_importance
 from mnemonist.search.sparse_leg import SparseLeg, blend
 from mnemonist.search.traversal import Limits
@@ -248,7 +250,43 @@ class HybridSearch:
         cosines: dict[int, float] = {}
         if qvec is not None and self.index is not None:
             vector_hits, cosines = self._vector(conn, qvec, filters, keyword)
-        return fuse(keyword, vector_hits, cosines, self.cfg.alpha)
+        fused = fuse(keyword, vector_hits, cosines, self.cfg.alpha)
+        return self._second_round(conn, query, qvec, filters, keyword, fused)
+
+    def _second_round(
+        self, conn: sqlite3.Connection, query: str, qvec: np.ndarray | None,
+        filters: RecallFilters | None, keyword: dict[int, float], fused: list[Fused],
+    ) -> list[Fused]:
+        """Pseudo-relevance feedback (`search/feedback.py`) and session expansion
+        (`search/session_expansion.py`), each off unless its weight is set."""
+        cfg = self.cfg
+        if not fused:
+            return fused
+        if cfg.expansion_terms > 0:
+            terms = expansion_terms(conn, query, fused, cfg.feedback_depth, cfg.expansion_terms)
+            if terms:
+                more = self._keyword(conn, " ".join(terms), filters)
+                w = cfg.expansion_weight
+                keyword = {s: (1 - w) * keyword.get(s, 0.0) + w * more.get(s, 0.0)
+                           for s in set(keyword) | set(more)}
+        vec = qvec
+        if qvec is not None and self.index is not None and cfg.feedback_weight > 0:
+            moved = rocchio(self.index, qvec, top_seqs(fused, cfg.feedback_depth),
+                            cfg.feedback_weight)
+            vec = qvec if moved is None else moved
+        if vec is not qvec or cfg.expansion_terms > 0:
+            vector_hits: set[int] = set()
+            cosines: dict[int, float] = {}
+            if vec is not None and self.index is not None:
+                vector_hits, cosines = self._vector(conn, vec, filters, keyword)
+            fused = fuse(keyword, vector_hits, cosines, cfg.alpha)
+        if cfg.session_weight > 0 and vec is not None and self.index is not None:
+            index = self.index
+            fused = expand_sessions(
+                conn, fused, keyword, lambda seqs: index.scores(vec, seqs), cfg.alpha, filters,
+                SessionExpansion(cfg.session_weight, cfg.session_top, cfg.session_pool),
+            )
+        return fused
 
     def _dense_query(self, conn: sqlite3.Connection, query: str) -> str:
         cfg = self.cfg
