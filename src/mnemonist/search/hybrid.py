@@ -193,21 +193,27 @@ class HybridSearch:
                 scores[seq] = min(1.0, scores.get(seq, 0.0) + cfg.phrase_weight * value)
         return scores
 
-    def _vector(
-        self, conn: sqlite3.Connection, qvec: np.ndarray, filters: RecallFilters | None,
-        keyword: dict[int, float],
-    ) -> tuple[set[int], dict[int, float]]:
-        """The vector leg's own candidates, and the cosine of every candidate of both legs."""
-        cfg, index = self.cfg, self.index
-        assert index is not None
-        allowed = None
-        hidden: set[int] = set()
+    def _visible(
+        self, conn: sqlite3.Connection, filters: RecallFilters | None
+    ) -> tuple[set[int] | None, set[int]]:
+        """(allowed, hidden): the seqs the filters allow when they are more than a project
+        (None: any), and others' private memories, which never take a place in the top k."""
         if not only_project(filters):
             where, args = where_clause(filters)
             sql = f"SELECT m.seq FROM memories m WHERE {where}"
-            allowed = {r[0] for r in conn.execute(sql, args)}
-        else:  # others' private memories never take a place in the vector leg's top k
-            hidden = hidden_private(conn, filters)
+            return {r[0] for r in conn.execute(sql, args)}, set()
+        return None, hidden_private(conn, filters)
+
+    def _vector(
+        self, conn: sqlite3.Connection, qvec: np.ndarray, filters: RecallFilters | None,
+        keyword: dict[int, float],
+        visible: tuple[set[int] | None, set[int]] | None = None,
+    ) -> tuple[set[int], dict[int, float]]:
+        """The vector leg's own candidates, and the cosine of every candidate of both legs
+        (`visible`: `_visible`'s answer when the caller has it already)."""
+        cfg, index = self.cfg, self.index
+        assert index is not None
+        allowed, hidden = visible if visible is not None else self._visible(conn, filters)
         project = filters.project if filters else None
         scope = filters.scope if filters else None
         top, of_keyword = index.search_and_score(
@@ -248,14 +254,17 @@ class HybridSearch:
                             self.cfg.sparse_weight, self.cfg.sparse_blend)
         vector_hits: set[int] = set()
         cosines: dict[int, float] = {}
+        visible = None
         if qvec is not None and self.index is not None:
-            vector_hits, cosines = self._vector(conn, qvec, filters, keyword)
+            visible = self._visible(conn, filters)
+            vector_hits, cosines = self._vector(conn, qvec, filters, keyword, visible)
         fused = fuse(keyword, vector_hits, cosines, self.cfg.alpha)
-        return self._second_round(conn, query, qvec, filters, keyword, fused)
+        return self._second_round(conn, query, qvec, filters, keyword, fused, visible)
 
     def _second_round(
         self, conn: sqlite3.Connection, query: str, qvec: np.ndarray | None,
         filters: RecallFilters | None, keyword: dict[int, float], fused: list[Fused],
+        visible: tuple[set[int] | None, set[int]] | None = None,
     ) -> list[Fused]:
         """Pseudo-relevance feedback (`search/feedback.py`) and session expansion
         (`search/session_expansion.py`), each off unless its weight is set."""
@@ -278,7 +287,7 @@ class HybridSearch:
             vector_hits: set[int] = set()
             cosines: dict[int, float] = {}
             if vec is not None and self.index is not None:
-                vector_hits, cosines = self._vector(conn, vec, filters, keyword)
+                vector_hits, cosines = self._vector(conn, vec, filters, keyword, visible)
             fused = fuse(keyword, vector_hits, cosines, cfg.alpha)
         if cfg.session_weight > 0 and vec is not None and self.index is not None:
             index = self.index
