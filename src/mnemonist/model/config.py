@@ -164,13 +164,13 @@ class SearchConfig(SnakeModel):
                     "added on top as a third leg",
     )
     session_weight: float = Range(
-        0.0, 0.0, 5.0,
-        "lift ×(1+w·relevance) for candidates whose session (source) ranks high as a whole;"
-        " the best sessions' other turns join the candidates (0: off)",
+        0.5, 0.0, 5.0,
+        "lift ×(1+w·relevance) for candidates whose session (source) ranks high as a whole"
+        " (0: off)",
     )
-    session_top: int = Range(3, 0, 20, "sessions whose turns join the candidates")
+    session_top: int = Range(0, 0, 20, "sessions whose other turns join the candidates")
     session_pool: Literal["top3", "mean", "max"] = Field(
-        default="top3",
+        default="max",
         description="a session's relevance: the mean of its 3 best turns, of all its turns, or"
                     " its best turn",
     )
