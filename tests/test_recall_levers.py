@@ -4,12 +4,14 @@ and keyword term expansion (off by default), on a real daemon with the real mode
 from __future__ import annotations
 
 from contextlib import contextmanager
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from mnemonist.search.feedback import expansion_terms, rocchio
 from mnemonist.search.fusion import Fused
+from mnemonist.search.session_expansion import spread_sessions
 
 TRIP = ["Ana: we should plan the Lisbon trip for May",
         "Ben: I booked the flights yesterday",
@@ -95,3 +97,17 @@ def test_expansion_terms_come_from_the_best_candidates_and_skip_the_query(live, 
     assert "ana" in terms  # in two candidates
     assert "flights" not in terms  # once, in a weaker candidate
     assert expansion_terms(conn, "Lisbon trip", fused, 3, 0) == []
+
+
+
+def test_session_cap_holds_back_a_sessions_extra_memories_until_the_head_is_full():
+    def hit(name, source):
+        return SimpleNamespace(name=name, memory=SimpleNamespace(source_id=source, project="p"))
+
+    ranked = [hit("a1", "a"), hit("a2", "a"), hit("a3", "a"), hit("n1", None),
+              hit("b1", "b"), hit("a4", "a"), hit("c1", "c")]
+    names = [h.name for h in spread_sessions(ranked, 2, head=4)]
+    assert names == ["a1", "a2", "n1", "b1", "a3", "a4", "c1"]
+    assert [h.name for h in spread_sessions(ranked, 0, head=4)] == [h.name for h in ranked]
+    assert [h.name for h in spread_sessions(ranked, 1, head=10)] == \
+        ["a1", "n1", "b1", "c1", "a2", "a3", "a4"]

@@ -174,6 +174,9 @@ class SearchConfig(SnakeModel):
         description="a session's relevance: the mean of its 3 best turns, of all its turns, or"
                     " its best turn",
     )
+    session_cap: int = Range(
+        0, 0, 10, "at most this many memories of one source among the first 10 results (0: off)"
+    )
     feedback_weight: float = Range(
         0.0, 0.0, 2.0,
         "dense pseudo-relevance feedback: the vector leg re-ranks with the query vector plus"

@@ -23,7 +23,7 @@ from mnemonist.search.fusion import Fused, fuse, normalize_bm25
 from mnemonist.search.graph_boost import graph_boost
 from mnemonist.search.keyword import keyword_search, phrase_search
 from mnemonist.search.rerank import EmbeddingReranker, HttpReranker, Reranker, rerank_head
-from mnemonist.search.session_expansion import SessionExpansion, expand_sessions
+from mnemonist.search.session_expansion import SessionExpansion, expand_sessions, spread_sessions
 from mnemonist.search.signals import access_boost, effective_importance
 from mnemonist.search.sparse_leg import SparseLeg, blend
 from mnemonist.search.traversal import Limits
@@ -414,6 +414,7 @@ class HybridSearch:
             boost_by_source(hits, cfg.source_boost)
         hits = [h for h in hits if h.score >= threshold]
         hits.sort(key=lambda h: (-h.score, -h.memory.seq))
+        hits = spread_sessions(hits, cfg.session_cap)
         rcfg = self.mem_cfg.pipeline_v2.reranker
         if self.reranker is not None and (rcfg.enabled or cfg.reranking):
             hits, outcome = rerank_head(self.reranker, query, hits, rcfg.top_n,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from mnemonist.model.requests import RecallFilters
 from mnemonist.search.filters import where_clause
@@ -152,3 +153,28 @@ def expand_sessions(
                 continue
             out.append(Fused(seq, score * lift, "session", kw, c))
     return out
+
+
+
+def spread_sessions(hits: list[Any], cap: int, head: int = 10) -> list[Any]:
+    """The ranked hits with at most `cap` memories of one source among the first `head`: a
+    memory over the cap waits until the head is full and then keeps its order among the rest
+    (memories without a source are never held back)."""
+    if cap <= 0:
+        return hits
+    out: list[Any] = []
+    rest: list[Any] = []
+    count: dict[tuple[str | None, str], int] = {}
+    for h in hits:
+        if len(out) >= head:
+            rest.append(h)
+            continue
+        source = h.memory.source_id
+        if source:
+            key = (h.memory.project, source)
+            if count.get(key, 0) >= cap:
+                rest.append(h)
+                continue
+            count[key] = count.get(key, 0) + 1
+        out.append(h)
+    return out + rest
