@@ -265,6 +265,14 @@ def _summarize(rows: list[tuple[int, dict[str, float]]]) -> dict[str, Any]:
     return {"overall": {"n": len(overall), **mean_metrics(overall)}, "by_category": categories}
 
 
+def _by_conversation(scores: _Scores, system: str) -> dict[str, Any]:
+    """The system's overall metrics per conversation (the split check reads them)."""
+    rows: dict[str, list[tuple[int, dict[str, float]]]] = {}
+    for record, row in zip(scores.questions, scores.by_system[system], strict=True):
+        rows.setdefault(record["sample_id"], []).append(row)
+    return {sid: _summarize(r)["overall"] for sid, r in rows.items()}
+
+
 def _code_state() -> dict[str, Any]:
     """Which code was measured: the git commit of mnemonist's source and its local changes."""
     root = Path(mnemonist.__file__).resolve().parents[2]
@@ -478,6 +486,7 @@ def _run(
             "evidence_ids_dropped_list": dropped,
         },
         "systems": {s: _summarize(scores.by_system[s]) for s in SYSTEMS},
+        "by_conversation": {s: _by_conversation(scores, s) for s in SYSTEMS},
         "latency_ms": {
             "mnemonist": latency_summary(scores.latency["mnemonist"]),
             "bm25": latency_summary(scores.latency["bm25"]),

@@ -163,6 +163,34 @@ class SearchConfig(SnakeModel):
         description="share: SPLADE takes sparse_weight of the keyword leg's place; add: it is "
                     "added on top as a third leg",
     )
+    session_weight: float = Range(
+        0.5, 0.0, 5.0,
+        "lift ×(1+w·relevance) for candidates whose session (source) ranks high as a whole"
+        " (0: off)",
+    )
+    session_top: int = Range(0, 0, 20, "sessions whose other turns join the candidates")
+    session_pool: Literal["top3", "mean", "max"] = Field(
+        default="max",
+        description="a session's relevance: the mean of its 3 best turns, of all its turns, or"
+                    " its best turn",
+    )
+    session_cap: int = Range(
+        0, 0, 10, "at most this many memories of one source among the first 10 results (0: off)"
+    )
+    feedback_weight: float = Range(
+        0.0, 0.0, 2.0,
+        "dense pseudo-relevance feedback: the vector leg re-ranks with the query vector plus"
+        " this × the mean vector of the first round's best candidates (0: off)",
+    )
+    feedback_depth: int = Range(3, 1, 20, "first-round candidates feedback reads")
+    expansion_terms: int = Range(
+        0, 0, 20,
+        "keyword pseudo-relevance feedback: words of the first round's best candidates added"
+        " to a second keyword query (0: off)",
+    )
+    expansion_weight: float = Range(
+        0.3, 0.0, 1.0, "share of the keyword leg given to the expanded query"
+    )
 
 
 # --- embedding and server -------------------------------------------------------------------

@@ -17,11 +17,13 @@ from mnemonist.model.requests import RecallFilters
 from mnemonist.search.authors import KnownAuthors
 from mnemonist.search.corroboration import corroboration_factor
 from mnemonist.search.dampening import dampen
+from mnemonist.search.feedback import expansion_terms, rocchio, top_seqs
 from mnemonist.search.filters import hidden_private, historical, only_project, where_clause
 from mnemonist.search.fusion import Fused, fuse, normalize_bm25
 from mnemonist.search.graph_boost import graph_boost
 from mnemonist.search.keyword import keyword_search, phrase_search
 from mnemonist.search.rerank import EmbeddingReranker, HttpReranker, Reranker, rerank_head
+from mnemonist.search.session_expansion import SessionExpansion, expand_sessions, spread_sessions
 from mnemonist.search.signals import access_boost, effective_importance
 from mnemonist.search.sparse_leg import SparseLeg, blend
 from mnemonist.search.traversal import Limits
@@ -191,21 +193,27 @@ class HybridSearch:
                 scores[seq] = min(1.0, scores.get(seq, 0.0) + cfg.phrase_weight * value)
         return scores
 
-    def _vector(
-        self, conn: sqlite3.Connection, qvec: np.ndarray, filters: RecallFilters | None,
-        keyword: dict[int, float],
-    ) -> tuple[set[int], dict[int, float]]:
-        """The vector leg's own candidates, and the cosine of every candidate of both legs."""
-        cfg, index = self.cfg, self.index
-        assert index is not None
-        allowed = None
-        hidden: set[int] = set()
+    def _visible(
+        self, conn: sqlite3.Connection, filters: RecallFilters | None
+    ) -> tuple[set[int] | None, set[int]]:
+        """(allowed, hidden): the seqs the filters allow when they are more than a project
+        (None: any), and others' private memories, which never take a place in the top k."""
         if not only_project(filters):
             where, args = where_clause(filters)
             sql = f"SELECT m.seq FROM memories m WHERE {where}"
-            allowed = {r[0] for r in conn.execute(sql, args)}
-        else:  # others' private memories never take a place in the vector leg's top k
-            hidden = hidden_private(conn, filters)
+            return {r[0] for r in conn.execute(sql, args)}, set()
+        return None, hidden_private(conn, filters)
+
+    def _vector(
+        self, conn: sqlite3.Connection, qvec: np.ndarray, filters: RecallFilters | None,
+        keyword: dict[int, float],
+        visible: tuple[set[int] | None, set[int]] | None = None,
+    ) -> tuple[set[int], dict[int, float]]:
+        """The vector leg's own candidates, and the cosine of every candidate of both legs
+        (`visible`: `_visible`'s answer when the caller has it already)."""
+        cfg, index = self.cfg, self.index
+        assert index is not None
+        allowed, hidden = visible if visible is not None else self._visible(conn, filters)
         project = filters.project if filters else None
         scope = filters.scope if filters else None
         top, of_keyword = index.search_and_score(
@@ -246,9 +254,48 @@ class HybridSearch:
                             self.cfg.sparse_weight, self.cfg.sparse_blend)
         vector_hits: set[int] = set()
         cosines: dict[int, float] = {}
+        visible = None
         if qvec is not None and self.index is not None:
-            vector_hits, cosines = self._vector(conn, qvec, filters, keyword)
-        return fuse(keyword, vector_hits, cosines, self.cfg.alpha)
+            visible = self._visible(conn, filters)
+            vector_hits, cosines = self._vector(conn, qvec, filters, keyword, visible)
+        fused = fuse(keyword, vector_hits, cosines, self.cfg.alpha)
+        return self._second_round(conn, query, qvec, filters, keyword, fused, visible)
+
+    def _second_round(
+        self, conn: sqlite3.Connection, query: str, qvec: np.ndarray | None,
+        filters: RecallFilters | None, keyword: dict[int, float], fused: list[Fused],
+        visible: tuple[set[int] | None, set[int]] | None = None,
+    ) -> list[Fused]:
+        """Pseudo-relevance feedback (`search/feedback.py`) and session expansion
+        (`search/session_expansion.py`), each off unless its weight is set."""
+        cfg = self.cfg
+        if not fused:
+            return fused
+        if cfg.expansion_terms > 0:
+            terms = expansion_terms(conn, query, fused, cfg.feedback_depth, cfg.expansion_terms)
+            if terms:
+                more = self._keyword(conn, " ".join(terms), filters)
+                w = cfg.expansion_weight
+                keyword = {s: (1 - w) * keyword.get(s, 0.0) + w * more.get(s, 0.0)
+                           for s in set(keyword) | set(more)}
+        vec = qvec
+        if qvec is not None and self.index is not None and cfg.feedback_weight > 0:
+            moved = rocchio(self.index, qvec, top_seqs(fused, cfg.feedback_depth),
+                            cfg.feedback_weight)
+            vec = qvec if moved is None else moved
+        if vec is not qvec or cfg.expansion_terms > 0:
+            vector_hits: set[int] = set()
+            cosines: dict[int, float] = {}
+            if vec is not None and self.index is not None:
+                vector_hits, cosines = self._vector(conn, vec, filters, keyword, visible)
+            fused = fuse(keyword, vector_hits, cosines, cfg.alpha)
+        if cfg.session_weight > 0 and vec is not None and self.index is not None:
+            index = self.index
+            fused = expand_sessions(
+                conn, fused, keyword, lambda seqs: index.scores(vec, seqs), cfg.alpha, filters,
+                SessionExpansion(cfg.session_weight, cfg.session_top, cfg.session_pool),
+            )
+        return fused
 
     def _dense_query(self, conn: sqlite3.Connection, query: str) -> str:
         cfg = self.cfg
@@ -367,6 +414,7 @@ class HybridSearch:
             boost_by_source(hits, cfg.source_boost)
         hits = [h for h in hits if h.score >= threshold]
         hits.sort(key=lambda h: (-h.score, -h.memory.seq))
+        hits = spread_sessions(hits, cfg.session_cap)
         rcfg = self.mem_cfg.pipeline_v2.reranker
         if self.reranker is not None and (rcfg.enabled or cfg.reranking):
             hits, outcome = rerank_head(self.reranker, query, hits, rcfg.top_n,

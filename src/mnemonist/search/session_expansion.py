@@ -1,0 +1,180 @@
+"""Session expansion: rank the sources (conversation sessions, documents) that the first
+round's candidates come from as wholes, then lift their turns and bring in the turns of the
+best ones that neither leg proposed.
+
+A question is often answered by a turn that shares few words with it but sits in a session
+that, taken as a whole, is clearly about the question (the turns before and after name the
+topic). A session's relevance is pooled from its turns' fused scores (each turn scored on
+both legs: alpha·cosine + (1 − alpha)·keyword, a turn the keyword leg did not return counting
+0 there): `top3` is the mean of its three best turns, `mean` the mean over every turn (the
+session's centroid seen through the query), `max` its best turn.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mnemonist.model.requests import RecallFilters
+from mnemonist.search.filters import where_clause
+from mnemonist.search.fusion import Fused
+from mnemonist.search.keyword import BY_SEQ
+
+#: sessions of the best candidates that are pooled (bounds the turns read per recall)
+MAX_SESSIONS = 12
+#: candidates whose sessions are pooled
+SEED_CANDIDATES = 40
+#: a session longer than this is a document, not a conversation: left out
+MAX_TURNS = 200
+
+#: without it the planner prefers an index that leads with `is_deleted` for the filters'
+#: `m.is_deleted = 0` and reads every live row (PostgreSQL's dialect drops the clause)
+BY_SOURCE = "INDEXED BY memories_source"
+
+Cosines = Callable[[list[int]], dict[int, float]]
+
+
+@dataclass(frozen=True)
+class SessionExpansion:
+    weight: float  # lift × (1 + weight · relevance), relevance 1 for the best session
+    top: int  # sessions whose turns join the candidates
+    pool: str  # top3 | mean | max
+
+
+def _pooled(values: list[float], pool: str) -> float:
+    if not values:
+        return 0.0
+    values = sorted(values, reverse=True)
+    if pool == "max":
+        return values[0]
+    if pool == "mean":
+        return sum(values) / len(values)
+    head = values[:3]
+    return sum(head) / 3.0  # a session of one strong turn is not a strong session
+
+
+def _sessions_of(conn: sqlite3.Connection, seqs: list[int]) -> dict[int, tuple[str, str]]:
+    """seq → (project, source_id) for the candidates that have a source."""
+    if not seqs:
+        return {}
+    marks = ",".join("?" * len(seqs))
+    rows = conn.execute(
+        f"SELECT m.seq, m.project, m.source_id FROM memories m {BY_SEQ}"
+        f" WHERE m.seq IN ({marks}) AND m.source_id IS NOT NULL",
+        seqs,
+    )
+    return {seq: (project or "", source) for seq, project, source in rows}
+
+
+def _members(
+    conn: sqlite3.Connection, sessions: list[tuple[str, str]], filters: RecallFilters | None
+) -> dict[tuple[str, str], list[int]]:
+    """Every live turn of the sessions that passes the recall's filters."""
+    where, args = where_clause(filters)
+    sources = sorted({s for _, s in sessions})
+    marks = ",".join("?" * len(sources))
+    rows = conn.execute(
+        f"SELECT m.seq, m.project, m.source_id FROM memories m {BY_SOURCE}"
+        f" WHERE m.source_id IN ({marks}) AND {where}",
+        [*sources, *args],
+    )
+    wanted = set(sessions)
+    out: dict[tuple[str, str], list[int]] = {}
+    for seq, project, source in rows:
+        key = (project or "", source)
+        if key in wanted:
+            out.setdefault(key, []).append(seq)
+    return {k: v for k, v in out.items() if len(v) <= MAX_TURNS}
+
+
+def expand_sessions(
+    conn: sqlite3.Connection,
+    fused: list[Fused],
+    keyword: dict[int, float],
+    cosines: Cosines,
+    alpha: float,
+    filters: RecallFilters | None,
+    params: SessionExpansion,
+) -> list[Fused]:
+    """The candidates lifted by their session's relevance, with the turns of the `top` best
+    sessions that were not candidates added (scored as fusion would have scored them)."""
+    if params.weight <= 0 or not fused:
+        return fused
+    seeds = [f.seq for f in sorted(fused, key=lambda f: (-f.score, -f.seq))[:SEED_CANDIDATES]]
+    of_seed = _sessions_of(conn, seeds)
+    order: list[tuple[str, str]] = []
+    for seq in seeds:
+        key = of_seed.get(seq)
+        if key is not None and key not in order:
+            order.append(key)
+    if not order:
+        return fused
+    members = _members(conn, order[:MAX_SESSIONS], filters)
+    if not members:
+        return fused
+    by_seq = {f.seq: f for f in fused}
+    every = [s for turns in members.values() for s in turns]
+    missing = [s for s in every if s not in by_seq or by_seq[s].vector is None]
+    cos = cosines(missing) if missing else {}
+
+    def base(seq: int) -> tuple[float, float | None, float | None]:
+        f = by_seq.get(seq)
+        if f is not None and f.vector is not None:
+            return f.score, f.keyword, f.vector
+        kw = keyword.get(seq)
+        c = cos.get(seq)
+        if c is None:
+            return (f.score if f else (kw or 0.0)), kw, None
+        return alpha * max(c, 0.0) + (1.0 - alpha) * (kw or 0.0), kw, c
+
+    relevance = {key: _pooled([base(s)[0] for s in turns], params.pool)
+                 for key, turns in members.items()}
+    best = max(relevance.values())
+    if best <= 0:
+        return fused
+    relevance = {k: v / best for k, v in relevance.items()}
+    session_of = {s: key for key, turns in members.items() for s in turns}
+    out: list[Fused] = []
+    for f in fused:
+        key = session_of.get(f.seq)
+        if key is not None:
+            f.score *= 1.0 + params.weight * relevance[key]
+        out.append(f)
+    chosen = sorted(relevance, key=lambda k: -relevance[k])[: params.top]
+    for key in chosen:
+        lift = 1.0 + params.weight * relevance[key]
+        for seq in members[key]:
+            if seq in by_seq:
+                continue
+            score, kw, c = base(seq)
+            if c is None:
+                continue
+            out.append(Fused(seq, score * lift, "session", kw, c))
+    return out
+
+
+
+def spread_sessions(hits: list[Any], cap: int, head: int = 10) -> list[Any]:
+    """The ranked hits with at most `cap` memories of one source among the first `head`: a
+    memory over the cap waits until the head is full and then keeps its order among the rest
+    (memories without a source are never held back)."""
+    if cap <= 0:
+        return hits
+    out: list[Any] = []
+    rest: list[Any] = []
+    count: dict[tuple[str | None, str], int] = {}
+    for h in hits:
+        if len(out) >= head:
+            rest.append(h)
+            continue
+        source = h.memory.source_id
+        if source:
+            key = (h.memory.project, source)
+            if count.get(key, 0) >= cap:
+                rest.append(h)
+                continue
+            count[key] = count.get(key, 0) + 1
+        out.append(h)
+    return out + rest
