@@ -15,6 +15,7 @@ inherently SQLite's (it reads the .db file, a PRAGMA, an old SQLite file) carrie
 from __future__ import annotations
 
 import inspect
+import os
 import re
 import socket
 import threading
@@ -259,6 +260,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _graph_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The local model's saved optimised graph goes to the session's own folder, not the
+    user's cache (daemons started as subprocesses inherit the variable)."""
+    from mnemonist.providers.embedding.graph_cache import CACHE_ENV
+
+    before = os.environ.get(CACHE_ENV)
+    os.environ[CACHE_ENV] = str(tmp_path_factory.mktemp("model-cache"))
+    yield
+    if before is None:
+        os.environ.pop(CACHE_ENV, None)
+    else:
+        os.environ[CACHE_ENV] = before
 
 
 @pytest.fixture(scope="module", autouse=True)
