@@ -33,6 +33,7 @@ import yaml
 from mnemonist.api.app import create_app
 from mnemonist.daemon import Daemon
 from mnemonist.settings import Paths, load_config
+from mnemonist.store.postgres.connection import Row as PgRow
 
 #: the store `run_daemon` starts daemons on: "sqlite" or "postgresql" (set by `daemon_store`)
 STORES = ("sqlite", "postgresql")
@@ -90,11 +91,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-class Row(tuple):
+class Row(PgRow):
     """A row read by `LiveDaemon.query`: equal to the tuple of its values, and answering by
-    column name too, on either store."""
-
-    _names: dict[str, int]
+    column name too, on either store (the PostgreSQL store's row type, built from names)."""
 
     def __new__(cls, values: Any, names: list[str]) -> Row:
         row = super().__new__(cls, tuple(values))
@@ -102,14 +101,6 @@ class Row(tuple):
         for i, name in enumerate(names):  # in column order; a repeated name: its first
             row._names.setdefault(name, i)
         return row
-
-    def __getitem__(self, key):  # type: ignore[override]
-        if isinstance(key, str):
-            return tuple.__getitem__(self, self._names[key])
-        return tuple.__getitem__(self, key)
-
-    def keys(self) -> list[str]:
-        return list(self._names)
 
 
 class LiveDaemon:

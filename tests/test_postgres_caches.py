@@ -4,8 +4,6 @@ read the database; the learned sparse leg, whose index is in-process, is refused
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,17 +13,7 @@ import pytest
 from conftest import run_daemon
 from mnemonist.settings import ConfigError, Paths, load_config
 from mnemonist.text.tokens import tokenize
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 60.0) -> Any:
-    """Poll until true (a wait, not a timing assertion: the deadline only ends a hang)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    return predicate()
+from pipeline_helpers import wait_for
 
 
 def knows(daemon: Any, name: str) -> bool:
@@ -40,13 +28,13 @@ def test_authors_written_or_changed_through_one_daemon_are_known_to_the_other(
     with run_daemon(tmp_path / "a", config) as a, run_daemon(tmp_path / "b", config) as b:
         assert b.service.changes is not None and b.service.changes.listening.wait(30)
         made = a.remember("The kiln reached 1200 degrees on Tuesday", who="Melanie Okafor")
-        assert wait_for(lambda: knows(b, "Melanie Okafor"))
+        assert wait_for(lambda: knows(b, "Melanie Okafor"), 60)
         # a modify of an old row's author: no new seq, only the notification tells B
         assert not knows(b, "Zbigniew Quartz")
         r = a.http.patch(f"/api/memory/{made['id']}", json={"who": "Zbigniew Quartz",
                                                              "reason": "wrong author"})
         assert r.status_code == 200, r.text
-        assert wait_for(lambda: knows(b, "Zbigniew Quartz"))
+        assert wait_for(lambda: knows(b, "Zbigniew Quartz"), 60)
         assert b.service.changes.received >= 2
 
 
@@ -61,10 +49,10 @@ def test_after_its_connection_drops_the_listener_reconnects_and_rereads_the_auth
         with psycopg.connect(postgres_url, autocommit=True) as admin:
             admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
         a.remember("Rotated the staging certificates", who="Ingrid Vasquez-Lund")
-        assert wait_for(lambda: listener.gaps > gaps and listener.pid != pid)
-        assert wait_for(lambda: knows(b, "Ingrid Vasquez-Lund"))
+        assert wait_for(lambda: listener.gaps > gaps and listener.pid != pid, 60)
+        assert wait_for(lambda: knows(b, "Ingrid Vasquez-Lund"), 60)
         a.remember("Renewed the wildcard domain", who="Tobiah Ferncastle")
-        assert wait_for(lambda: knows(b, "Tobiah Ferncastle"))
+        assert wait_for(lambda: knows(b, "Tobiah Ferncastle"), 60)
 
 
 def test_a_memory_forgotten_or_moved_through_one_daemon_leaves_the_others_recall(
