@@ -154,9 +154,12 @@ class PgConnection:
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> Cursor:
         if self.deadline is None:
             return self._execute(sql, params)
-        left_ms = int((self.deadline - time.monotonic()) * 1000)
-        if left_ms <= 0:
+        left = self.deadline - time.monotonic()
+        if left < 0:
             raise sqlite3.OperationalError("interrupted: the statement's deadline has passed")
+        # at least 1 ms: under a millisecond left is not yet past the deadline, and the
+        # callers (search.traversal, graph_boost) re-raise an interruption before it
+        left_ms = max(1, int(left * 1000))
         # the server cancels the statement when the time left is up (SQLite's progress
         # handler); set for this statement only, then back to what it was
         before = self.raw.execute(
