@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from selenium import webdriver
-from selenium.common.exceptions import StaleElementReferenceException
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webelement import WebElement
@@ -56,9 +56,25 @@ def chrome() -> webdriver.Chrome:
     return driver
 
 
+class _Reloading(WebDriverWait):
+    """A wait that rides out a page reload: an element gone stale mid-check, or the driver's
+    "unhandled inspector error" when the check asks a page that is being replaced (a form
+    submitted); both only mean "not yet", and the wait's own condition still decides."""
+
+    def until(self, method, message: str = ""):  # type: ignore[no-untyped-def,override]
+        def check(driver):  # type: ignore[no-untyped-def]
+            try:
+                return method(driver)
+            except WebDriverException as exc:
+                if "inspector error" in str(exc) or "Cannot find context" in str(exc):
+                    return False
+                raise
+        return super().until(check, message)
+
+
 def wait(driver: webdriver.Chrome, timeout: float = WAIT_S) -> WebDriverWait:
-    """An explicit wait that rides out a page reload (an element gone stale mid-check)."""
-    return WebDriverWait(driver, timeout, ignored_exceptions=(StaleElementReferenceException,))
+    """An explicit wait that rides out a page reload (see _Reloading)."""
+    return _Reloading(driver, timeout, ignored_exceptions=(StaleElementReferenceException,))
 
 
 def text_is(driver: webdriver.Chrome, css: str, text: str) -> bool:
