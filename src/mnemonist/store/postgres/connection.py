@@ -6,6 +6,7 @@ driver errors arrive as the `sqlite3` exceptions the callers already handle."""
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 import sqlite3
 import time
@@ -157,9 +158,9 @@ class PgConnection:
         left = self.deadline - time.monotonic()
         if left < 0:
             raise sqlite3.OperationalError("interrupted: the statement's deadline has passed")
-        # at least 1 ms: under a millisecond left is not yet past the deadline, and the
-        # callers (search.traversal, graph_boost) re-raise an interruption before it
-        left_ms = max(1, int(left * 1000))
+        # rounded up, at least 1 ms (0 would mean no limit): the callers (search.traversal,
+        # graph_boost) take an interruption for the deadline only once it has passed
+        left_ms = max(1, math.ceil(left * 1000))
         # the server cancels the statement when the time left is up (SQLite's progress
         # handler); set for this statement only, then back to what it was
         before = self.raw.execute(
@@ -167,6 +168,11 @@ class PgConnection:
             " set_config('statement_timeout', %s, false)", [str(left_ms)]).fetchone()[0]
         try:
             return self._execute(sql, params)
+        except sqlite3.OperationalError as exc:
+            early = self.deadline - time.monotonic()
+            if "statement timeout" in str(exc) and early >= 0:
+                time.sleep(early + 0.001)  # the server's clock ran a hair ahead of ours
+            raise
         finally:
             with contextlib.suppress(psycopg.Error):  # an aborted transaction resets it itself
                 self.raw.execute("SELECT set_config('statement_timeout', %s, false)", [before])
