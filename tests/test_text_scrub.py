@@ -1,5 +1,6 @@
 """Credential scrubbing. Fake secrets are assembled from pieces so no literal looks real."""
 
+import dataclasses
 import re
 import time
 
@@ -7,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mnemonist.text import scrub
 from mnemonist.text.scrub import ScrubResult, is_secret_key, scrub_credentials
 
 ALNUM = "aB3dE5fG7hJ9kL2mN4pQ6rS8tV0wX1yZ"  # 32 mixed characters
@@ -318,3 +320,39 @@ def test_pathological_input_stays_fast(text: str) -> None:
     started = time.perf_counter()
     scrub_credentials(text)
     assert time.perf_counter() - started < 15.0  # quadratic work would take minutes
+
+
+_UNGATED = tuple(dataclasses.replace(rule, gate=()) for rule in scrub._RULES)
+GATE_TRICKS = ["ſecret=", "toKen: ", "İ", "pwd=", "PASSWORD=", "Bearer ", "bAsIc ", "://", "@",
+               "-----BEGIN ", "AIza", "AKIA", "ASIA", "eyJ", "gh", "xox", "_live_", "_test_"]
+gate_text = st.lists(
+    st.one_of(st.sampled_from(FRAGMENTS + GATE_TRICKS + [c[2] for c in CASES]),
+              st.text(max_size=6)), max_size=14
+).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(gate_text)
+def test_rule_gates_never_skip_a_match(text: str) -> None:
+    """A rule's gate (literal strings that must be present) only saves scans: the spans found
+    with the gates are the spans every rule's full scan finds."""
+    gated = scrub._find_secrets(text)
+    saved = scrub._RULES
+    scrub._RULES = _UNGATED
+    try:
+        assert scrub._find_secrets(text) == gated
+    finally:
+        scrub._RULES = saved
+
+
+@pytest.mark.parametrize(("kind", "template", "secret"), CASES)
+def test_rule_gates_keep_every_case(kind: str, template: str, secret: str) -> None:
+    for text in (template.format(secret), template.format(secret).upper(),
+                 "ſ " + template.format(secret)):
+        gated = scrub._find_secrets(text)
+        saved = scrub._RULES
+        scrub._RULES = _UNGATED
+        try:
+            assert scrub._find_secrets(text) == gated
+        finally:
+            scrub._RULES = saved

@@ -53,6 +53,10 @@ class _Rule:
     pattern: re.Pattern[str]
     groups: tuple[str, ...] = ("secret",)  # the first group that took part is replaced
     accept: Accept | None = None  # (match, secret) -> keep?
+    #: a cheap necessary condition: every group holds a string found in the text (in the
+    #: lower-cased text when `folded`), or the rule cannot match and its scan is skipped
+    gate: tuple[tuple[str, ...], ...] = ()
+    folded: bool = False
 
 
 def _line_around(text: str, start: int, end: int, radius: int = 256) -> str:
@@ -185,44 +189,54 @@ _LIBPQ_PASSWORD = (
 
 def _rule(
     kind: str, pattern: str | re.Pattern[str], accept: Accept | None = None,
-    groups: tuple[str, ...] = ("secret",), flags: int = 0,
+    groups: tuple[str, ...] = ("secret",), flags: int = 0, *,
+    gate: tuple[tuple[str, ...], ...] = (), folded: bool = False,
 ) -> _Rule:  # fmt: skip
-    return _Rule(kind, re.compile(pattern, flags), groups, accept)
+    return _Rule(kind, re.compile(pattern, flags), groups, accept, gate, folded)
 
 
 _CONN = "connection_string_password"
 
 
-def _token(kind: str, body: str) -> _Rule:
-    return _rule(kind, f"{_B}(?P<secret>{body})")
+def _token(kind: str, body: str, *needles: str) -> _Rule:
+    """A token format; its literal prefixes (`needles`, case as written) gate its scan."""
+    return _rule(kind, f"{_B}(?P<secret>{body})", gate=(needles,))
 
 
 _RULES: tuple[_Rule, ...] = (
-    _rule("private_key", _PRIVATE_KEY, flags=re.DOTALL),
-    _rule("aws_secret_access_key", _AWS_SECRET),
-    _token("anthropic_key", rf"sk-ant-{_W}{{20,}}"),
-    _token("openai_key", rf"sk-(?!ant-)(?={_W}*[0-9]){_W}{{20,}}"),
-    _token("github_token", r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"),
-    _token("gitlab_token", rf"glpat-{_W}{{20,}}"),
-    _token("slack_token", r"xox[abprs]-(?=[A-Za-z0-9-]*[0-9])(?:[A-Za-z0-9]|-(?!----)){10,}"),
-    _token("stripe_key", r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
-    _token("google_api_key", rf"AIza[0-9A-Za-z_-]{{35}}(?!{_W})"),
-    _token("aws_access_key_id", r"(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
-    _token("huggingface_token", r"hf_[A-Za-z0-9]{30,}"),
-    _token("npm_token", r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
-    _token("jwt", rf"eyJ{_W}{{8,}}\.{_W}{{8,}}\.{_W}{{8,}}"),
-    _rule("url_password", _URL_PASSWORD, lambda _m, v: not _is_placeholder(v)),
+    _rule("private_key", _PRIVATE_KEY, flags=re.DOTALL, gate=(("-----BEGIN",),)),
+    _rule("aws_secret_access_key", _AWS_SECRET, gate=(("secret",),), folded=True),
+    _token("anthropic_key", rf"sk-ant-{_W}{{20,}}", "sk-ant-"),
+    _token("openai_key", rf"sk-(?!ant-)(?={_W}*[0-9]){_W}{{20,}}", "sk-"),
+    _token("github_token", r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}",
+           "gh", "github_pat_"),
+    _token("gitlab_token", rf"glpat-{_W}{{20,}}", "glpat-"),
+    _token("slack_token", r"xox[abprs]-(?=[A-Za-z0-9-]*[0-9])(?:[A-Za-z0-9]|-(?!----)){10,}",
+           "xox"),
+    _token("stripe_key", r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", "_live_", "_test_"),
+    _token("google_api_key", rf"AIza[0-9A-Za-z_-]{{35}}(?!{_W})", "AIza"),
+    _token("aws_access_key_id", r"(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])", "AKIA", "ASIA"),
+    _token("huggingface_token", r"hf_[A-Za-z0-9]{30,}", "hf_"),
+    _token("npm_token", r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])", "npm_"),
+    _token("jwt", rf"eyJ{_W}{{8,}}\.{_W}{{8,}}\.{_W}{{8,}}", "eyJ"),
+    _rule("url_password", _URL_PASSWORD, lambda _m, v: not _is_placeholder(v),
+          gate=(("://",), ("@",))),
     # a real token has a digit or mixed case; "Bearer authentication-mechanisms" is prose
     _rule(
         "bearer_token",
         _BEARER,
         lambda _m, v: any(map(str.isdigit, v)) or v.lower() != v != v.upper(),
+        gate=(("bearer",),), folded=True,
     ),
-    _rule("basic_auth", _BASIC, _accept_basic),
+    _rule("basic_auth", _BASIC, _accept_basic, gate=(("basic",),), folded=True),
     # ADO/JDBC "Server=..;User Id=..;Password=..;" and libpq "host=.. user=.. password=.."
-    _rule(_CONN, _ADO_PASSWORD, _on_line_with(_ADO_KEYS, ";"), ("braced", "secret")),
-    _rule(_CONN, _LIBPQ_PASSWORD, _on_line_with(_LIBPQ_KEYS), ("quoted", "secret")),
-    _rule("secret_assignment", _ASSIGNMENT, _accept_assignment, ("dq", "sq", "eq", "bare")),
+    _rule(_CONN, _ADO_PASSWORD, _on_line_with(_ADO_KEYS, ";"), ("braced", "secret"),
+          gate=(("password", "pwd"), ("=",)), folded=True),
+    _rule(_CONN, _LIBPQ_PASSWORD, _on_line_with(_LIBPQ_KEYS), ("quoted", "secret"),
+          gate=(("password",), ("=",)), folded=True),
+    # the key must name a secret (`is_secret_key`): its lower-cased text holds one of these
+    _rule("secret_assignment", _ASSIGNMENT, _accept_assignment, ("dq", "sq", "eq", "bare"),
+          gate=(("secret", "token", "pass", "pwd", "auth", "key"), (":", "=")), folded=True),
 )
 
 
@@ -236,11 +250,25 @@ def _secret_span(m: re.Match[str], groups: tuple[str, ...]) -> tuple[int, int] |
     return start, start + len(value.strip())
 
 
+def _may_match(rule: _Rule, text: str, lower: str | None) -> bool:
+    """False when the rule's gate proves it cannot match `text` (a scan saved)."""
+    if rule.folded:
+        if lower is None:
+            return True
+        text = lower
+    return all(any(n in text for n in group) for group in rule.gate)
+
+
 def _find_secrets(text: str) -> list[tuple[int, int, str]]:
     """Non-overlapping (start, end, kind) spans, sorted by start; earlier rules win."""
     found: list[tuple[int, int, str]] = []
     starts: list[int] = []
+    # IGNORECASE also matches "ſ", "K" (Kelvin), "ı" and "İ" to ASCII letters, which
+    # str.lower() keeps apart: a text with any non-ASCII character skips no folded rule
+    lower = text.lower() if text.isascii() else None
     for rule in _RULES:
+        if rule.gate and not _may_match(rule, text, lower):
+            continue
         for m in rule.pattern.finditer(text):
             span = _secret_span(m, rule.groups)
             if span is None or span[0] == span[1]:
