@@ -16,7 +16,7 @@ from mnemonist.pipeline import structural
 from mnemonist.providers.embedding.request_gate import holds_gate
 from mnemonist.service.errors import BadRequest
 from mnemonist.service.remember import RememberOps
-from mnemonist.store import entity_links
+from mnemonist.store.write_batch import WriteBatch
 from mnemonist.text.normalize import normalize_and_hash
 
 BATCH = 500
@@ -62,15 +62,14 @@ class ImportOps(RememberOps):
         results: list[dict[str, Any]] = []
         for start in range(0, len(prepared), BATCH):
             chunk = prepared[start : start + BATCH]
-            # entity links per chunk, not per memory (one statement per table), unless the
-            # structural job must see each memory's links as it is queued
-            links: list | None = None if structural.should_queue(self.config) else []
+            # derived rows per chunk, not per memory (one statement per table); entity links
+            # too, unless the structural job must see each memory's links as it is queued
+            batch = WriteBatch(links=None if structural.should_queue(self.config) else [])
             with self.db.write_tx() as conn:
                 for _item, new, actor, scrubbed in chunk:
                     results.append(self._insert_or_existing(conn, new, actor, scrubbed,
-                                                            links=links))
-                if links:
-                    entity_links.link_many(conn, links)
+                                                            batch=batch))
+                batch.flush(conn)
             if progress is not None:
                 progress(len(results), len(prepared))
         for item, *_ in prepared:

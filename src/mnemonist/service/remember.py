@@ -16,6 +16,7 @@ from mnemonist.service.errors import BadRequest
 from mnemonist.service.lifecycle import supersede_keyed
 from mnemonist.store import history, jobs, memories
 from mnemonist.store.memories import NewMemory
+from mnemonist.store.write_batch import WriteBatch
 from mnemonist.text.entities import is_decision_content
 from mnemonist.text.normalize import normalize_and_hash
 from mnemonist.text.prefix import infer_type, parse_prefix
@@ -105,14 +106,14 @@ class RememberOps(ServiceBase):
 
     def _insert_or_existing(
         self, conn: sqlite3.Connection, new: NewMemory, actor: str, scrubbed: list[str],
-        *, derive: bool = True, raced: bool = False,
-        links: list[tuple[str, str, tuple[str, str, str]]] | None = None,
+        *, derive: bool = True, raced: bool = False, batch: WriteBatch | None = None,
     ) -> dict[str, Any]:
         """Insert `new` unless its idempotency key or content (same project and source) is
         already there. `derive` queues its extraction and hints jobs (not for memories that
-        are lines of a source the daemon indexes itself: session turns). With `links`, its
-        entity links are left to the caller's `entity_links.link_many` (see memories.insert);
-        only without the structural job, which reads what the linker wrote."""
+        are lines of a source the daemon indexes itself: session turns). With a `batch`
+        (bulk import), its context rows, entity links (unless `batch.links` is None: the
+        structural job reads what the linker wrote), history event and extraction job are
+        left to the caller's `batch.flush`."""
         if new.idempotency_key:
             first = memories.find_by_idempotency_key(conn, new.idempotency_key)
             if first is not None:
@@ -122,21 +123,23 @@ class RememberOps(ServiceBase):
         if dup is not None:
             if new.idempotency_key:  # a retry with this key must replay this answer
                 memories.adopt_idempotency_key(conn, dup, new.idempotency_key)
-            corroborated = self._corroborate(conn, dup, new.observer, new.created_at)
+            corroborated = self._corroborate(conn, dup, new.observer, new.created_at, batch)
             existing = memories.get(conn, dup)
             assert existing is not None
             out = self._answer(existing, created=False, deduplicated=True)
             out["corroborated"] = corroborated
             return out
         try:
-            seq = memories.insert(conn, new, links)
+            seq = memories.insert(conn, new, batch)
         except sqlite3.IntegrityError:
             # another daemon on the same PostgreSQL committed this key or content since the
             # look-ups above (its unique index decided): answer with its memory
             if raced:
                 raise
             return self._insert_or_existing(conn, new, actor, scrubbed, derive=derive,
-                                            raced=True, links=links)
+                                            raced=True, batch=batch)
+        if new.key and batch is not None:  # its events follow those collected so far
+            batch.flush_history(conn)
         lifecycle = supersede_keyed(conn, new, actor, at=new.created_at,
                                     unindex=lambda s: self.db.on_commit(
                                         lambda: self.unindex(s)))
@@ -144,8 +147,7 @@ class RememberOps(ServiceBase):
         keyed = {"key": new.key, "supersedes": supersedes,
                  "supersededAll": lifecycle.superseded, "keptPinned": lifecycle.kept_pinned,
                  "validFrom": new.valid_from} if new.key else {}
-        history.append(
-            conn,
+        event = history.event_row(
             new.id,
             "created",
             new_content=new.content,
@@ -156,12 +158,21 @@ class RememberOps(ServiceBase):
             at=new.created_at,
         )
         pipeline = self.config.memory.pipeline_v2
-        if derive and pipeline.enabled:  # a new memory has no job yet: skip the dedup lookup
-            jobs.enqueue(conn, "extract", memory_id=new.id,
-                         max_attempts=pipeline.worker.max_retries, check_existing=False)
+        # a new memory has no job yet: no look-up for one pending
+        job = jobs.pending_row("extract", memory_id=new.id,
+                               max_attempts=pipeline.worker.max_retries) \
+            if derive and pipeline.enabled else None
+        if batch is None:
+            history.append_rows(conn, [event])
+            jobs.insert_rows(conn, [job] if job else [])
+        else:
+            batch.history.append(event)
+            if job:
+                batch.jobs.append(job)
         if derive:
             self.enqueue_hints(conn, new.id, new.why, fresh=True)
-            if links is None and structural.should_queue(self.config) and conn.execute(
+            links_deferred = batch is not None and batch.links is not None
+            if not links_deferred and structural.should_queue(self.config) and conn.execute(
                     "SELECT 1 FROM entity_attributes WHERE memory_id = ? LIMIT 1",
                     (new.id,)).fetchone():  # an LLM files what it says about its entities
                 jobs.enqueue(conn, structural.JOB_TYPE, memory_id=new.id,
@@ -177,15 +188,19 @@ class RememberOps(ServiceBase):
 
     @staticmethod
     def _corroborate(conn: sqlite3.Connection, memory_id: str, observer: str | None,
-                     at: str) -> bool:
+                     at: str, batch: WriteBatch | None = None) -> bool:
         """Another agent stored the same content in the same scope: it joins `observed_by`
         and the count grows, with its history event, in this write transaction. The same
         agent again (or no agent named) is plain deduplication."""
         if not observer or not memories.corroborate(conn, memory_id, observer, MAX_OBSERVERS):
             return False
-        history.append(conn, memory_id, "corroborated", changed_by=observer,
-                       reason="stored again by another agent",
-                       metadata={"observer": observer}, at=at)
+        event = history.event_row(memory_id, "corroborated", changed_by=observer,
+                                   reason="stored again by another agent",
+                                   metadata={"observer": observer}, at=at)
+        if batch is None:
+            history.append_rows(conn, [event])
+        else:  # after its memory's own "created", which may still be in the batch
+            batch.history.append(event)
         return True
 
     @staticmethod

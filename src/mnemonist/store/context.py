@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from dataclasses import dataclass
 from datetime import datetime
 
 _WINDOWS: dict[int, int] = {}
@@ -52,7 +53,7 @@ def date_text(occurred_at: str) -> str:
     return f"{d.day} {d.strftime('%B')} {d.year}"
 
 
-def _text(seq_items: list[sqlite3.Row], i: int, n: int) -> str:
+def _text(seq_items: list, i: int, n: int) -> str:
     item = seq_items[i]
     before = [r["content"] for r in seq_items[max(0, i - n) : i]]
     after = [r["content"] for r in seq_items[i + 1 : i + 1 + n]]
@@ -65,13 +66,15 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+_WRITE = (
+    "INSERT INTO memory_context (seq, text, text_hash) VALUES (?, ?, ?)"
+    " ON CONFLICT(seq) DO UPDATE SET text = excluded.text, text_hash = excluded.text_hash"
+    " WHERE text IS NOT excluded.text"
+)
+
+
 def _write(conn: sqlite3.Connection, seq: int, text: str) -> None:
-    conn.execute(
-        "INSERT INTO memory_context (seq, text, text_hash) VALUES (?, ?, ?)"
-        " ON CONFLICT(seq) DO UPDATE SET text = excluded.text, text_hash = excluded.text_hash"
-        " WHERE text IS NOT excluded.text",
-        (seq, text, text_hash(text)),
-    )
+    conn.execute(_WRITE, (seq, text, text_hash(text)))
 
 
 def _side(conn, project, source_id, occurred_at, seq, n, after: bool) -> list[sqlite3.Row]:
@@ -123,6 +126,67 @@ def refresh_at(
     lo, hi = max(0, centre - n), min(len(items), centre + (1 if me is not None else 0) + n)
     for i in range(lo, hi):
         _write(conn, items[i]["seq"], _text(items, i, n))
+
+
+@dataclass(frozen=True)
+class Inserted:
+    """A memory inserted in this transaction whose context `refresh_many` writes: a line of
+    its source (see `LINE`) and live."""
+
+    seq: int
+    project: str | None
+    source_id: str | None
+    occurred_at: str
+    content: str
+
+
+_ORDER_ASC = "occurred_at ASC, seq ASC"
+
+
+def refresh_many(conn: sqlite3.Connection, inserted: list[Inserted]) -> None:
+    """`refresh_at` for many lines inserted in this transaction (bulk import), each context
+    row written once: per source, the lines from 2N before the first inserted one to 2N after
+    the last are read in one pass, and every row within N of an inserted line gets its text
+    from that final order, the text `refresh_at` one insert after another would leave."""
+    n = window_of(conn)
+    if n <= 0 or not inserted:
+        return
+    texts: dict[int, str] = {}
+    sources: dict[tuple[str, str], list[Inserted]] = {}
+    for item in inserted:
+        if item.source_id:
+            sources.setdefault((item.project or "", item.source_id), []).append(item)
+        else:  # no source: its own text alone
+            texts[item.seq] = _text([{"content": item.content,
+                                      "occurred_at": item.occurred_at}], 0, n)
+    for (project, source_id), items in sources.items():
+        items.sort(key=lambda i: (i.occurred_at, i.seq))
+        first, last = items[0], items[-1]
+        before = _side(conn, project, source_id, first.occurred_at, first.seq, n, after=False)
+        after = _side(conn, project, source_id, last.occurred_at, last.seq, n, after=True)
+        middle = conn.execute(
+            "SELECT seq, content, occurred_at FROM memories WHERE source_id = ?"
+            f" AND COALESCE(project, '') = ? AND +is_deleted = 0 AND {LINE}"
+            " AND (occurred_at > ? OR (occurred_at = ? AND seq >= ?))"
+            " AND (occurred_at < ? OR (occurred_at = ? AND seq <= ?))"
+            f" ORDER BY {_ORDER_ASC}",
+            (source_id, project, first.occurred_at, first.occurred_at, first.seq,
+             last.occurred_at, last.occurred_at, last.seq),
+        ).fetchall()
+        rows = [*before, *middle, *after]
+        new = {i.seq for i in items}
+        touched = set()
+        for k, row in enumerate(rows):
+            if row["seq"] in new:
+                touched.update(range(max(0, k - n), min(len(rows), k + n + 1)))
+        for k in sorted(touched):
+            texts[rows[k]["seq"]] = _text(rows, k, n)
+    _write_many(conn, texts)
+
+
+def _write_many(conn: sqlite3.Connection, texts: dict[int, str]) -> None:
+    if texts:
+        conn.executemany(_WRITE, [(seq, text, text_hash(text)) for seq, text in texts.items()])
 
 
 def refresh_memory(conn: sqlite3.Connection, seq: int) -> None:

@@ -10,6 +10,38 @@ from typing import Any
 from mnemonist.model.memory import HistoryEvent, utcnow
 from mnemonist.text.scrub import scrub_deep, scrub_optional
 
+_INSERT = (
+    "INSERT INTO memory_history (id, memory_id, event, old_content, new_content,"
+    " changed_by, reason, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def event_row(
+    memory_id: str,
+    event: str,
+    *,
+    old_content: str | None = None,
+    new_content: str | None = None,
+    changed_by: str | None = None,
+    reason: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    at: str | None = None,
+) -> tuple[Any, ...]:
+    """One event's row, its id first. Its content comes from rows already scrubbed; reason,
+    actor and metadata are scrubbed here, whichever path wrote them (the pipeline's audit
+    holds LLM output)."""
+    return (
+        str(uuid.uuid4()),
+        memory_id,
+        event,
+        old_content,
+        new_content,
+        scrub_optional(changed_by),
+        scrub_optional(reason),
+        json.dumps(scrub_deep(metadata or {}), sort_keys=True),
+        at or utcnow(),
+    )
+
 
 def append(
     conn: sqlite3.Connection,
@@ -23,25 +55,17 @@ def append(
     metadata: dict[str, Any] | None = None,
     at: str | None = None,
 ) -> str:
-    """One event. Its content comes from rows already scrubbed; reason, actor and metadata are
-    scrubbed here, whichever path wrote them (the pipeline's audit holds LLM output)."""
-    event_id = str(uuid.uuid4())
-    conn.execute(
-        "INSERT INTO memory_history (id, memory_id, event, old_content, new_content,"
-        " changed_by, reason, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            event_id,
-            memory_id,
-            event,
-            old_content,
-            new_content,
-            scrub_optional(changed_by),
-            scrub_optional(reason),
-            json.dumps(scrub_deep(metadata or {}), sort_keys=True),
-            at or utcnow(),
-        ),
-    )
-    return event_id
+    """One event (see `event_row`); returns its id."""
+    row = event_row(memory_id, event, old_content=old_content, new_content=new_content,
+                    changed_by=changed_by, reason=reason, metadata=metadata, at=at)
+    conn.execute(_INSERT, row)
+    return row[0]
+
+
+def append_rows(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
+    """Events built by `event_row`, in order, in one statement (bulk import)."""
+    if rows:
+        conn.executemany(_INSERT, rows)
 
 
 def for_memory(conn: sqlite3.Connection, memory_id: str, limit: int = 1000) -> list[HistoryEvent]:

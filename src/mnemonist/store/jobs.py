@@ -39,23 +39,36 @@ def enqueue(
     ).fetchone()
     if existing:
         return None
-    job_id = str(uuid.uuid4())
+    row = pending_row(job_type, memory_id=memory_id, document_id=document_id, payload=payload,
+                      max_attempts=max_attempts)
+    conn.execute(_INSERT, row)
+    return row[0]
+
+
+_INSERT = (
+    "INSERT INTO memory_jobs (id, memory_id, document_id, job_type, status, payload,"
+    " max_attempts, created_at, updated_at) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?)"
+)
+
+
+def pending_row(
+    job_type: str,
+    *,
+    memory_id: str | None = None,
+    document_id: str | None = None,
+    payload: dict[str, Any] | None = None,
+    max_attempts: int = 3,
+) -> tuple[Any, ...]:
+    """A new pending job's row, its id first (`enqueue` without the check for one pending)."""
     now = utcnow()
-    conn.execute(
-        "INSERT INTO memory_jobs (id, memory_id, document_id, job_type, status, payload,"
-        " max_attempts, created_at, updated_at) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
-        (
-            job_id,
-            memory_id,
-            document_id,
-            job_type,
-            json.dumps(payload) if payload else None,
-            max_attempts,
-            now,
-            now,
-        ),
-    )
-    return job_id
+    return (str(uuid.uuid4()), memory_id, document_id, job_type,
+            json.dumps(payload) if payload else None, max_attempts, now, now)
+
+
+def insert_rows(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
+    """Jobs built by `pending_row`, in one statement (bulk import: each target is new)."""
+    if rows:
+        conn.executemany(_INSERT, rows)
 
 
 def counts(conn: sqlite3.Connection) -> dict[str, dict[str, int]]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from mnemonist.model.memory import RANKING_COLUMNS, Memory
 from mnemonist.store import context, entity_links, hints
+from mnemonist.store.write_batch import WriteBatch
 from mnemonist.text.scrub import scrub_all, scrub_optional
 
 COLUMNS = (
@@ -52,12 +53,11 @@ class NewMemory:
     observer: str | None = None  # the first observer (agent_id, else who)
 
 
-def insert(conn: sqlite3.Connection, m: NewMemory,
-           links: list[tuple[str, str, tuple[str, str, str]]] | None = None) -> int:
+def insert(conn: sqlite3.Connection, m: NewMemory, batch: WriteBatch | None = None) -> int:
     """Insert the row. Content comes scrubbed (its hash is of the scrubbed text); the other
-    free-text fields (who, why, tags) are scrubbed here, whichever path wrote them. With
-    `links`, the entity links are not written here: the memory is added to that list for
-    `entity_links.link_many` before the transaction ends (bulk import)."""
+    free-text fields (who, why, tags) are scrubbed here, whichever path wrote them. With a
+    `batch` (bulk import), its context rows and entity links are left to `batch.flush`
+    before the transaction ends, where the batch collects them."""
     who = scrub_optional(m.who)
     values = {
         **{c: getattr(m, c, None) for c in COLUMNS},
@@ -75,10 +75,15 @@ def insert(conn: sqlite3.Connection, m: NewMemory,
         [values[c] for c in COLUMNS],
     )
     seq = int(cur.lastrowid or 0)
-    context.refresh_at(conn, seq, m.project, m.source_id, m.occurred_at)
+    if batch is not None and context.is_line(m.why) and m.agent_id is None \
+            and m.user_id is None:
+        batch.context.append(context.Inserted(seq, m.project, m.source_id, m.occurred_at,
+                                              m.content))
+    else:  # not a line of its source: its own row alone, from the lines already there
+        context.refresh_at(conn, seq, m.project, m.source_id, m.occurred_at)
     scope = (m.project or "", m.agent_id or "", m.user_id or "")
-    if links is not None:
-        links.append((m.id, m.content, scope))
+    if batch is not None and batch.links is not None:
+        batch.links.append((m.id, m.content, scope))
     else:
         entity_links.link(conn, m.id, m.content, fresh=True, scope=scope)
     return seq

@@ -1,0 +1,154 @@
+"""Bulk import writes a chunk's derived rows once (`store/write_batch.py`): the context index,
+history and jobs it leaves are those of remembering the same memories one after another, on
+both stores; and a chunk is still one transaction."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mnemonist.daemon import open_memory
+from mnemonist.model.requests import ImportRequest, RememberRequest
+from mnemonist.store import context
+
+
+def _at(minute: int) -> str:
+    return f"2026-03-02T10:{minute:02d}:00.000Z"
+
+
+#: lines already in the store before the import: the import lands before, between and after
+BEFORE = [
+    {"content": "Alice: the deploy pipeline is green again", "source_id": "chat-1",
+     "occurred_at": _at(10)},
+    {"content": "Bob: good, the canary goes out at noon", "source_id": "chat-1",
+     "occurred_at": _at(20)},
+    {"content": "Alice: and the rollback script is tested", "source_id": "chat-1",
+     "occurred_at": _at(30)},
+    {"content": "Carol: the March budget is approved", "source_id": "chat-2",
+     "occurred_at": _at(5)},
+]
+
+#: two sources interleaved, out of time order, equal times, a private line (not a line of its
+#: source: its own context only), a derived fact, a repeat by another agent (corroborated),
+#: a key stated twice (the second supersedes the first), and memories without a source
+IMPORTED = [
+    {"content": "Bob: the canary metrics look flat", "source_id": "chat-1",
+     "occurred_at": _at(25)},
+    {"content": "Dana: who owns the budget spreadsheet?", "source_id": "chat-2",
+     "occurred_at": _at(6)},
+    {"content": "Alice: a first message before everything", "source_id": "chat-1",
+     "occurred_at": _at(1)},
+    {"content": "Bob: noted, same minute as the canary", "source_id": "chat-1",
+     "occurred_at": _at(25)},
+    {"content": "Carol: Dana owns it since February", "source_id": "chat-2",
+     "occurred_at": _at(7), "agent_id": "carol-agent"},
+    {"content": "Alice prefers the rollback script over manual steps", "source_id": "chat-1",
+     "occurred_at": _at(26), "why": "extracted-fact"},
+    {"content": "Alice: the last word of the day", "source_id": "chat-1",
+     "occurred_at": _at(50)},
+    # (keys of their own: import's key derived from content and time would be the same)
+    {"content": "The staging database is PostgreSQL 16.", "who": "claude-code",
+     "idempotency_key": "staging-1"},
+    {"content": "The staging database is PostgreSQL 16.", "who": "codex",
+     "idempotency_key": "staging-2"},
+    {"content": "Deploys go out from the release branch.", "key": "deploy-branch"},
+    {"content": "Deploys go out from main since April.", "key": "deploy-branch"},
+    {"content": "Erin: a line of a third source", "source_id": "chat-3",
+     "occurred_at": _at(40)},
+    {"content": "Bob: after the last word", "source_id": "chat-1", "occurred_at": _at(55)},
+]
+
+
+_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_NOW = re.compile(r"(?!2026-03-02)\d{4}-\d\d-\d\dT[\d:.]+Z")
+
+
+def _stable(metadata: str) -> str:
+    """Metadata without what differs between two stores: new ids, the time of writing."""
+    return _NOW.sub("<now>", _ID.sub("<id>", metadata))
+
+
+def _rows(conn: Any) -> dict[str, Any]:
+    by_seq = {r[0]: r[1] for r in conn.execute("SELECT seq, content FROM memories")}
+    by_id = {r[0]: r[1] for r in conn.execute("SELECT id, content FROM memories")}
+    contexts = {by_seq[r[0]]: r[1]
+                for r in conn.execute("SELECT seq, text FROM memory_context")}
+    events: dict[str, list[tuple]] = {}
+    for r in conn.execute("SELECT memory_id, event, changed_by, reason, metadata, new_content"
+                          " FROM memory_history ORDER BY created_at, rowid"):
+        events.setdefault(by_id[r[0]], []).append((*r[1:4], _stable(r[4]), r[5]))
+    jobs = sorted((by_id[r[0]], r[1], r[2], r[3]) for r in conn.execute(
+        "SELECT memory_id, job_type, status, max_attempts FROM memory_jobs"
+        " WHERE memory_id IS NOT NULL"))
+    live = sorted(r[0] for r in conn.execute(
+        "SELECT content FROM memories WHERE superseded_at IS NULL AND is_deleted = 0"))
+    return {"context": contexts, "history": events, "jobs": jobs, "live": live}
+
+
+def _store(home: Path, config: dict[str, Any], write) -> dict[str, Any]:
+    with open_memory(home, {"embedding": {"provider": "none"}, **config}) as daemon:
+        svc = daemon.service
+        for body in BEFORE:
+            svc.remember(RememberRequest(**body, project="ops"))
+        write(svc)
+        return _rows(svc.db.reader())
+
+
+def _requests() -> list[RememberRequest]:
+    return [RememberRequest(**body, project="ops") for body in IMPORTED]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_import_leaves_the_rows_of_one_by_one_remembers(
+        tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> None:
+    def one_by_one(svc: Any) -> None:
+        for req in _requests():
+            svc.remember(req)
+
+    def imported(svc: Any) -> None:
+        out = svc.import_memories(ImportRequest(items=_requests()))
+        assert out["created"] == len(IMPORTED) - 1  # the repeat is corroborated, not new
+
+    configs: list[dict[str, Any]] = [{}, {}]
+    server = request.getfixturevalue("postgres_server") if backend == "postgresql" else None
+    if server is not None:
+        configs = [{"storage": {"url": server.create_database()}} for _ in range(2)]
+    try:
+        expected = _store(tmp_path / "a", configs[0], one_by_one)
+        got = _store(tmp_path / "b", configs[1], imported)
+    finally:
+        if server is not None:
+            for config in configs:
+                server.drop_database(config["storage"]["url"])
+    # the cases the lists stand for happened
+    ctx = expected["context"]
+    assert "Alice: a first message before everything" in ctx["Alice: the deploy pipeline is"
+                                                            " green again"]
+    assert "Carol: Dana owns it since February" not in ctx["Dana: who owns the budget"
+                                                           " spreadsheet?"]  # private
+    assert [e[0] for e in expected["history"]["The staging database is PostgreSQL 16."]] == [
+        "created", "corroborated"]
+    assert "Deploys go out from the release branch." not in expected["live"]
+    assert expected["jobs"], "extraction jobs are queued"
+    for part in ("context", "history", "jobs", "live"):
+        assert got[part] == expected[part], part
+
+
+def test_a_failed_chunk_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batch is flushed inside the chunk's transaction: when the flush fails, the chunk's
+    memories are rolled back with it."""
+    with open_memory(tmp_path, {"embedding": {"provider": "none"}}) as daemon:
+        svc = daemon.service
+
+        def broken(conn: Any, inserted: list) -> None:
+            raise RuntimeError("disk full while writing the context rows")
+
+        monkeypatch.setattr(context, "refresh_many", broken)
+        with pytest.raises(RuntimeError, match="disk full"):
+            svc.import_memories(ImportRequest(items=_requests()))
+        conn = svc.db.reader()
+        for table in ("memories", "memory_history", "memory_jobs", "memory_context"):
+            assert conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 0, table
