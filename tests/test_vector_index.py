@@ -9,7 +9,7 @@ import pytest
 
 from mnemonist.daemon import open_memory
 from mnemonist.model.requests import RecallRequest, RememberRequest
-from mnemonist.search.vector_index import VectorIndex
+from mnemonist.search.vector_index import VectorIndex, best_positions
 
 DIMS = 384
 
@@ -168,3 +168,23 @@ def test_rows_without_a_stored_vector_keep_their_codes_estimate() -> None:
     for seq, cos in got.items():
         assert cos == pytest.approx(float(rows[seq - 1] @ q), abs=0.02 if seq % 2 else 1e-5)
     assert codes.scores(q, [3])[3] == pytest.approx(float(rows[2] @ q), abs=0.02)
+
+
+@pytest.mark.parametrize("shape", ["normal", "ties", "masked", "ascending", "constant"])
+@pytest.mark.parametrize(("n", "k"), [(50_000, 1), (120_000, 300), (60_000, 20_000)])
+def test_best_positions_are_the_k_largest_whatever_the_sample_sees(
+        shape: str, n: int, k: int) -> None:
+    """The sampled threshold only narrows the partition: the values chosen are always the k
+    largest, as a full `argpartition` finds them (ties, masked rows and sorted arrays, where a
+    strided sample misjudges the threshold, included)."""
+    rng = np.random.default_rng(n + k)
+    sims = {
+        "normal": rng.standard_normal(n),
+        "ties": rng.integers(0, 5, n).astype(np.float64),
+        "masked": np.where(rng.random(n) < 0.7, -np.inf, rng.standard_normal(n)),
+        "ascending": np.sort(rng.standard_normal(n)),
+        "constant": np.ones(n),
+    }[shape].astype(np.float32)
+    chosen = best_positions(sims, k)
+    assert chosen.size == k and np.unique(chosen).size == k
+    assert np.sort(sims[chosen]).tolist() == np.sort(sims)[-k:].tolist()

@@ -219,8 +219,9 @@ class VectorIndex:
         (in units of CODE_SCALE²)."""
         if not self._int8:
             return self._matrix[:n] @ q
-        out = simsimd.cdist(int8_codes(q), self._matrix[:n], metric="dot")
-        return np.asarray(out, dtype=np.float64).reshape(-1)
+        # float32 holds every int8 dot product of 384 dimensions exactly (|x| < 2^24)
+        out = simsimd.cdist(int8_codes(q), self._matrix[:n], metric="dot", out_dtype="float32")
+        return np.asarray(out).reshape(-1)
 
     def search_and_score(
         self, query: np.ndarray, k: int, also: Collection[int], **filters: Any
@@ -288,7 +289,7 @@ class VectorIndex:
             available = int(mask.sum())
             if available == 0:
                 return []
-        if sims.dtype == np.float32:  # float32 rows: the cosines themselves
+        if not self._int8:  # float32 rows: the cosines themselves
             return _top(seqs, sims, min(k, available))
         # int8: the codes choose RESCORE × k candidates, their exact vectors rank them
         chosen = _top(seqs, sims, min(RESCORE * k, available))
@@ -303,6 +304,28 @@ def _top(seqs: np.ndarray, sims: np.ndarray, k: int) -> list[tuple[int, float]]:
     n = sims.shape[0]
     if k <= 0:
         return []
-    top = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
+    top = best_positions(sims, k) if k < n else np.arange(n)
     top = top[np.argsort(-sims[top], kind="stable")]
     return [(int(seqs[i]), float(sims[i])) for i in top if np.isfinite(sims[i])]
+
+
+#: from this many rows `best_positions` first cuts by a threshold taken from a sample
+SAMPLED_FROM = 50_000
+SAMPLE = 20_000
+
+
+def best_positions(sims: np.ndarray, k: int) -> np.ndarray:
+    """The positions of the k largest values (in no order; k < len(sims)), as
+    `np.argpartition(-sims, k - 1)[:k]` finds them. A large array is first cut to the rows
+    at or above a threshold that a strided sample puts about 4k rows above (one comparison
+    pass, where partitioning a million values costs 15 ms); when fewer than k pass, the
+    whole array is partitioned, so the answer never depends on the sample."""
+    n = sims.shape[0]
+    if n >= SAMPLED_FROM:
+        sample = sims[:: n // SAMPLE]
+        above = min(sample.size - 1, max(1, (4 * k * sample.size) // n))
+        threshold = np.partition(sample, sample.size - above)[sample.size - above]
+        passed = np.flatnonzero(sims >= threshold)
+        if k <= passed.size < n // 2:
+            return passed[np.argpartition(-sims[passed], k - 1)[:k]]
+    return np.argpartition(-sims, k - 1)[:k]
