@@ -188,3 +188,26 @@ def test_best_positions_are_the_k_largest_whatever_the_sample_sees(
     chosen = best_positions(sims, k)
     assert chosen.size == k and np.unique(chosen).size == k
     assert np.sort(sims[chosen]).tolist() == np.sort(sims)[-k:].tolist()
+
+
+def test_rows_move_and_are_found_by_seq_after_growth_and_removals() -> None:
+    """The seq → row map (an array indexed by seq) follows growth past its first capacity,
+    rows moved by a removal, and seqs far beyond the rest."""
+    rows = _unit_rows(3000, 5)
+    index = VectorIndex(DIMS, capacity=16)
+    seqs = [*range(1, 2001), 50_000]
+    for i, seq in enumerate(seqs):
+        index.add(seq, rows[i], None)
+    for seq in range(1, 2001, 3):
+        assert index.remove(seq)
+    assert not index.remove(1) and 1 not in index and 50_000 in index
+    kept = [s for s in seqs if s in index]
+    assert len(index) == len(kept) == 2001 - 667
+    for i, seq in enumerate(seqs):
+        got = index.vector(seq)
+        if seq in index:
+            assert got is not None and np.allclose(got, rows[i])
+        else:
+            assert got is None
+    best = index.search(rows[seqs.index(50_000)], 1)
+    assert best[0][0] == 50_000
