@@ -147,28 +147,24 @@ class RememberOps(ServiceBase):
         keyed = {"key": new.key, "supersedes": supersedes,
                  "supersededAll": lifecycle.superseded, "keptPinned": lifecycle.kept_pinned,
                  "validFrom": new.valid_from} if new.key else {}
-        event = history.event_row(
-            new.id,
-            "created",
-            new_content=new.content,
-            changed_by=actor,
-            reason="remember",
-            metadata={"type": new.type, "tags": new.tags, "pinned": new.pinned,
-                      "scrubbed": scrubbed, "source_type": new.source_type, **keyed},
-            at=new.created_at,
-        )
+        created: dict[str, Any] = {
+            "new_content": new.content, "changed_by": actor, "reason": "remember",
+            "metadata": {"type": new.type, "tags": new.tags, "pinned": new.pinned,
+                         "scrubbed": scrubbed, "source_type": new.source_type, **keyed},
+            "at": new.created_at,
+        }
         pipeline = self.config.memory.pipeline_v2
-        # a new memory has no job yet: no look-up for one pending
-        job = jobs.pending_row("extract", memory_id=new.id,
-                               max_attempts=pipeline.worker.max_retries) \
-            if derive and pipeline.enabled else None
+        extract = derive and pipeline.enabled  # a new memory has no job yet: no look-up
         if batch is None:
-            history.append_rows(conn, [event])
-            jobs.insert_rows(conn, [job] if job else [])
+            history.append(conn, new.id, "created", **created)
+            if extract:
+                jobs.enqueue(conn, "extract", memory_id=new.id,
+                             max_attempts=pipeline.worker.max_retries, check_existing=False)
         else:
-            batch.history.append(event)
-            if job:
-                batch.jobs.append(job)
+            batch.history.append(history.event_row(new.id, "created", **created))
+            if extract:
+                batch.jobs.append(jobs.pending_row("extract", memory_id=new.id,
+                                                   max_attempts=pipeline.worker.max_retries))
         if derive:
             self.enqueue_hints(conn, new.id, new.why, fresh=True)
             links_deferred = batch is not None and batch.links is not None
@@ -194,13 +190,13 @@ class RememberOps(ServiceBase):
         agent again (or no agent named) is plain deduplication."""
         if not observer or not memories.corroborate(conn, memory_id, observer, MAX_OBSERVERS):
             return False
-        event = history.event_row(memory_id, "corroborated", changed_by=observer,
-                                   reason="stored again by another agent",
-                                   metadata={"observer": observer}, at=at)
+        event: dict[str, Any] = {"changed_by": observer,
+                                 "reason": "stored again by another agent",
+                                 "metadata": {"observer": observer}, "at": at}
         if batch is None:
-            history.append_rows(conn, [event])
+            history.append(conn, memory_id, "corroborated", **event)
         else:  # after its memory's own "created", which may still be in the batch
-            batch.history.append(event)
+            batch.history.append(history.event_row(memory_id, "corroborated", **event))
         return True
 
     @staticmethod
