@@ -127,7 +127,10 @@ def test_context_vectors_when_turned_on(tmp_path):
         assert live.service.embedder.stats.context_processed >= 5
         out = live.recall("which bike should I buy", project="ctx", limit=5)
         assert {ids[0], ids[1]} <= {r["id"] for r in out["results"]}
+        seq = live.service.db.reader().execute(
+            "SELECT seq FROM memories WHERE id = ?", (ids[1],)).fetchone()[0]
+        assert seq in live.service.context_index
         live.http.request("DELETE", f"/api/memory/{ids[1]}", json={"reason": "x"})
-        assert ids[1] not in live.service.context_index
+        assert seq not in live.service.context_index
         again = live.recall("which bike should I buy", project="ctx", limit=5)
         assert ids[1] not in {r["id"] for r in again["results"]}

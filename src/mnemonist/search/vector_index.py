@@ -51,7 +51,8 @@ class Slots:
         self._at = np.full(1024, -1, dtype=np.int32)
 
     def get(self, seq: int) -> int | None:
-        if 0 <= seq < self._at.size:
+        """The row of `seq`; None when it has none (or is no seq at all, as a dict said)."""
+        if isinstance(seq, int | np.integer) and 0 <= seq < self._at.size:
             pos = int(self._at[seq])
             return pos if pos >= 0 else None
         return None
