@@ -336,23 +336,21 @@ gate_text = st.lists(
 def test_rule_gates_never_skip_a_match(text: str) -> None:
     """A rule's gate (literal strings that must be present) only saves scans: the spans found
     with the gates are the spans every rule's full scan finds."""
-    gated = scrub._find_secrets(text)
-    saved = scrub._RULES
-    scrub._RULES = _UNGATED
-    try:
-        assert scrub._find_secrets(text) == gated
-    finally:
-        scrub._RULES = saved
+    assert scrub._find_secrets(text) == _ungated_spans(text)
 
 
 @pytest.mark.parametrize(("kind", "template", "secret"), CASES)
 def test_rule_gates_keep_every_case(kind: str, template: str, secret: str) -> None:
     for text in (template.format(secret), template.format(secret).upper(),
                  "ſ " + template.format(secret)):
-        gated = scrub._find_secrets(text)
-        saved = scrub._RULES
-        scrub._RULES = _UNGATED
-        try:
-            assert scrub._find_secrets(text) == gated
-        finally:
-            scrub._RULES = saved
+        assert scrub._find_secrets(text) == _ungated_spans(text)
+
+
+def _ungated_spans(text: str) -> list[tuple[int, int, str]]:
+    """What every rule's full scan finds (the rules without their gates)."""
+    saved = scrub._RULES
+    scrub._RULES = _UNGATED
+    try:
+        return scrub._find_secrets(text)
+    finally:
+        scrub._RULES = saved
