@@ -21,7 +21,13 @@ from mnemonist.text.entities import extract
 
 pytestmark = pytest.mark.both_stores
 
-KEYWORD_ONLY: dict[str, Any] = {"embedding": {"provider": "none"}}
+#: the walks get the longest deadline there is: these tests are about what a whole walk finds,
+#: and on a loaded machine with PostgreSQL a 200 ms walk can stop early (its deadline has
+#: tests of its own)
+KEYWORD_ONLY: dict[str, Any] = {
+    "embedding": {"provider": "none"},
+    "memory": {"pipelineV2": {"graph": {"traversal": {"timeoutMs": 5000}}}},
+}
 
 SERVICE_GRAPH = [
     "Our ShopApi service depends on ShopDb for orders.",
