@@ -26,6 +26,8 @@ from typing import Any
 import numpy as np
 import simsimd
 
+from mnemonist.search.row_blocks import RowBlocks
+
 #: seqs -> their exact (float32) vectors; seqs without a stored vector are left out
 ExactVectors = Callable[[list[int]], dict[int, np.ndarray]]
 #: int8 code of a unit vector's component x: round(CODE_SCALE·x), clipped to ±127
@@ -100,7 +102,7 @@ class VectorIndex:
         self.int8_from = int8_from
         self._int8 = exact is not None and int8_from <= 0
         dtype = np.int8 if self._int8 else np.float32
-        self._matrix = np.zeros((capacity, dimensions), dtype=dtype)
+        self._matrix = RowBlocks(dimensions, dtype, capacity)
         self._seqs = np.zeros(capacity, dtype=np.int64)
         self._projects = np.zeros(capacity, dtype=np.int32)
         self._pos = Slots()
@@ -123,12 +125,7 @@ class VectorIndex:
         exact vectors are read from the store."""
         if self._int8 or self.exact is None:
             return
-        cap = self._matrix.shape[0]
-        codes = np.zeros((cap, self.dimensions), dtype=np.int8)
-        for start in range(0, self._n, 8192):
-            end = min(self._n, start + 8192)
-            codes[start:end] = int8_codes(self._matrix[start:end])
-        self._matrix = codes
+        self._matrix = self._matrix.converted(np.int8, int8_codes, self._n)
         self._int8 = True
 
     @property
@@ -164,16 +161,18 @@ class VectorIndex:
             self._grow(capacity, exact=True)
 
     def _grow(self, need: int, exact: bool = False) -> None:
-        cap = self._matrix.shape[0]
+        """Room for `need` rows: the matrix adds blocks (row_blocks: nothing copied); the
+        seq and project columns (12 bytes a row) grow by copying."""
+        self._matrix.ensure(need, exact=exact)
+        cap = self._seqs.shape[0]
         if need <= cap:
             return
         new_cap = need if exact else max(need, cap * 2)
-        for name in ("_matrix", "_seqs", "_projects"):
-            # in place (realloc, zero-filled): a large block is remapped, not copied, so the
-            # old and the new matrix are never both resident (no view of them outlives the
-            # lock, which the caller holds)
-            getattr(self, name).resize((new_cap, *getattr(self, name).shape[1:]),
-                                       refcheck=False)
+        for name in ("_seqs", "_projects"):
+            old = getattr(self, name)
+            grown = np.zeros(new_cap, dtype=old.dtype)
+            grown[: old.shape[0]] = old
+            setattr(self, name, grown)
 
     def add(self, seq: int, vector: np.ndarray, project: str | None = None) -> None:
         vec = np.asarray(vector, dtype=np.float32)
@@ -228,7 +227,7 @@ class VectorIndex:
                 found = [(s, self._pos[s]) for s in seqs if s in self._pos]
                 if not found:
                     return {}
-                rows = self._matrix[[p for _, p in found]]
+                rows = self._matrix.take([p for _, p in found])
         if rows is None:
             return self._exact_scores(q, wanted) if wanted else {}
         sims = rows @ q
@@ -256,18 +255,22 @@ class VectorIndex:
             found = [(s, self._pos[s]) for s in seqs if s in self._pos]
             if not found or not self._int8:
                 return {}
-            rows = self._matrix[[p for _, p in found]].astype(np.int32)
+            rows = self._matrix.take([p for _, p in found]).astype(np.int32)
         sims = (rows @ codes_q) / (CODE_SCALE * CODE_SCALE)
         return {s: float(v) for (s, _), v in zip(found, sims, strict=True)}
 
     def _similarities(self, q: np.ndarray, n: int) -> np.ndarray:
         """Every row's similarity to the query: the cosine (float32), or its int8 estimate
         (in units of CODE_SCALE²)."""
-        if not self._int8:
-            return self._matrix[:n] @ q
-        # float32 holds every int8 dot product of 384 dimensions exactly (|x| < 2^24)
-        out = simsimd.cdist(int8_codes(q), self._matrix[:n], metric="dot", out_dtype="float32")
-        return np.asarray(out).reshape(-1)
+        out = np.empty(n, dtype=np.float32)
+        codes = int8_codes(q) if self._int8 else None
+        for start, rows in self._matrix.chunks(n):
+            if codes is None:
+                out[start : start + rows.shape[0]] = rows @ q
+            else:  # float32 holds every int8 dot product of 384 dimensions exactly (< 2^24)
+                sims = simsimd.cdist(codes, rows, metric="dot", out_dtype="float32")
+                out[start : start + rows.shape[0]] = np.asarray(sims).reshape(-1)
+        return out
 
     def search_and_score(
         self, query: np.ndarray, k: int, also: Collection[int], **filters: Any
