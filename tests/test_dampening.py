@@ -89,3 +89,32 @@ def test_hub_penalises_memories_linked_only_to_hubs(db):
     hits = [H(M("a", id="hubby"), 1.0), H(M("b", id="mixed"), 1.0), H(M("c", id="none"), 1.0)]
     hub(db.reader(), hits, percentile=0.8, penalty=0.7)
     assert [h.score for h in hits] == [0.7, 1.0, 1.0]
+
+
+def test_the_hub_threshold_a_reader_keeps_follows_every_commit(db):
+    """The reader keeps the threshold between recalls (a count over every entity at 1M) and
+    reads it again once anything commits: a memory whose entity stops being a hub is no
+    longer dampened on the next recall."""
+    with db.write_tx() as conn:
+        for i, mentions in enumerate([50, 40, 2, 1, 1, 1, 1, 1, 1, 1]):
+            conn.execute(
+                "INSERT INTO entities (id, name, canonical_name, entity_type, mentions,"
+                " created_at, updated_at) VALUES (?, ?, ?, 'concept', ?, 'x', 'x')",
+                (f"e{i}", f"E{i}", f"e{i}", mentions),
+            )
+        conn.execute(
+            "INSERT INTO memory_entity_mentions (memory_id, entity_id, mention_text,"
+            " confidence, created_at) VALUES ('m1', 'e1', 'x', 1.0, 'x')")
+    reader = db.reader()
+    first = [H(M("a", id="m1"), 1.0)]
+    hub(reader, first, percentile=0.8, penalty=0.7)
+    assert first[0].score == 0.7
+    kept = reader.hub_threshold
+    hub(reader, [H(M("a", id="m1"), 1.0)], percentile=0.8, penalty=0.7)
+    assert reader.hub_threshold is kept  # nothing committed: not read again
+    with db.write_tx() as conn:  # e1 is now as common as the rest: the 80th percentile is 60
+        conn.execute("UPDATE entities SET mentions = 60 WHERE id IN ('e2', 'e3', 'e4', 'e5',"
+                     " 'e6', 'e7', 'e8', 'e9')")
+    again = [H(M("a", id="m1"), 1.0)]
+    hub(reader, again, percentile=0.8, penalty=0.7)
+    assert again[0].score == 1.0 and reader.hub_threshold is not kept

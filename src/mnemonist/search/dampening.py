@@ -19,6 +19,7 @@ Terms are compared by their first five letters: a cheap stem, so that "deploy" a
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
 from collections.abc import Collection
@@ -61,7 +62,25 @@ def resolution(hits: list, boost: float, decision_language: bool = True) -> None
 
 
 def _hub_threshold(conn: sqlite3.Connection, percentile: float) -> int | None:
-    """The P-th percentile (lower) of entity mention counts, read off the mentions index."""
+    """The P-th percentile (lower) of entity mention counts, read off the mentions index.
+
+    A count and an offset over every entity: 9-13 ms at 500,000 entities (a million
+    memories), on every recall. So a SQLite connection that can carry it keeps the answer
+    until the database changes: `PRAGMA data_version` moves when another connection commits,
+    `total_changes` when this one writes."""
+    if not isinstance(conn, sqlite3.Connection):
+        return _read_hub_threshold(conn, percentile)
+    key = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes, percentile)
+    cached = getattr(conn, "hub_threshold", None)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    value = _read_hub_threshold(conn, percentile)
+    with contextlib.suppress(AttributeError):  # a plain sqlite3 connection keeps nothing
+        conn.hub_threshold = (key, value)  # type: ignore[attr-defined]
+    return value
+
+
+def _read_hub_threshold(conn: sqlite3.Connection, percentile: float) -> int | None:
     try:
         n = conn.execute("SELECT COUNT(*) FROM entities").fetchone()[0]
         if not n:

@@ -56,9 +56,15 @@ class StorageFault(sqlite3.OperationalError):
         self.detail = detail
 
 
+class Connection(sqlite3.Connection):
+    """sqlite3's connection, able to carry a small per-connection cache as an attribute (a
+    plain one has no `__dict__`): search.dampening keeps its hub threshold on the reader."""
+
+
 def _connect(path: Path, durability: str) -> sqlite3.Connection:
     conn = sqlite3.connect(
-        str(path), isolation_level=None, check_same_thread=False, timeout=30.0
+        str(path), isolation_level=None, check_same_thread=False, timeout=30.0,
+        factory=Connection,
     )
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA journal_mode=WAL")
