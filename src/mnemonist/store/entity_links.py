@@ -41,10 +41,10 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import uuid
 
 from mnemonist.model.memory import utcnow
 from mnemonist.store.graph import REASONS, co_occurrence_confidence, memory_scope
+from mnemonist.store.row_ids import time_ordered_id
 from mnemonist.text.dependencies import dependencies
 from mnemonist.text.entities import Entity, Extraction, canonical_name, extract, is_decision_content
 
@@ -105,7 +105,7 @@ def _link(conn: sqlite3.Connection, memory_id: str, found: Extraction, content: 
         [*scope, *keys],
     ).fetchall())
     # new entities, certain ones only; no other writer can add one meanwhile (write lock)
-    rows = [(str(uuid.uuid4()), e.name, key, e.entity_type, now, now, *scope)
+    rows = [(time_ordered_id(), e.name, key, e.entity_type, now, now, *scope)
             for e in found.entities if (key := canonical_name(e.name)) not in ids]
     if rows:
         conn.executemany(
@@ -147,7 +147,7 @@ def _depend(conn: sqlite3.Connection, pairs: list[tuple[str, str]], ids: dict[st
             new: set[str], now: str) -> None:
     """Stated dependencies (dependent -> dependency), once per memory like co-occurrence."""
     first, again = REASONS["pattern-matched"], REASONS["multi-memory"]
-    rows = [(str(uuid.uuid4()), ids[a], ids[b], first, now, now) for a, b in pairs
+    rows = [(time_ordered_id(), ids[a], ids[b], first, now, now) for a, b in pairs
             if a in ids and b in ids and (ids[a] in new or ids[b] in new)]
     if rows:
         conn.executemany(
@@ -187,7 +187,7 @@ def _attributes(conn: sqlite3.Connection, memory_id: str, content: str,
     conn.executemany(
         "INSERT OR IGNORE INTO entity_attributes (id, entity_id, memory_id, kind, content,"
         " importance, source, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'inline', ?, ?)",
-        [(str(uuid.uuid4()), entity_id, memory_id, kind, _sentence_naming(content, name),
+        [(time_ordered_id(), entity_id, memory_id, kind, _sentence_naming(content, name),
           importance, now, now) for _, name, entity_id in linked],
     )
 
@@ -199,7 +199,7 @@ def _co_occur(conn: sqlite3.Connection, ids: list[str], new: set[str], now: str)
         for b in ids[i + 1 :]:
             if a in new or b in new:
                 source, target = (a, b) if a < b else (b, a)
-                rows.append((str(uuid.uuid4()), source, target, co_occurrence_confidence(1),
+                rows.append((time_ordered_id(), source, target, co_occurrence_confidence(1),
                              now, now))
     if rows:
         conn.executemany(
@@ -243,7 +243,7 @@ def _shift_pairs(conn: sqlite3.Connection, pairs: set[tuple[str, str]], delta: i
             " mentions = mentions + :d,"
             f" confidence = {_CONFIDENCE_SQL.format(n='mentions + :d')}, boost = 0,"
             " updated_at = :now, confirmed_at = :now",
-            [{"id": str(uuid.uuid4()), "a": a, "b": b, "d": delta, "now": now,
+            [{"id": time_ordered_id(), "a": a, "b": b, "d": delta, "now": now,
               "c": co_occurrence_confidence(delta)} for a, b in pairs],
         )
         return
@@ -398,7 +398,7 @@ def link_many(conn: sqlite3.Connection, fresh: list[tuple[str, str, tuple[str, s
         for e in extraction.entities:  # new entities, certain ones only
             key = canonical_name(e.name)
             if key not in known:
-                row = (str(uuid.uuid4()), e.name, key, e.entity_type, now, now, *scope)
+                row = (time_ordered_id(), e.name, key, e.entity_type, now, now, *scope)
                 created.append(row)
                 known[key] = row[0]
         keys = [k for k in wanted if k in known]
@@ -418,7 +418,7 @@ def link_many(conn: sqlite3.Connection, fresh: list[tuple[str, str, tuple[str, s
         kind = "constraint" if decision else "attribute"
         importance = CONSTRAINT_IMPORTANCE if decision else ATTRIBUTE_IMPORTANCE
         attributes.extend(
-            (str(uuid.uuid4()), known[k], memory_id, kind, _sentence_naming(content, wanted[k]),
+            (time_ordered_id(), known[k], memory_id, kind, _sentence_naming(content, wanted[k]),
              importance, now, now) for k in keys)
     if created:
         conn.executemany(
@@ -444,7 +444,7 @@ def link_many(conn: sqlite3.Connection, fresh: list[tuple[str, str, tuple[str, s
         " mentions = mentions + :d,"
         f" confidence = {_CONFIDENCE_SQL.format(n='mentions + :d')}, boost = 0,"
         " updated_at = :now, confirmed_at = :now",
-        [{"id": str(uuid.uuid4()), "a": a, "b": b, "d": d, "now": now}
+        [{"id": time_ordered_id(), "a": a, "b": b, "d": d, "now": now}
          for (a, b), d in pairs.items()],
     )
     for said, named_ids, new in stated:

@@ -13,10 +13,10 @@ its `confidence` is the running average of those extractions.
 from __future__ import annotations
 
 import sqlite3
-import uuid
 from dataclasses import dataclass
 
 from mnemonist.model.memory import utcnow
+from mnemonist.store.row_ids import time_ordered_id
 from mnemonist.text.normalize import collapse_whitespace
 
 #: how a relation is known -> the confidence it starts with. Traversal follows an edge only at
@@ -77,7 +77,7 @@ def upsert_entity(
     if row is not None:
         stats.entities_matched += 1
         return str(row[0])
-    entity_id = str(uuid.uuid4())
+    entity_id = time_ordered_id()
     now = utcnow()
     try:
         conn.execute(
@@ -139,7 +139,7 @@ def upsert_relation(
         (source_id, target_id, relation_type),
     ).fetchone()
     if row is None:
-        relation_id = str(uuid.uuid4())
+        relation_id = time_ordered_id()
         conn.execute(
             "INSERT INTO relations (id, source_entity_id, target_entity_id, relation_type,"
             " strength, mentions, confidence, reason, created_at, updated_at)"

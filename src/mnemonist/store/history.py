@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import uuid
 from typing import Any
 
 from mnemonist.model.memory import HistoryEvent, utcnow
+from mnemonist.store.row_ids import time_ordered_id
 from mnemonist.text.scrub import scrub_deep, scrub_optional
 
 _INSERT = (
@@ -31,7 +31,7 @@ def event_row(
     actor and metadata are scrubbed here, whichever path wrote them (the pipeline's audit
     holds LLM output)."""
     return (
-        str(uuid.uuid4()),
+        time_ordered_id(),
         memory_id,
         event,
         old_content,

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mnemonist.model.memory import format_ts, utcnow
 from mnemonist.store.backend import is_postgres, serialize
+from mnemonist.store.row_ids import time_ordered_id
 from mnemonist.text.scrub import scrub_credentials, scrub_deep
 
 
@@ -61,7 +61,7 @@ def pending_row(
 ) -> tuple[Any, ...]:
     """A new pending job's row, its id first (`enqueue` without the check for one pending)."""
     now = utcnow()
-    return (str(uuid.uuid4()), memory_id, document_id, job_type,
+    return (time_ordered_id(), memory_id, document_id, job_type,
             json.dumps(payload) if payload else None, max_attempts, now, now)
 
 
