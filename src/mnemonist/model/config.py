@@ -184,8 +184,8 @@ class SearchConfig(SnakeModel):
         0.5, 0.0, 1.0, "with session_signal both: the SPLADE share of a session's relevance"
     )
     session_splade_pool: Literal["sum", "max"] = Field(
-        default="sum",
-        description="a session's SPLADE vector: the normalised sum or the term-wise max of its"
+        default="max",
+        description="a session's SPLADE vector: the term-wise max or the normalised sum of its"
                     " turns' expansions",
     )
     session_find: int = Range(
