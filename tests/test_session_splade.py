@@ -218,3 +218,13 @@ def test_a_splade_session_signal_without_the_leg_shows_as_degraded(tmp_path: Pat
         d.remember("recall still works", project="p", source_id="p/s")
         d.flush()
         assert d.recall("recall works", project="p")["results"]
+
+
+def test_a_turn_that_lands_later_moves_its_sessions_vector(live, turns):
+    live.remember(GARDEN[0], project="grow", source_id="grow/s")
+    live.flush()
+    before = view(live, "sick dog at the vet", project="grow").scores([("grow", "grow/s")])
+    live.remember(PETS[2], project="grow", source_id="grow/s")
+    live.flush()  # the expander recomputes the session once the new turn is expanded
+    after = view(live, "sick dog at the vet", project="grow").scores([("grow", "grow/s")])
+    assert after[("grow", "grow/s")] > before[("grow", "grow/s")] + 0.1

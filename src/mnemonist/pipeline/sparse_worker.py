@@ -120,8 +120,10 @@ class SparseExpander:
         self._clean()
         conn = self.db.reader()
         model = self.encoder.model_id
+        sessions_left = False
         if self.leg is not None and self.leg.sessions is not None:
-            self.leg.sessions.refresh(conn)  # sessions whose turns changed, off the recall path
+            # sessions whose turns changed, recomputed here, off the recall path
+            sessions_left = self.leg.sessions.refresh(conn)
         for field, index in self.indexes.items():
             rows = sparse.missing(conn, field, model, self.batch_size)
             if rows:
@@ -129,7 +131,7 @@ class SparseExpander:
                 self.stats.last_cycle_at = utcnow()
                 self.stats.last_error = None
                 return True
-        return False
+        return sessions_left
 
     def _clean(self) -> None:
         conn = self.db.reader()

@@ -76,7 +76,7 @@ class SessionVectors:
         self._ids: dict[Key, int] = {}
         self._keys: list[Key] = []
         self._dirty: set[int] = set()
-        self._lock = threading.Lock()  # one refresh at a time
+        self._lock = threading.Lock()  # one refresh at a time (see refresh)
         self._dirty_lock = threading.Lock()
         turns.listeners.append(self.mark)
         self.mark(turns.seqs())  # what the index already holds
@@ -101,23 +101,32 @@ class SessionVectors:
             self.pool = pool
             self.mark(self.turns.seqs())
 
-    def refresh(self, conn: sqlite3.Connection, limit: int = REFRESH_BATCH) -> bool:
-        """Recompute the sessions of up to `limit` marked memories; True when more wait."""
-        with self._dirty_lock:
-            if not self._dirty:
-                return False
-            take = sorted(self._dirty)[:limit]
-            self._dirty.difference_update(take)
-        keys = self._sessions_of(conn, take)
-        if keys:
-            members = self._members(conn, keys)
-            with self._lock:
-                self._store(members)
+    def refresh(self, conn: sqlite3.Connection, limit: int = REFRESH_BATCH, *,
+                wait: bool = True) -> bool:
+        """Recompute the sessions of up to `limit` marked memories; True when more wait.
+        Refreshes run one at a time (two reading a session at different moments could store
+        the older reading last); with `wait` false a refresh already running is left to
+        finish the work and this one returns at once."""
+        if not self._lock.acquire(blocking=wait):
+            return bool(self._dirty)
+        try:
+            with self._dirty_lock:
+                if not self._dirty:
+                    return False
+                take = sorted(self._dirty)[:limit]
+                self._dirty.difference_update(take)
+            keys = self._sessions_of(conn, take)
+            if keys:
+                self._store(self._members(conn, keys))
+        finally:
+            self._lock.release()
         return bool(self._dirty)
 
     def _sessions_of(self, conn: sqlite3.Connection, seqs: list[int]) -> set[Key]:
-        """The sessions of these memories (a purged memory has none: its session is
-        recomputed when another of its turns changes)."""
+        """The sessions of these memories as the table has them now. A purged memory has
+        none, and a memory moved to another project names only its new session: the session
+        it left keeps the memory's share in its vector until another of its turns changes (its
+        turns themselves are read from the table, so the memory is never brought in)."""
         out: set[Key] = set()
         for i in range(0, len(seqs), 500):
             chunk = seqs[i:i + 500]

@@ -72,7 +72,7 @@ class SparseLeg:
             while vectors.refresh(conn):
                 pass
         elif 0 < vectors.waiting <= QUERY_REFRESH:
-            vectors.refresh(conn, QUERY_REFRESH)
+            vectors.refresh(conn, QUERY_REFRESH, wait=False)
         vec = self.encode_query(query)
         return QuerySessions(vectors, vec.terms, vec.weights, filters.project if filters else None)
 
