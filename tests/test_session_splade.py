@@ -228,3 +228,24 @@ def test_a_turn_that_lands_later_moves_its_sessions_vector(live, turns):
     live.flush()  # the expander recomputes the session once the new turn is expanded
     after = view(live, "sick dog at the vet", project="grow").scores([("grow", "grow/s")])
     assert after[("grow", "grow/s")] > before[("grow", "grow/s")] + 0.1
+
+
+def test_a_purged_turn_leaves_its_sessions_vector(live, turns):
+    """A purge removes the row, so the table no longer names the memory's session: the
+    session it was pooled into is recomputed all the same, without it."""
+    ids = [live.remember(line, project="purged", source_id="purged/mixed")["id"]
+           for line in (PETS[0], GARDEN[0])]
+    live.flush()
+    found = view(live, "red tomatoes", project="purged").find(1)  # makes the vectors
+    assert found[0][0] == ("purged", "purged/mixed")
+    sessions = live.service.searcher.sparse.sessions
+    key_id = sessions._ids[("purged", "purged/mixed")]
+    both = set(sessions.index.doc(key_id)[0].tolist())
+    kept = live.service.sparse.indexes["content"].doc(seq(live, ids[1]))
+    resp = live.http.post("/api/memory/forget", json={
+        "ids": [ids[0]], "mode": "execute", "reason": "purge", "force": True})
+    assert resp.status_code == 200 and resp.json()["hard"] is True, resp.text
+    live.flush()
+    assert sessions.waiting == 0
+    left = set(sessions.index.doc(key_id)[0].tolist())
+    assert left == set(kept[0].tolist()) and left < both

@@ -75,6 +75,9 @@ class SessionVectors:
         self.index = SparseIndex(turns.vocab_size)
         self._ids: dict[Key, int] = {}
         self._keys: list[Key] = []
+        #: the session each pooled memory was last counted in: a memory purged or moved to
+        #: another project marks the session it left, whose vector is then pooled again
+        self._member_of: dict[int, Key] = {}
         self._dirty: set[int] = set()
         self._lock = threading.Lock()  # one refresh at a time (see refresh)
         self._dirty_lock = threading.Lock()
@@ -116,6 +119,7 @@ class SessionVectors:
                 take = sorted(self._dirty)[:limit]
                 self._dirty.difference_update(take)
             keys = self._sessions_of(conn, take)
+            keys.update(k for k in (self._member_of.pop(s, None) for s in take) if k)
             if keys:
                 self._store(self._members(conn, keys))
         finally:
@@ -123,10 +127,8 @@ class SessionVectors:
         return bool(self._dirty)
 
     def _sessions_of(self, conn: sqlite3.Connection, seqs: list[int]) -> set[Key]:
-        """The sessions of these memories as the table has them now. A purged memory has
-        none, and a memory moved to another project names only its new session: the session
-        it left keeps the memory's share in its vector until another of its turns changes (its
-        turns themselves are read from the table, so the memory is never brought in)."""
+        """The sessions of these memories as the table has them now (a purged memory has
+        none; the session a memory left is added by `refresh` from `_member_of`)."""
         out: set[Key] = set()
         for i in range(0, len(seqs), 500):
             chunk = seqs[i:i + 500]
@@ -157,6 +159,8 @@ class SessionVectors:
     def _store(self, members: dict[Key, list[int]]) -> None:
         adds = []
         for key, seqs in members.items():
+            for seq in seqs:
+                self._member_of[seq] = key
             sid = self._ids.get(key)
             parts = [d for d in (self.turns.doc(s) for s in seqs) if d is not None]
             if not parts or len(seqs) > MAX_TURNS:
