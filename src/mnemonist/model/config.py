@@ -174,6 +174,25 @@ class SearchConfig(SnakeModel):
         description="a session's relevance: the mean of its 3 best turns, of all its turns, or"
                     " its best turn",
     )
+    session_signal: Literal["fused", "splade", "both"] = Field(
+        default="fused",
+        description="what ranks a session as a whole: its turns' fused scores, the SPLADE"
+                    " expansion of the whole session against the query's, or both"
+                    " (splade and both need sparse.enabled)",
+    )
+    session_splade_share: float = Range(
+        0.5, 0.0, 1.0, "with session_signal both: the SPLADE share of a session's relevance"
+    )
+    session_splade_pool: Literal["sum", "max"] = Field(
+        default="max",
+        description="a session's SPLADE vector: the term-wise max or the normalised sum of its"
+                    " turns' expansions",
+    )
+    session_find: int = Range(
+        0, 0, 20,
+        "with session_signal splade or both: sessions found by their SPLADE vector whose"
+        " turns join the candidates, even when no first-round candidate came from them",
+    )
     session_cap: int = Range(
         0, 0, 10, "at most this many memories of one source among the first 10 results (0: off)"
     )

@@ -55,6 +55,7 @@ class SparseExpander:
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._busy = False
+        self.leg: SparseLeg | None = None  # its session vectors are refreshed here
 
     def start(self) -> None:
         if self._thread is not None:
@@ -85,7 +86,8 @@ class SparseExpander:
         """Until nothing is missing or in flight (tests, benchmarks, `flush`)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if not self._busy and self.pending() == 0 and not self._orphans():
+            if not self._busy and self.pending() == 0 and not self._orphans() and (
+                    self.leg is None or self.leg.sessions is None or not self.leg.sessions.waiting):
                 return True
             self._wake.set()
             time.sleep(0.05)
@@ -118,6 +120,10 @@ class SparseExpander:
         self._clean()
         conn = self.db.reader()
         model = self.encoder.model_id
+        sessions_left = False
+        if self.leg is not None and self.leg.sessions is not None:
+            # sessions whose turns changed, recomputed here, off the recall path
+            sessions_left = self.leg.sessions.refresh(conn)
         for field, index in self.indexes.items():
             rows = sparse.missing(conn, field, model, self.batch_size)
             if rows:
@@ -125,7 +131,7 @@ class SparseExpander:
                 self.stats.last_cycle_at = utcnow()
                 self.stats.last_error = None
                 return True
-        return False
+        return sessions_left
 
     def _clean(self) -> None:
         conn = self.db.reader()
@@ -186,4 +192,6 @@ def build(db: Database, cfg: SparseConfig) -> tuple[SparseLeg, SparseExpander]:
     fields = ("content", "context") if cfg.fields == "both" else (cfg.fields,)
     indexes = load_indexes(db, splade.model_id, fields, splade.vocab_size)
     expander = SparseExpander(db, encoder, indexes, batch_size=cfg.batch_size)
-    return SparseLeg(encoder, indexes), expander
+    leg = SparseLeg(encoder, indexes)
+    expander.leg = leg
+    return leg, expander

@@ -291,9 +291,14 @@ class HybridSearch:
             fused = fuse(keyword, vector_hits, cosines, cfg.alpha)
         if cfg.session_weight > 0 and vec is not None and self.index is not None:
             index = self.index
+            other = None
+            if cfg.session_signal != "fused" and self.sparse is not None:
+                other = self.sparse.session_view(conn, query, filters, cfg.session_splade_pool)
             fused = expand_sessions(
                 conn, fused, keyword, lambda seqs: index.scores(vec, seqs), cfg.alpha, filters,
-                SessionExpansion(cfg.session_weight, cfg.session_top, cfg.session_pool),
+                SessionExpansion(cfg.session_weight, cfg.session_top, cfg.session_pool,
+                                 cfg.session_signal, cfg.session_splade_share, cfg.session_find),
+                other,
             )
         return fused
 

@@ -19,7 +19,7 @@ each commit.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -46,6 +46,9 @@ class SparseIndex:
         # documents added or replaced since the last compaction
         self._delta: dict[int, Doc] = {}
         self._delta_flat: tuple[np.ndarray, np.ndarray, np.ndarray, list[Doc]] | None = None
+        #: called with the seqs of every add, replace, removal or project change (the
+        #: session vectors of `search/session_splade.py` follow the index this way)
+        self.listeners: list[Callable[[list[int]], None]] = []
 
     def __len__(self) -> int:
         return len(self._docs)
@@ -61,6 +64,7 @@ class SparseIndex:
 
     # -- changes -------------------------------------------------------------------------
     def add_many(self, docs: Iterable[Doc]) -> None:
+        changed: list[int] = []
         with self._lock:
             for seq, project, terms, weights in docs:
                 terms = np.asarray(terms, dtype=np.int32)
@@ -71,7 +75,9 @@ class SparseIndex:
                 self._docs[seq] = doc
                 self._delta[seq] = doc
                 self._delta_flat = None
+                changed.append(seq)
             self._maybe_compact()
+        self._tell(changed)
 
     def add(self, seq: int, project: str | None, terms: np.ndarray, weights: np.ndarray) -> None:
         self.add_many([(seq, project, terms, weights)])
@@ -83,6 +89,7 @@ class SparseIndex:
                 self._delta_flat = None
             self._bury(seq)
             self._maybe_compact()
+        self._tell([seq])
 
     def set_project(self, seq: int, project: str | None) -> None:
         with self._lock:
@@ -96,6 +103,23 @@ class SparseIndex:
             pos = self._pos.get(seq)
             if pos is not None:
                 self._projects[pos] = self._code(project)
+        self._tell([seq])
+
+    def _tell(self, seqs: list[int]) -> None:
+        if seqs:
+            for listener in self.listeners:
+                listener(seqs)
+
+    def seqs(self) -> list[int]:
+        """Every indexed document."""
+        with self._lock:
+            return list(self._docs)
+
+    def doc(self, seq: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """The document's (terms, weights), or None when it is not indexed."""
+        with self._lock:
+            doc = self._docs.get(seq)
+        return None if doc is None else (doc[2], doc[3])
 
     def _bury(self, seq: int) -> None:
         pos = self._pos.pop(seq, None)

@@ -10,12 +10,14 @@ they share the keyword leg's place in the fusion (docs/sparse.md).
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections import OrderedDict
 from typing import Protocol
 
 from mnemonist.model.requests import RecallFilters
 from mnemonist.providers.sparse.splade import SparseVector
+from mnemonist.search.session_splade import QUERY_REFRESH, Pool, QuerySessions, SessionVectors
 from mnemonist.search.sparse_index import SparseIndex
 
 QUERY_CACHE = 512
@@ -33,6 +35,9 @@ class SparseLeg:
         self.indexes = indexes  # field ('content' | 'context') -> index
         self._cache: OrderedDict[str, SparseVector] = OrderedDict()
         self._lock = threading.Lock()
+        #: pooled session vectors, made on the first recall that asks for them
+        #: (`search.session_signal: splade | both`) and kept up to date after
+        self.sessions: SessionVectors | None = None
 
     def encode_query(self, query: str) -> SparseVector:
         key = " ".join(query.split())
@@ -47,6 +52,29 @@ class SparseLeg:
             if len(self._cache) > QUERY_CACHE:
                 self._cache.popitem(last=False)
         return vec
+
+    def session_view(self, conn: sqlite3.Connection, query: str, filters: RecallFilters | None,
+                     pool: Pool) -> QuerySessions | None:
+        """The sessions' pooled expansions seen through this query's, for session expansion;
+        None when no turn index exists. The first call (or a new `pool`) computes every
+        session's vector here, once; after that a recall refreshes at most `QUERY_REFRESH`
+        changed memories' sessions and leaves a larger backlog to the background expander."""
+        turns = self.indexes.get("content") or self.indexes.get("context")
+        if turns is None:
+            return None
+        with self._lock:
+            vectors = self.sessions
+            full = vectors is None or vectors.pool != pool
+            if vectors is None:
+                vectors = self.sessions = SessionVectors(turns, pool)
+            vectors.set_pool(pool)
+        if full:
+            while vectors.refresh(conn):
+                pass
+        elif 0 < vectors.waiting <= QUERY_REFRESH:
+            vectors.refresh(conn, QUERY_REFRESH, wait=False)
+        vec = self.encode_query(query)
+        return QuerySessions(vectors, vec.terms, vec.weights, filters.project if filters else None)
 
     def scores(self, query: str, filters: RecallFilters | None, top_k: int,
                fields: str) -> dict[int, float]:

@@ -30,8 +30,8 @@ DEGRADED_WORDS = {
     "database": "the database cannot be read",
     "sparse_expansion_failing": "the SPLADE expander hit an error (see status.sparse.last_error):"
                                 " the sparse leg misses the memories it could not expand",
-    "sparse_leg_unavailable": "search.sparse_weight is set but sparse.enabled is false: recall"
-                              " runs without the sparse leg",
+    "sparse_leg_unavailable": "search.sparse_weight or search.session_signal asks for SPLADE but"
+                              " sparse.enabled is false: recall runs without the sparse leg",
 }
 
 
@@ -64,7 +64,8 @@ class StatusOps(PipelineOps):
             out.append("hints_without_llm")  # hints asked for, nothing can write them
         if self.sparse is not None and self.sparse.stats.last_error:
             out.append("sparse_expansion_failing")
-        if self.sparse is None and self.config.search.sparse_weight > 0:
+        search = self.config.search
+        if self.sparse is None and (search.sparse_weight > 0 or search.session_signal != "fused"):
             out.append("sparse_leg_unavailable")
         return out
 
