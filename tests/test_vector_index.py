@@ -211,3 +211,37 @@ def test_rows_move_and_are_found_by_seq_after_growth_and_removals() -> None:
             assert got is None
     best = index.search(rows[seqs.index(50_000)], 1)
     assert best[0][0] == 50_000
+
+
+@pytest.mark.parametrize("int8_from", [None, 0, 50])
+def test_add_many_leaves_the_index_as_one_add_after_another(
+        monkeypatch: pytest.MonkeyPatch, int8_from: int | None) -> None:
+    """Loading writes runs of new rows a batch at a time; replacements, a seq that is not a
+    plain int, the int8 switch inside a batch and a bad vector take the one-by-one path. The
+    index ends the same either way."""
+    from mnemonist.search import vector_index
+    monkeypatch.setattr(vector_index, "ADD_BATCH", 7)
+    rows = _unit_rows(120, 9)
+    stored = {seq: rows[seq - 1] for seq in range(1, 121)}
+
+    def make() -> VectorIndex:
+        if int8_from is None:
+            return VectorIndex(DIMS, capacity=16)
+        return VectorIndex(DIMS, capacity=16, int8_from=int8_from,
+                           exact=lambda seqs: {s: stored[s] for s in seqs if s in stored})
+
+    items = [(seq, "p" if seq % 4 == 0 else None, rows[seq - 1]) for seq in range(1, 101)]
+    items += [(5, "q", rows[4]), (np.int64(101), None, rows[100]), (102, "q", rows[101])]
+    batched, single = make(), make()
+    batched.add_many(items)
+    for seq, project, vec in items:
+        single.add(seq, vec, project)
+    assert len(batched) == len(single) == 102
+    assert batched.precision == single.precision
+    for q in (rows[0], rows[4], rows[50], rows[101]):
+        assert batched.search(q, 10) == single.search(q, 10)
+        assert (batched.search(q, 3, project="q", filter_project=True)
+                == single.search(q, 3, project="q", filter_project=True))
+    assert 5 in batched and 101 in batched and 200 not in batched
+    with pytest.raises(ValueError):
+        batched.add_many([(300, None, rows[0]), (301, None, np.ones(DIMS + 1, np.float32))])

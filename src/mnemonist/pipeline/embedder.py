@@ -30,6 +30,10 @@ from mnemonist.store.db import Database
 log = logging.getLogger(__name__)
 
 MAX_BACKOFF_S = 60.0
+#: notifications held at most. A bulk import outruns embedding by far (a million memories
+#: queued held about 36 MB of ints); past this the embedder stops queueing and, once the queue
+#: is drained, walks the store in seq order from the first memory it did not queue
+MAX_QUEUED = 10_000
 
 
 @dataclass
@@ -80,6 +84,9 @@ class BackgroundEmbedder:
         self._thread: threading.Thread | None = None
         self._backoff = 0.0
         self._busy = False
+        #: the lowest seq a full queue turned away (None: nothing turned away)
+        self._catch_up_from: int | None = None
+        self._catch_up_lock = threading.Lock()
 
     # -- lifecycle ---------------------------------------------------------------------
     def start(self) -> None:
@@ -99,12 +106,19 @@ class BackgroundEmbedder:
         self.stats.running = False
 
     def notify(self, seq: int) -> None:
+        if self._queue.qsize() >= MAX_QUEUED:
+            with self._catch_up_lock:
+                if self._catch_up_from is None or seq < self._catch_up_from:
+                    self._catch_up_from = seq
+            return
         self._queue.put(seq)
 
     def discard_queued(self) -> int:
         """Drop the queued notifications (for a caller that wrote those vectors itself, e.g.
         `bench scale --generated-vectors`); the sweep still finds anything left missing."""
         dropped = 0
+        with self._catch_up_lock:
+            self._catch_up_from = None
         while True:
             try:
                 self._queue.get_nowait()
@@ -142,6 +156,9 @@ class BackgroundEmbedder:
             batch = self._take(timeout)
             if self._stop.is_set():
                 break
+            caught_up_from = None
+            if not batch and self._catch_up_from is not None:
+                caught_up_from, batch = self._catch_up(self.batch_size)
             if not batch and time.monotonic() >= next_sweep:
                 batch = self._missing(self.sweep_batch)
                 next_sweep = time.monotonic() + self.sweep_interval_s
@@ -165,6 +182,8 @@ class BackgroundEmbedder:
             if ok and self.stats.queue_depth == 0:
                 release_freed_memory()  # a burst is over: give its buffers back to the OS
             if not ok:
+                if caught_up_from is not None:  # walk that stretch again after the backoff
+                    self._turned_away(caught_up_from)
                 self._backoff = min(MAX_BACKOFF_S, max(1.0, self._backoff * 2))
                 self._stop.wait(self._backoff)
                 next_sweep = 0.0
@@ -185,6 +204,33 @@ class BackgroundEmbedder:
             if seq >= 0:
                 batch.append(seq)
         return batch
+
+    def _turned_away(self, seq: int) -> None:
+        with self._catch_up_lock:
+            if self._catch_up_from is None or seq < self._catch_up_from:
+                self._catch_up_from = seq
+
+    def _catch_up(self, limit: int) -> tuple[int | None, list[int]]:
+        """The next memories without a vector from the first one a full queue turned away,
+        in seq order (the primary key: no scan from the start, whatever the store's size), and
+        where that walk began. The walk ends at the first short page."""
+        with self._catch_up_lock:
+            start = self._catch_up_from
+        if start is None:
+            return None, []
+        model = self.provider.model_id
+        seqs = [r[0] for r in self.db.reader().execute(
+            "SELECT m.seq FROM memories m LEFT JOIN embeddings e"
+            " ON e.content_hash = m.content_hash AND e.model = ?"
+            " WHERE m.seq >= ? AND m.is_deleted = 0"
+            " AND (e.content_hash IS NULL OR m.embedding_model IS NOT ?)"
+            " ORDER BY m.seq LIMIT ?",
+            (model, start, model, limit),
+        )]
+        with self._catch_up_lock:
+            if self._catch_up_from == start:  # else one turned away meanwhile, lower: keep it
+                self._catch_up_from = seqs[-1] + 1 if len(seqs) == limit else None
+        return start, seqs
 
     def _missing(self, limit: int) -> list[int]:
         model = self.provider.model_id

@@ -29,11 +29,12 @@ class RowBlocks:
         self.dtype = np.dtype(dtype)
         self.block_rows = block_rows or BLOCK_ROWS
         self._blocks: list[np.ndarray] = []
+        self._capacity = 0  # rows held by the blocks (asked on every add: kept, not summed)
         self.ensure(capacity, exact=True)
 
     @property
     def capacity(self) -> int:
-        return sum(b.shape[0] for b in self._blocks)
+        return self._capacity
 
     @property
     def nbytes(self) -> int:
@@ -58,6 +59,7 @@ class RowBlocks:
         while cap < rows:
             self._blocks.append(np.zeros((self.block_rows, self.dimensions), dtype=self.dtype))
             cap += self.block_rows
+        self._capacity = cap
 
     def _at(self, pos: int) -> tuple[np.ndarray, int]:
         block, offset = divmod(pos, self.block_rows)
@@ -70,6 +72,15 @@ class RowBlocks:
     def __setitem__(self, pos: int, row: np.ndarray) -> None:
         block, offset = self._at(pos)
         block[offset] = row
+
+    def write(self, start: int, rows: np.ndarray) -> None:
+        """Rows `start`, `start + 1`, … set to `rows` (room already ensured)."""
+        done = 0
+        while done < rows.shape[0]:
+            block, offset = self._at(start + done)
+            count = min(rows.shape[0] - done, block.shape[0] - offset)
+            block[offset : offset + count] = rows[done : done + count]
+            done += count
 
     def take(self, positions: list[int] | np.ndarray) -> np.ndarray:
         """The rows at `positions`, in that order, as one (len, dimensions) array."""

@@ -34,6 +34,8 @@ ExactVectors = Callable[[list[int]], dict[int, np.ndarray]]
 CODE_SCALE = 254.0
 #: int8 search: candidates chosen by their codes, per result asked for, then scored exactly
 RESCORE = 3
+#: `add_many` writes runs of new rows this many at a time
+ADD_BATCH = 4096
 #: search.vector_precision "auto": float32 below this many vectors, int8 from there (at 10,000
 #: the float32 scan takes about a millisecond, less than reading 300 exact vectors back)
 AUTO_INT8_FROM = 25_000
@@ -76,6 +78,13 @@ class Slots:
             grown[: self._at.size] = self._at
             self._at = grown
         self._at[seq] = pos
+
+    def set_many(self, seqs: list[int], positions: range) -> None:
+        """`self[seq] = pos` for each pair (non-negative seqs)."""
+        if not seqs:
+            return
+        self[max(seqs)] = -1  # grows the array once
+        self._at[np.asarray(seqs, dtype=np.int64)] = np.asarray(positions, dtype=np.int32)
 
     def pop(self, seq: int, default: int | None = None) -> int | None:
         pos = self.get(seq)
@@ -193,8 +202,39 @@ class VectorIndex:
             self._projects[pos] = self._code(project)
 
     def add_many(self, items: Iterable[tuple[int, str | None, np.ndarray]]) -> None:
-        for seq, project, vector in items:
-            self.add(seq, vector, project)
+        """`add` for each item, in order. Loading a store's vectors at start is this call
+        with a million items: runs of new seqs are written `ADD_BATCH` at a time (their codes
+        computed together, the rows copied block by block), anything else one by one."""
+        batch: list[tuple[int, str | None, np.ndarray]] = []
+        for item in items:
+            batch.append(item)
+            if len(batch) == ADD_BATCH:
+                self._add_batch(batch)
+                batch = []
+        if batch:
+            self._add_batch(batch)
+
+    def _add_batch(self, batch: list[tuple[int, str | None, np.ndarray]]) -> None:
+        with self._lock:
+            seqs = [seq for seq, _, _ in batch]
+            simple = (
+                (self._int8 or self.exact is None or self._n + len(batch) < self.int8_from)
+                and len(set(seqs)) == len(seqs)
+                and all(isinstance(s, int) and s >= 0 and s not in self._pos for s in seqs)
+                and all(np.shape(v) == (self.dimensions,) for _, _, v in batch)
+            )
+            if not simple:  # a replacement, the int8 switch, a bad vector: add() decides
+                for seq, project, vector in batch:
+                    self.add(seq, vector, project)
+                return
+            vectors = np.stack([np.asarray(v, dtype=np.float32) for _, _, v in batch])
+            start, count = self._n, len(batch)
+            self._grow(start + count)
+            self._matrix.write(start, int8_codes(vectors) if self._int8 else vectors)
+            self._seqs[start : start + count] = seqs
+            self._projects[start : start + count] = [self._code(p) for _, p, _ in batch]
+            self._pos.set_many(seqs, range(start, start + count))
+            self._n += count
 
     def remove(self, seq: int) -> bool:
         with self._lock:
