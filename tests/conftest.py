@@ -163,6 +163,21 @@ def query(db: Any, sql: str, *args: Any) -> list[Row]:
 
 
 @contextmanager
+def search_settings(live: LiveDaemon, **values: object) -> Iterator[None]:
+    """`search.*` settings changed on the running daemon for the block, then put back (what
+    the bench's variants do)."""
+    cfg = live.service.searcher.cfg
+    before = {k: getattr(cfg, k) for k in values}
+    try:
+        for k, v in values.items():
+            setattr(cfg, k, v)
+        yield
+    finally:
+        for k, v in before.items():
+            setattr(cfg, k, v)
+
+
+@contextmanager
 def run_daemon(home: Path, config: dict[str, Any] | None = None, *,
                bind: str = "127.0.0.1") -> Iterator[LiveDaemon]:
     """Start the real daemon with `config` written to `<home>/agent.yaml`, bound to `bind`

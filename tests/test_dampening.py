@@ -72,14 +72,19 @@ def db(tmp_path):
     database.close()
 
 
+def _entities(conn, mentions: list[int]) -> None:
+    """Entities e0, e1, … with these mention counts."""
+    for i, count in enumerate(mentions):
+        conn.execute(
+            "INSERT INTO entities (id, name, canonical_name, entity_type, mentions,"
+            " created_at, updated_at) VALUES (?, ?, ?, 'concept', ?, 'x', 'x')",
+            (f"e{i}", f"E{i}", f"e{i}", count),
+        )
+
+
 def test_hub_penalises_memories_linked_only_to_hubs(db):
     with db.write_tx() as conn:
-        for i, mentions in enumerate([50, 40, 2, 1, 1, 1, 1, 1, 1, 1]):
-            conn.execute(
-                "INSERT INTO entities (id, name, canonical_name, entity_type, mentions,"
-                " created_at, updated_at) VALUES (?, ?, ?, 'concept', ?, 'x', 'x')",
-                (f"e{i}", f"E{i}", f"e{i}", mentions),
-            )
+        _entities(conn, [50, 40, 2, 1, 1, 1, 1, 1, 1, 1])
         for memory_id, entity in [("hubby", "e0"), ("hubby", "e1"), ("mixed", "e0"),
                                   ("mixed", "e2")]:
             conn.execute(
@@ -96,12 +101,7 @@ def test_the_hub_threshold_a_reader_keeps_follows_every_commit(db):
     reads it again once anything commits: a memory whose entity stops being a hub is no
     longer dampened on the next recall."""
     with db.write_tx() as conn:
-        for i, mentions in enumerate([50, 40, 2, 1, 1, 1, 1, 1, 1, 1]):
-            conn.execute(
-                "INSERT INTO entities (id, name, canonical_name, entity_type, mentions,"
-                " created_at, updated_at) VALUES (?, ?, ?, 'concept', ?, 'x', 'x')",
-                (f"e{i}", f"E{i}", f"e{i}", mentions),
-            )
+        _entities(conn, [50, 40, 2, 1, 1, 1, 1, 1, 1, 1])
         conn.execute(
             "INSERT INTO memory_entity_mentions (memory_id, entity_id, mention_text,"
             " confidence, created_at) VALUES ('m1', 'e1', 'x', 1.0, 'x')")

@@ -3,12 +3,12 @@ and keyword term expansion (off by default), on a real daemon with the real mode
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+from conftest import search_settings
 from mnemonist.search.feedback import expansion_terms, rocchio
 from mnemonist.search.fusion import Fused
 from mnemonist.search.session_expansion import spread_sessions
@@ -21,19 +21,6 @@ TRIP = ["Ana: we should plan the Lisbon trip for May",
 WORK = ["Ana: the quarterly report is due on Friday",
         "Ben: I will finish the sales charts tonight",
         "Ana: send them to the finance team"]
-
-
-@contextmanager
-def settings(live, **values):
-    cfg = live.service.searcher.cfg
-    before = {k: getattr(cfg, k) for k in values}
-    try:
-        for k, v in values.items():
-            setattr(cfg, k, v)
-        yield
-    finally:
-        for k, v in before.items():
-            setattr(cfg, k, v)
 
 
 @pytest.fixture(scope="module")
@@ -54,9 +41,9 @@ def recalled(live, query):
 
 def test_session_expansion_brings_in_the_best_sessions_other_turns(live, sessions):
     far = sessions[TRIP[3]]  # shares no word with the query, outside its context window
-    with settings(live, top_k=1, time_candidates=0.0):
+    with search_settings(live, top_k=1, time_candidates=0.0):
         assert far not in recalled(live, "Lisbon trip plans")
-        with settings(live, session_weight=1.0, session_top=1):
+        with search_settings(live, session_weight=1.0, session_top=1):
             got = recalled(live, "Lisbon trip plans")
     assert far in got
     assert set(got) >= {sessions[line] for line in TRIP}
@@ -64,9 +51,9 @@ def test_session_expansion_brings_in_the_best_sessions_other_turns(live, session
 
 
 def test_session_expansion_off_changes_nothing(live, sessions):
-    with settings(live, session_weight=0.0, session_top=5):
+    with search_settings(live, session_weight=0.0, session_top=5):
         plain = recalled(live, "quarterly report")
-    with settings(live, session_top=3):
+    with search_settings(live, session_top=3):
         assert recalled(live, "quarterly report") == plain
 
 

@@ -6,13 +6,12 @@ with the real SPLADE model and a real SQLite store."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import LiveDaemon, run_daemon
+from conftest import LiveDaemon, run_daemon, search_settings
 from mnemonist.model.requests import RecallFilters
 from mnemonist.search import session_splade
 from mnemonist.search.fusion import Fused
@@ -48,19 +47,6 @@ def turns(live: LiveDaemon) -> dict[str, str]:
                                       occurred_at=f"2024-05-0{i + 1}T10:00:00Z")["id"]
     live.flush()
     return ids
-
-
-@contextmanager
-def settings(live: LiveDaemon, **values: object) -> Iterator[None]:
-    cfg = live.service.searcher.cfg
-    before = {k: getattr(cfg, k) for k in values}
-    try:
-        for k, v in values.items():
-            setattr(cfg, k, v)
-        yield
-    finally:
-        for k, v in before.items():
-            setattr(cfg, k, v)
 
 
 def seq(live: LiveDaemon, memory_id: str) -> int:
@@ -184,13 +170,13 @@ def test_recall_brings_in_the_session_found_by_splade(live, turns):
         out = live.recall("my dog is sick", project="sv", limit=20, min_score=0.0)
         return {r["id"] for r in out["results"]}
 
-    with settings(live, top_k=1, time_candidates=0.0, session_weight=0.5):
+    with search_settings(live, top_k=1, time_candidates=0.0, session_weight=0.5):
         plain = recalled()
-        with settings(live, session_signal="splade", session_find=0):
+        with search_settings(live, session_signal="splade", session_find=0):
             assert recalled() == plain
-        with settings(live, session_signal="splade", session_find=1):
+        with search_settings(live, session_signal="splade", session_find=1):
             found = recalled()
-        with settings(live, session_signal="both", session_find=1):
+        with search_settings(live, session_signal="both", session_find=1):
             both = recalled()
     assert not pets <= plain  # top_k 1: the first round holds at most two turns
     assert pets <= found
