@@ -201,6 +201,9 @@ def test_generated_vectors_mode_imports_and_labels(
     assert "GENERATED" in md and "bulk import" in md
     # where the time goes: every phase, in order, and together about the whole run
     assert list(run["phase_s"]) == ["open and model load", "import and vectors", "remember",
-                                    "embedding wait", "recall and the legs", "graph tools"]
+                                    "embedding wait", "keyword mirror wait",
+                                    "recall and the legs", "graph tools"]
+    # 400 memories: the keyword mirror ("auto") waits for a larger store
+    assert run["keyword_mirror"]["state"] == "waiting" and run["keyword_mirror"]["caught_up"]
     assert all(v >= 0 for v in run["phase_s"].values())
     assert "where the time goes" in md

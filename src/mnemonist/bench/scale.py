@@ -271,6 +271,14 @@ def _run_one(
             emb["memories_per_s"] = round((emb["indexed"] - bulk) / took, 1) if took else None
         phases["after_embedding"] = round(rss_mib(), 1)
         clock.lap("embedding wait")
+        keeper = service.searcher.keyword_mirror
+        if keeper is not None:  # recall is measured with the keyword mirror caught up
+            t = time.perf_counter()
+            ready = keeper.wait_ready(embed_timeout_s)
+            run["keyword_mirror"] = {**keeper.status(), "caught_up": ready,
+                                     "wait_after_embedding_s": round(time.perf_counter() - t, 2)}
+            phases["after_keyword_mirror"] = round(rss_mib(), 1)
+            clock.lap("keyword mirror wait")
         _recall_phase(service, corpus, n, queries, warmup, run, progress)
         clock.lap("recall and the legs")
         _graph_phase(service, queries, run)
@@ -488,8 +496,16 @@ def _recall_phase(
             embed_s.append(took)
             vectors.append(matrix[0])
     ctx_s, joined_s, leg_s = array("d"), array("d"), array("d")
+    mirror_ctx_s, mirror_leg_s = array("d"), array("d")
+    keeper = service.searcher.keyword_mirror
+    mirror = keeper.usable() if keeper is not None else None
     where, args = where_clause(None)
     for q in measured:
+        if mirror is not None:  # the leg as recall runs it once the mirror is built
+            mirror_ctx_s.append(_timed(lambda t=q.text: keyword_search(
+                conn, t, None, top_k, index="context", mirror=mirror))[0])
+            mirror_leg_s.append(mirror_ctx_s[-1] + _timed(lambda t=q.text: phrase_search(
+                conn, t, None, top_k, index="context", mirror=mirror))[0])
         kw_s.append(_timed(lambda t=q.text: keyword_search(conn, t, None, top_k))[0])
         ctx_s.append(_timed(lambda t=q.text: keyword_search(conn, t, None, top_k,
                                                            index="context"))[0])
@@ -515,6 +531,8 @@ def _recall_phase(
         "keyword_context_ms": summarize_ms(ctx_s),
         "keyword_context_joined_ms": summarize_ms(joined_s),
         "keyword_context_and_phrase_ms": summarize_ms(leg_s),
+        "keyword_context_mirror_ms": summarize_ms(mirror_ctx_s),
+        "keyword_context_and_phrase_mirror_ms": summarize_ms(mirror_leg_s),
     }
     p50 = recall.get("p50")
     parts = [legs[k].get("p50") for k in ("query_embedding_ms", "keyword_ms", "vector_ms")]

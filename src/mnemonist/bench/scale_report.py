@@ -72,11 +72,19 @@ def markdown(report: dict[str, Any]) -> str:
         ("… query embedding alone p50 / p95 / p99",
          lambda r: _pcts(r["recall"]["legs"]["query_embedding_ms"])),
         ("… keyword leg alone (FTS5)", lambda r: _pcts(r["recall"]["legs"]["keyword_ms"])),
-        ("… … over the context index, as recall runs it",
+        ("… … over the context index, FTS5",
          lambda r: _pcts(r["recall"].get("keyword_variants", {}).get("keyword_context_ms", {}))),
-        ("… … with its phrase query: the whole leg as recall runs it",
+        ("… … with its phrase query: the whole leg, FTS5",
          lambda r: _pcts(r["recall"].get("keyword_variants", {}).get(
              "keyword_context_and_phrase_ms", {}))),
+        ("… … the whole leg from the keyword mirror (as recall runs it once built)",
+         lambda r: _pcts(r["recall"].get("keyword_variants", {}).get(
+             "keyword_context_and_phrase_mirror_ms", {}))),
+        ("keyword mirror: built in (s) / postings / MiB",
+         lambda r: f"{_fmt(r['keyword_mirror'].get('built_in_s'))} / "
+                   f"{_fmt(r['keyword_mirror'].get('postings'))} / "
+                   f"{_fmt(r['keyword_mirror'].get('bytes', 0) / 2**20, 0)}"
+         if r.get("keyword_mirror", {}).get("state") == "ready" else "–"),
         ("… … the same with the filters inside the FTS5 query (before)",
          lambda r: _pcts(r["recall"].get("keyword_variants", {}).get(
              "keyword_context_joined_ms", {}))),

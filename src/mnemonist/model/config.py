@@ -139,6 +139,11 @@ class SearchConfig(SnakeModel):
     keyword_fields: Literal["content", "context", "both"] = Field(
         default="context", description="which keyword index(es) the keyword leg reads"
     )
+    keyword_mirror: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        description="rank the context keyword index from an in-memory copy of it (same rows,"
+        " same scores, without FTS5's walk over every match): auto from 50,000 memories",
+    )
     time_aware: bool = Field(
         default=True, description="recognise time expressions in queries (no LLM)"
     )

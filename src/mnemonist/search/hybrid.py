@@ -22,6 +22,7 @@ from mnemonist.search.filters import hidden_private, historical, only_project, w
 from mnemonist.search.fusion import Fused, fuse, normalize_bm25
 from mnemonist.search.graph_boost import graph_boost
 from mnemonist.search.keyword import keyword_search, phrase_search
+from mnemonist.search.keyword_mirror_keeper import KeywordMirrorKeeper
 from mnemonist.search.rerank import EmbeddingReranker, HttpReranker, Reranker, rerank_head
 from mnemonist.search.session_expansion import SessionExpansion, expand_sessions, spread_sessions
 from mnemonist.search.signals import access_boost, effective_importance
@@ -132,6 +133,8 @@ class HybridSearch:
         self.index = index
         self.context_index: VectorIndex | None = None
         self.sparse: SparseLeg | None = None  # learned sparse leg (sparse.enabled)
+        #: the in-memory copy of the context keyword index (a started SQLite service)
+        self.keyword_mirror: KeywordMirrorKeeper | None = None
         self.reranker: Reranker | None = make_reranker(memory_config.pipeline_v2.reranker)
         self.embed_query = embed_query
         self.cfg = search_config
@@ -180,15 +183,19 @@ class HybridSearch:
         if self.mem_cfg.pipeline_v2.hints.enabled:
             names = (*names, "hints")
         scores: dict[int, float] = {}
+        keeper = self.keyword_mirror
+        mirror = keeper.usable() if keeper is not None and "context" in names else None
         for name in names:
-            raw = dict(keyword_search(conn, query, filters, cfg.top_k, index=name))
+            raw = dict(keyword_search(conn, query, filters, cfg.top_k, index=name,
+                                      mirror=mirror))
             if name == "hints" and hint_matched is not None:
                 hint_matched.update(raw)
             for seq, value in normalize_bm25(raw, cfg.keyword_norm).items():
                 scores[seq] = max(value, scores.get(seq, 0.0))
         if cfg.phrase_weight > 0:
             index = "content" if fields == "content" else "context"
-            phrases = dict(phrase_search(conn, query, filters, cfg.top_k, index=index))
+            phrases = dict(phrase_search(conn, query, filters, cfg.top_k, index=index,
+                                         mirror=mirror))
             for seq, value in normalize_bm25(phrases, "max").items():
                 scores[seq] = min(1.0, scores.get(seq, 0.0) + cfg.phrase_weight * value)
         return scores

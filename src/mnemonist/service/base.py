@@ -22,6 +22,7 @@ from mnemonist.pipeline.sparse_worker import build as build_sparse
 from mnemonist.providers.embedding.base import EmbeddingError, EmbeddingProvider
 from mnemonist.search.filters import visible_ids
 from mnemonist.search.hybrid import HybridSearch
+from mnemonist.search.keyword_mirror_keeper import KeywordMirrorKeeper
 from mnemonist.search.vector_index import AUTO_INT8_FROM, ExactVectors, VectorIndex
 from mnemonist.service.errors import Conflict, NotFound, NotOnPostgres
 from mnemonist.store import embeddings, hints, memories
@@ -309,6 +310,10 @@ class ServiceBase:
     def start(self) -> None:
         if is_postgres(self.db) and self.changes is None:
             self._follow_other_daemons()
+        mode = self.config.search.keyword_mirror
+        if not is_postgres(self.db) and mode != "off" and self.searcher.keyword_mirror is None:
+            self.searcher.keyword_mirror = KeywordMirrorKeeper(self.db, mode)  # type: ignore[arg-type]
+            self.searcher.keyword_mirror.start()
         self.access.start()
         if self.embedder is not None:
             self.embedder.start()
@@ -323,6 +328,9 @@ class ServiceBase:
             self.sparse.stop()
         if self.embedder is not None:
             self.embedder.stop()
+        if self.searcher.keyword_mirror is not None:
+            self.searcher.keyword_mirror.stop()
+            self.searcher.keyword_mirror = None
         self.access.stop()
 
     def flush(self, timeout: float = 120.0) -> bool:
@@ -330,5 +338,7 @@ class ServiceBase:
         ok = self.embedder.wait_idle(timeout) if self.embedder is not None else True
         if self.sparse is not None:
             ok = self.sparse.wait_idle(timeout) and ok
+        if self.searcher.keyword_mirror is not None:
+            ok = self.searcher.keyword_mirror.wait_ready(timeout) and ok
         self.access.flush()
         return ok

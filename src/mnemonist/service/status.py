@@ -114,6 +114,9 @@ class StatusOps(PipelineOps):
             "queue_depth": sum(c.get("pending", 0) + c.get("leased", 0) for c in queue.values()),
             "pipeline": self.pipeline_brief(),
             "sparse": self._sparse_status(),
+            "keyword_mirror": (self.searcher.keyword_mirror.status()
+                               if self.searcher.keyword_mirror is not None
+                               else {"mode": self.config.search.keyword_mirror, "state": "off"}),
             "degraded": degraded,
             "problems": in_words(degraded),
             "uptime_s": round(time.time() - self.started_at, 1),

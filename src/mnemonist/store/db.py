@@ -174,6 +174,35 @@ class Database(WriterHooks):
                 self._after_commit = []
                 txguard.leave()
 
+    def watch_context(self, fn: Callable[[list[int]], None]) -> None:
+        """Call `fn` after each commit with the seqs of the `memory_context` rows it inserted,
+        changed or deleted (the keyword mirror follows the context index this way). A
+        temporary trigger on the writer connection reports each row to Python during the
+        transaction; the seqs are handed on after the commit and dropped on a rollback."""
+        pending: list[int] = []
+        current: list[list] = [[]]  # the transaction's callback list, by identity
+
+        def flush() -> None:
+            seqs = pending[:]
+            pending.clear()
+            fn(seqs)
+
+        def changed(seq: int) -> None:
+            if current[0] is not self._after_commit:  # the first row of this transaction
+                pending.clear()
+                current[0] = self._after_commit
+                self._after_commit.append(flush)
+            pending.append(seq)
+
+        with self._lock:
+            self._writer.create_function("mnemonist_context_changed", 1, changed)
+            for name, event, row in (("ai", "INSERT", "new"), ("au", "UPDATE OF text", "new"),
+                                     ("ad", "DELETE", "old")):
+                self._writer.execute(
+                    f"CREATE TEMP TRIGGER IF NOT EXISTS mnemonist_context_watch_{name}"
+                    f" AFTER {event} ON main.memory_context"
+                    f" BEGIN SELECT mnemonist_context_changed({row}.seq); END")
+
     def _rollback(self) -> None:
         if not self._writer.in_transaction:
             return  # SQLite already rolled back (a full disk does that)

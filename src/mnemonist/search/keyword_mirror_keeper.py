@@ -1,0 +1,230 @@
+"""Builds the keyword mirror (search/keyword_mirror.py) in the background and keeps it in
+step with every commit, so that the keyword leg may rank with it instead of FTS5.
+
+How it stays exact: before it reads anything, the keeper asks the database to report every
+row of `memory_context` that a commit inserts, changes or deletes (`Database.watch_context`:
+a temporary trigger on the daemon's one writer connection, reported after the commit, never
+for a rolled-back transaction). Those seqs collect in a dirty set. The mirror is built from
+one read of the whole table; the rows changed meanwhile are in the dirty set and are read
+again, so nothing falls between the two. Before a recall uses the mirror, the dirty rows
+are read (from the recall's own connection) and applied, up to `INLINE` of them — the few
+rows a remember or a small import changes. Past that, the mirror is behind: the recall
+ranks with FTS5, as it always could, and the keeper's thread catches up once writes pause.
+
+When: `search.keyword_mirror` "on" always; "auto" once the context index holds
+`AUTO_FROM` rows (below that FTS5 answers in a few milliseconds and the mirror would only
+cost memory); "off" never. Only a started service keeps a mirror (a daemon, a bench run):
+a one-shot CLI command ranks with FTS5.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator
+
+from mnemonist.search.keyword_mirror import KeywordMirror
+from mnemonist.store.db import Database
+
+log = logging.getLogger(__name__)
+
+AUTO_FROM = 50_000  # context rows from which "auto" builds the mirror
+INLINE = 2_000  # changed rows a recall applies itself before using the mirror
+#: writes are pausing when the dirty set grew by no more than this in `QUIET_S`
+QUIET_S = 0.5
+CHUNK = 20_000  # rows read and applied at a time when catching up in the background
+RECOUNT_EVERY = 5_000  # changes between two counts of the context rows (mode "auto")
+
+
+class KeywordMirrorKeeper:
+    def __init__(self, db: Database, mode: str = "auto") -> None:
+        self._db = db
+        self._mode = mode
+        self.mirror: KeywordMirror | None = None
+        self.state = "waiting"  # waiting (for enough rows) | building | ready | failed
+        self.built_in_s: float | None = None
+        self._dirty: set[int] = set()
+        self._dirty_lock = threading.Lock()
+        self._apply_lock = threading.Lock()  # one catch-up at a time
+        self._since_count = 0
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._idle = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- life -------------------------------------------------------------------------------
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._db.watch_context(self._changed)
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="keyword-mirror", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+            self._thread = None
+
+    def wait_ready(self, timeout: float) -> bool:
+        """Wait until the mirror is caught up, or until the keeper has decided not to build
+        one for now (too few rows); False on timeout."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.state == "failed":
+                return True
+            if self.state == "waiting" and self._idle.is_set() and not self._wake.is_set():
+                return True
+            if self.state == "ready" and not self._dirty:
+                return True
+            self._wake.set()
+            time.sleep(0.05)
+        return False
+
+    def status(self) -> dict:
+        out: dict = {"mode": self._mode, "state": self.state, "behind": len(self._dirty)}
+        if self.built_in_s is not None:
+            out["built_in_s"] = round(self.built_in_s, 1)
+        if self.mirror is not None:
+            out.update(self.mirror.stats())
+        return out
+
+    # -- the recall side ----------------------------------------------------------------------
+    def usable(self) -> KeywordMirror | None:
+        """The mirror with every commit so far applied, or None: not built (yet), or too
+        far behind to catch up inside a recall (the caller ranks with FTS5)."""
+        mirror = self.mirror
+        if mirror is None or self.state != "ready":
+            return None
+        if not self._dirty:
+            return mirror
+        if len(self._dirty) > INLINE or not self._apply_lock.acquire(blocking=False):
+            self._wake.set()
+            return None
+        try:
+            self._catch_up(mirror, INLINE)
+            return None if self._dirty else mirror
+        finally:
+            self._apply_lock.release()
+
+    # -- changes --------------------------------------------------------------------------------
+    def _changed(self, seqs: list[int]) -> None:
+        """After a commit (under the writer's lock: only set operations here)."""
+        with self._dirty_lock:
+            self._dirty.update(seqs)
+            self._since_count += len(seqs)
+            many = len(self._dirty) > INLINE or (
+                self.mirror is None and self._since_count >= RECOUNT_EVERY)
+        if many:
+            self._wake.set()
+
+    def _take(self, limit: int) -> list[int]:
+        with self._dirty_lock:
+            if len(self._dirty) <= limit:
+                taken, self._dirty = list(self._dirty), set()
+            else:
+                taken = [self._dirty.pop() for _ in range(limit)]
+        return taken
+
+    def _catch_up(self, mirror: KeywordMirror, limit: int) -> None:
+        """Read and apply up to `limit` dirty rows (the caller holds `_apply_lock`)."""
+        seqs = self._take(limit)
+        if not seqs:
+            return
+        try:
+            texts = _texts(self._db, seqs)
+            mirror.apply([(seq, texts.get(seq)) for seq in seqs])
+        except BaseException:
+            with self._dirty_lock:  # read again next time
+                self._dirty.update(seqs)
+            raise
+
+    # -- the keeper's thread ------------------------------------------------------------------
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                if self.mirror is None:
+                    if self._wanted():
+                        self._build()
+                        continue
+                elif len(self._dirty) > max(len(self.mirror), INLINE):
+                    self._quiet()  # most of it changed (a bulk import): build it again
+                    self.mirror, self.state = None, "waiting"
+                    continue
+                else:
+                    self._quiet()
+                    with self._apply_lock:
+                        while self._dirty and not self._stop.is_set():
+                            self._catch_up(self.mirror, CHUNK)
+                self._idle.set()
+                self._wake.wait()
+                self._idle.clear()
+                self._wake.clear()
+        except Exception:
+            log.exception("keyword mirror stopped; the keyword leg ranks with FTS5")
+            self.state = "failed"
+            self.mirror = None
+            self._idle.set()
+
+    def _wanted(self) -> bool:
+        if self._mode == "on":
+            return True
+        if self._mode != "auto":
+            return False
+        with self._dirty_lock:
+            self._since_count = 0
+        rows = self._db.reader().execute("SELECT count(*) FROM memory_context").fetchone()[0]
+        return rows >= AUTO_FROM
+
+    def _quiet(self) -> None:
+        """Wait while writes go on (the writer has the machine), unless far behind."""
+        while not self._stop.is_set():
+            before = len(self._dirty)
+            time.sleep(QUIET_S)
+            if len(self._dirty) - before <= INLINE // 4 or len(self._dirty) > 50 * CHUNK:
+                return
+
+    def _build(self) -> None:
+        self.state = "building"
+        started = time.monotonic()
+        mirror = KeywordMirror()
+        with self._dirty_lock:  # rows changed from here on are read again after the build
+            self._dirty.clear()
+        mirror.load(_all_rows(self._db))
+        with self._apply_lock:
+            while self._dirty and not self._stop.is_set():
+                self._catch_up(mirror, CHUNK)
+            self.mirror = mirror
+        self.built_in_s = time.monotonic() - started
+        self.state = "ready"
+        log.info("keyword mirror built: %s in %.1f s", mirror.stats(), self.built_in_s)
+
+
+def _all_rows(db: Database) -> Iterator[tuple[int, str]]:
+    """Every context row in seq order, read `CHUNK` at a time (each read its own short
+    transaction, so that the build never holds the WAL back for long; what changes between
+    two reads is in the dirty set)."""
+    conn, last = db.reader(), -1
+    while True:
+        rows = conn.execute("SELECT seq, text FROM memory_context WHERE seq > ? ORDER BY seq"
+                            " LIMIT ?", (last, CHUNK)).fetchall()
+        if not rows:
+            return
+        yield from rows
+        last = rows[-1][0]
+
+
+def _texts(db: Database, seqs: list[int]) -> dict[int, str]:
+    """The context texts of those rows that still exist (this thread's reader)."""
+    conn = db.reader()
+    out: dict[int, str] = {}
+    for start in range(0, len(seqs), 500):
+        chunk = seqs[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        out.update(conn.execute(
+            f"SELECT seq, text FROM memory_context WHERE seq IN ({marks})", chunk).fetchall())
+    return out
+
