@@ -199,6 +199,17 @@ def test_far_behind_it_steps_aside_until_caught_up(tmp_path, monkeypatch):
         assert svc.flush(60)
         mirror = keeper.usable()
         assert mirror is not None and len(mirror) == 30
+        assert keeper.builds == 2  # 30 changed rows against 0 held: built again
+        keeper._apply_lock.acquire()
+        try:  # 10 more: behind, but less than it holds: caught up, not rebuilt
+            svc.import_memories(ImportRequest(items=[
+                RememberRequest(content=f"kestrel ridge roost {i} at dusk") for i in range(10)]))
+            assert keeper.usable() is None
+        finally:
+            keeper._apply_lock.release()
+        assert svc.flush(60)
+        mirror = keeper.usable()
+        assert mirror is not None and len(mirror) == 40 and keeper.builds == 2
         conn = svc.db.reader()
         found = keyword.keyword_search(conn, "kestrel ridge", None, 10, index="context",
                                        mirror=mirror)

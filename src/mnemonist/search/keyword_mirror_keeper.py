@@ -44,10 +44,12 @@ class KeywordMirrorKeeper:
         self.mirror: KeywordMirror | None = None
         self.state = "waiting"  # waiting (for enough rows) | building | ready | failed
         self.built_in_s: float | None = None
+        self.builds = 0
         self._dirty: set[int] = set()
         self._dirty_lock = threading.Lock()
         self._apply_lock = threading.Lock()  # one catch-up at a time
         self._since_count = 0
+        self._seen = 0  # rows reported changed, ever
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._idle = threading.Event()
@@ -73,19 +75,23 @@ class KeywordMirrorKeeper:
         """Wait until the mirror is caught up, or until the keeper has decided not to build
         one for now (too few rows); False on timeout."""
         deadline = time.monotonic() + timeout
+        if self._dirty or (self.state == "waiting" and self._since_count):
+            self._wake.set()  # rows to apply, or to count again
         while time.monotonic() < deadline:
             if self.state == "failed":
                 return True
-            if self.state == "waiting" and self._idle.is_set() and not self._wake.is_set():
-                return True
-            if self.state == "ready" and not self._dirty:
-                return True
-            self._wake.set()
+            settled = self._idle.is_set() and not self._wake.is_set() \
+                and not self._apply_lock.locked()
+            if settled:
+                if self.state == "waiting" or (self.state == "ready" and not self._dirty):
+                    return True
+                self._wake.set()  # rows changed while it waited: apply them
             time.sleep(0.05)
         return False
 
     def status(self) -> dict:
-        out: dict = {"mode": self._mode, "state": self.state, "behind": len(self._dirty)}
+        out: dict = {"mode": self._mode, "state": self.state, "behind": len(self._dirty),
+                     "builds": self.builds}
         if self.built_in_s is not None:
             out["built_in_s"] = round(self.built_in_s, 1)
         if self.mirror is not None:
@@ -112,9 +118,12 @@ class KeywordMirrorKeeper:
 
     # -- changes --------------------------------------------------------------------------------
     def _changed(self, seqs: list[int]) -> None:
-        """After a commit (under the writer's lock: only set operations here)."""
+        """After a commit (under the writer's lock: only set operations here). Without a
+        mirror being built or kept, there is nothing to follow: only the count grows."""
         with self._dirty_lock:
-            self._dirty.update(seqs)
+            self._seen += len(seqs)
+            if self.mirror is not None or self.state == "building":
+                self._dirty.update(seqs)
             self._since_count += len(seqs)
             many = len(self._dirty) > INLINE or (
                 self.mirror is None and self._since_count >= RECOUNT_EVERY)
@@ -148,11 +157,15 @@ class KeywordMirrorKeeper:
             while not self._stop.is_set():
                 if self.mirror is None:
                     if self._wanted():
+                        self._quiet()
                         self._build()
                         continue
                 elif len(self._dirty) > max(len(self.mirror), INLINE):
-                    self._quiet()  # most of it changed (a bulk import): build it again
-                    self.mirror, self.state = None, "waiting"
+                    # most of it changed (a bulk import): let it go now (its memory too),
+                    # and build it again once the writes pause
+                    with self._dirty_lock:
+                        self.mirror, self.state = None, "waiting"
+                        self._dirty.clear()
                     continue
                 else:
                     self._quiet()
@@ -180,11 +193,14 @@ class KeywordMirrorKeeper:
         return rows >= AUTO_FROM
 
     def _quiet(self) -> None:
-        """Wait while writes go on (the writer has the machine), unless far behind."""
+        """Wait while writes go on (an import has the machine): until fewer than INLINE / 4
+        rows change in `QUIET_S`, or a kept mirror falls behind by more than it holds."""
         while not self._stop.is_set():
-            before = len(self._dirty)
+            before = self._seen
             time.sleep(QUIET_S)
-            if len(self._dirty) - before <= INLINE // 4 or len(self._dirty) > 50 * CHUNK:
+            if self._seen - before <= INLINE // 4:
+                return
+            if self.mirror is not None and len(self._dirty) > len(self.mirror):
                 return
 
     def _build(self) -> None:
@@ -199,6 +215,7 @@ class KeywordMirrorKeeper:
                 self._catch_up(mirror, CHUNK)
             self.mirror = mirror
         self.built_in_s = time.monotonic() - started
+        self.builds += 1
         self.state = "ready"
         log.info("keyword mirror built: %s in %.1f s", mirror.stats(), self.built_in_s)
 
