@@ -5,6 +5,7 @@ whenever it is not caught up."""
 from __future__ import annotations
 
 import sqlite3
+import threading
 
 import pytest
 
@@ -276,3 +277,47 @@ def test_auto_waits_for_a_large_store(tmp_path):
         assert daemon.service.flush(60)
         assert keeper.state == "waiting" and keeper.usable() is None
         assert daemon.service.status()["keyword_mirror"]["state"] == "waiting"
+
+
+def test_a_build_steps_aside_while_an_import_runs(tmp_path, monkeypatch):
+    """Writes arriving mid-build make it wait for them to pause; what they changed (new rows
+    past the read point, a deleted row before it) is in the finished mirror."""
+    with _started(tmp_path, "off") as daemon:
+        daemon.service.import_memories(ImportRequest(items=[
+            RememberRequest(content=f"osprey count {i} on the estuary") for i in range(40)]))
+    monkeypatch.setattr(keyword_mirror_keeper, "CHUNK", 10)
+    monkeypatch.setattr(keyword_mirror_keeper, "INLINE", 8)
+    monkeypatch.setattr(keyword_mirror_keeper, "QUIET_S", 0.05)
+    service_ready, steps = threading.Event(), []
+    holder: dict = {}
+    original = keyword_mirror_keeper.KeywordMirrorKeeper._step_aside
+
+    def writes_mid_build(self, read_to: int) -> None:
+        if not steps:  # after the first chunk: an import, and a purge of a row already read
+            assert service_ready.wait(30)
+            svc = holder["svc"]
+            svc.import_memories(ImportRequest(items=[
+                RememberRequest(content=f"osprey dive {i} at the estuary mouth")
+                for i in range(30)]))
+            with svc.db.write_tx() as conn:
+                conn.execute("DELETE FROM memory_context WHERE seq = ?", (read_to,))
+        steps.append(read_to)
+        original(self, read_to)
+
+    monkeypatch.setattr(keyword_mirror_keeper.KeywordMirrorKeeper, "_step_aside",
+                        writes_mid_build)
+    with _started(tmp_path, "on") as daemon:
+        svc = daemon.service
+        holder["svc"] = svc
+        service_ready.set()
+        assert svc.flush(60)
+        keeper = svc.searcher.keyword_mirror
+        assert keeper.paused == 1 and keeper.builds == 1
+        mirror = keeper.usable()
+        assert mirror is not None and len(mirror) == 40 + 30 - 1
+        conn = svc.db.reader()
+        for query in ("osprey estuary", "osprey dive mouth", "count"):
+            found = keyword.keyword_search(conn, query, None, 100, index="context",
+                                           mirror=mirror)
+            assert [s for _, s in found] == [s for _, s in _fts_context(conn, query, 100)]
+        assert svc.status()["keyword_mirror"]["build_pauses"] == 1

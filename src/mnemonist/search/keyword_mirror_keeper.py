@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from mnemonist.search.keyword_mirror import KeywordMirror
 from mnemonist.store.db import Database
@@ -50,6 +50,8 @@ class KeywordMirrorKeeper:
         self._apply_lock = threading.Lock()  # one catch-up at a time
         self._since_count = 0
         self._seen = 0  # rows reported changed, ever
+        self._seen_at_step = 0  # `_seen` at the build's last chunk
+        self.paused = 0  # times a build stepped aside for writes
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._idle = threading.Event()
@@ -91,7 +93,7 @@ class KeywordMirrorKeeper:
 
     def status(self) -> dict:
         out: dict = {"mode": self._mode, "state": self.state, "behind": len(self._dirty),
-                     "builds": self.builds}
+                     "builds": self.builds, "build_pauses": self.paused}
         if self.built_in_s is not None:
             out["built_in_s"] = round(self.built_in_s, 1)
         if self.mirror is not None:
@@ -203,13 +205,34 @@ class KeywordMirrorKeeper:
             if self.mirror is not None and len(self._dirty) > len(self.mirror):
                 return
 
+    def _step_aside(self, read_to: int) -> None:
+        """Between two chunks of a build: if writes began meanwhile (an import), wait until
+        they pause. The build shares the interpreter with the writer, and tokenizing a million
+        rows beside an import halved the import's rate. Rows past `read_to` are still to be
+        read, after every commit reported so far, so their dirty marks can go."""
+        with self._dirty_lock:
+            grew = self._seen - self._seen_at_step
+        if grew <= INLINE // 4:
+            return
+        self.paused += 1
+        self._quiet()
+        if self._stop.is_set():
+            raise _Stopped
+        with self._dirty_lock:
+            self._seen_at_step = self._seen
+            self._dirty = {seq for seq in self._dirty if seq <= read_to}
+
     def _build(self) -> None:
         self.state = "building"
         started = time.monotonic()
         mirror = KeywordMirror()
         with self._dirty_lock:  # rows changed from here on are read again after the build
             self._dirty.clear()
-        mirror.load(_all_rows(self._db))
+            self._seen_at_step = self._seen
+        try:
+            mirror.load(_all_rows(self._db, self._step_aside))
+        except _Stopped:
+            return
         with self._apply_lock:
             while self._dirty and not self._stop.is_set():
                 self._catch_up(mirror, CHUNK)
@@ -220,12 +243,20 @@ class KeywordMirrorKeeper:
         log.info("keyword mirror built: %s in %.1f s", mirror.stats(), self.built_in_s)
 
 
-def _all_rows(db: Database) -> Iterator[tuple[int, str]]:
+class _Stopped(Exception):
+    """The service stops while a build waits."""
+
+
+def _all_rows(db: Database, between: Callable[[int], None] | None = None
+              ) -> Iterator[tuple[int, str]]:
     """Every context row in seq order, read `CHUNK` at a time (each read its own short
     transaction, so that the build never holds the WAL back for long; what changes between
-    two reads is in the dirty set)."""
+    two reads is in the dirty set). `between(last seq read)` runs before each read after the
+    first."""
     conn, last = db.reader(), -1
     while True:
+        if between is not None and last >= 0:
+            between(last)
         rows = conn.execute("SELECT seq, text FROM memory_context WHERE seq > ? ORDER BY seq"
                             " LIMIT ?", (last, CHUNK)).fetchall()
         if not rows:
