@@ -287,6 +287,7 @@ def test_a_build_steps_aside_while_an_import_runs(tmp_path, monkeypatch):
             RememberRequest(content=f"osprey count {i} on the estuary") for i in range(40)]))
     monkeypatch.setattr(keyword_mirror_keeper, "CHUNK", 10)
     monkeypatch.setattr(keyword_mirror_keeper, "INLINE", 8)
+    monkeypatch.setattr(keyword_mirror_keeper, "BUILD_QUIET_S", 0.1)
     monkeypatch.setattr(keyword_mirror_keeper, "QUIET_S", 0.05)
     service_ready, steps = threading.Event(), []
     holder: dict = {}

@@ -33,6 +33,9 @@ AUTO_FROM = 50_000  # context rows from which "auto" builds the mirror
 INLINE = 2_000  # changed rows a recall applies itself before using the mirror
 #: writes are pausing when the dirty set grew by no more than this in `QUIET_S`
 QUIET_S = 0.5
+#: a build waits for writes to stop this long: an import's requests come with gaps between
+#: them (the client preparing the next), and each step of a build holds the interpreter ~2 s
+BUILD_QUIET_S = 2.0
 CHUNK = 20_000  # rows read and applied at a time when catching up in the background
 RECOUNT_EVERY = 5_000  # changes between two counts of the context rows (mode "auto")
 
@@ -194,13 +197,16 @@ class KeywordMirrorKeeper:
         rows = self._db.reader().execute("SELECT count(*) FROM memory_context").fetchone()[0]
         return rows >= AUTO_FROM
 
-    def _quiet(self) -> None:
-        """Wait while writes go on (an import has the machine): until fewer than INLINE / 4
-        rows change in `QUIET_S`, or a kept mirror falls behind by more than it holds."""
+    def _quiet(self, quiet_s: float | None = None, allowed: int | None = None) -> None:
+        """Wait while writes go on (an import has the machine): until no more than `allowed`
+        (INLINE / 4) rows change in `quiet_s` (QUIET_S), or a kept mirror falls behind by
+        more than it holds."""
+        quiet_s = QUIET_S if quiet_s is None else quiet_s
+        allowed = INLINE // 4 if allowed is None else allowed
         while not self._stop.is_set():
             before = self._seen
-            time.sleep(QUIET_S)
-            if self._seen - before <= INLINE // 4:
+            time.sleep(quiet_s)
+            if self._seen - before <= allowed:
                 return
             if self.mirror is not None and len(self._dirty) > len(self.mirror):
                 return
@@ -215,7 +221,7 @@ class KeywordMirrorKeeper:
         if grew <= INLINE // 4:
             return
         self.paused += 1
-        self._quiet()
+        self._quiet(BUILD_QUIET_S, 0)
         if self._stop.is_set():
             raise _Stopped
         with self._dirty_lock:
