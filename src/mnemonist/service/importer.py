@@ -19,7 +19,9 @@ from mnemonist.service.remember import RememberOps
 from mnemonist.store.write_batch import WriteBatch
 from mnemonist.text.normalize import normalize_and_hash
 
-BATCH = 500
+#: memories per transaction: at a million memories 1,000 imported ~10% faster than 500 (each
+#: commit's FTS5 and page writes amortised), holding the writer ~1 s a chunk at that size
+BATCH = 1000
 
 
 def derived_key(
