@@ -321,4 +321,7 @@ def test_a_build_steps_aside_while_an_import_runs(tmp_path, monkeypatch):
             found = keyword.keyword_search(conn, query, None, 100, index="context",
                                            mirror=mirror)
             assert [s for _, s in found] == [s for _, s in _fts_context(conn, query, 100)]
-        assert svc.status()["keyword_mirror"]["build_pauses"] == 1
+        status = svc.status()["keyword_mirror"]
+        assert status["build_pauses"] == 1
+        assert status["build_waited_s"] >= 0.1  # at least one quiet spell, counted apart
+        assert keeper.built_in_s is not None and keeper.built_in_s >= 0

@@ -80,8 +80,9 @@ def markdown(report: dict[str, Any]) -> str:
         ("… … the whole leg from the keyword mirror (as recall runs it once built)",
          lambda r: _pcts(r["recall"].get("keyword_variants", {}).get(
              "keyword_context_and_phrase_mirror_ms", {}))),
-        ("keyword mirror: built in (s) / postings / MiB",
-         lambda r: f"{_fmt(r['keyword_mirror'].get('built_in_s'))} / "
+        ("keyword mirror: built in (s; standing aside for writes apart) / postings / MiB",
+         lambda r: f"{_fmt(r['keyword_mirror'].get('built_in_s'))} "
+                   f"(+ {_fmt(r['keyword_mirror'].get('build_waited_s'))} aside) / "
                    f"{_fmt(r['keyword_mirror'].get('postings'))} / "
                    f"{_fmt(r['keyword_mirror'].get('bytes', 0) / 2**20, 0)}"
          if r.get("keyword_mirror", {}).get("state") == "ready" else "–"),

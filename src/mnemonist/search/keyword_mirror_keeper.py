@@ -55,6 +55,8 @@ class KeywordMirrorKeeper:
         self._seen = 0  # rows reported changed, ever
         self._seen_at_step = 0  # `_seen` at the build's last chunk
         self.paused = 0  # times a build stepped aside for writes
+        self._build_waited = 0.0  # seconds the current build has stood aside
+        self.build_waited_s: float | None = None
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._idle = threading.Event()
@@ -99,6 +101,7 @@ class KeywordMirrorKeeper:
                      "builds": self.builds, "build_pauses": self.paused}
         if self.built_in_s is not None:
             out["built_in_s"] = round(self.built_in_s, 1)
+            out["build_waited_s"] = round(self.build_waited_s or 0.0, 1)
         if self.mirror is not None:
             out.update(self.mirror.stats())
         return out
@@ -221,7 +224,9 @@ class KeywordMirrorKeeper:
         if grew <= INLINE // 4:
             return
         self.paused += 1
+        waited = time.monotonic()
         self._quiet(BUILD_QUIET_S, 0)
+        self._build_waited += time.monotonic() - waited
         if self._stop.is_set():
             raise _Stopped
         with self._dirty_lock:
@@ -235,6 +240,7 @@ class KeywordMirrorKeeper:
         with self._dirty_lock:  # rows changed from here on are read again after the build
             self._dirty.clear()
             self._seen_at_step = self._seen
+        self._build_waited = 0.0
         try:
             mirror.load(_all_rows(self._db, self._step_aside))
         except _Stopped:
@@ -243,7 +249,9 @@ class KeywordMirrorKeeper:
             while self._dirty and not self._stop.is_set():
                 self._catch_up(mirror, CHUNK)
             self.mirror = mirror
-        self.built_in_s = time.monotonic() - started
+        # the work, not the time it stood aside for writes (reported apart)
+        self.build_waited_s = self._build_waited
+        self.built_in_s = time.monotonic() - started - self._build_waited
         self.builds += 1
         self.state = "ready"
         log.info("keyword mirror built: %s in %.1f s", mirror.stats(), self.built_in_s)

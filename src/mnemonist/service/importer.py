@@ -19,9 +19,9 @@ from mnemonist.service.remember import RememberOps
 from mnemonist.store.write_batch import WriteBatch
 from mnemonist.text.normalize import normalize_and_hash
 
-#: memories per transaction: at a million memories 1,000 imported ~10% faster than 500 (each
-#: commit's FTS5 and page writes amortised), holding the writer ~1 s a chunk at that size
-BATCH = 1000
+#: memories per transaction. 1,000 imported ~10% faster at a million memories, but a remember
+#: sent during an import then waited up to 0.9 s instead of 0.6 s in a small store (benchmarks.md)
+BATCH = 500
 
 
 def derived_key(

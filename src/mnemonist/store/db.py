@@ -56,9 +56,6 @@ class StorageFault(sqlite3.OperationalError):
         self.detail = detail
 
 
-WRITER_CACHE_KIB = 32 * 1024
-
-
 class Connection(sqlite3.Connection):
     """sqlite3's connection, able to carry a small per-connection cache as an attribute (a
     plain one has no `__dict__`): search.dampening keeps its hub threshold on the reader."""
@@ -117,9 +114,6 @@ class Database(WriterHooks):
         self.durability = durability
         self._lock = threading.RLock()
         self._writer = _connect(self.path, durability)
-        # the one writer touches pages of every index in a chunk; at a million memories an
-        # import chunk ran ~10% faster with 32 MB than with a reader's 8 MB (benchmarks.md)
-        self._writer.execute(f"PRAGMA cache_size=-{WRITER_CACHE_KIB}")
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
