@@ -5,6 +5,7 @@ both stores; and a chunk is still one transaction."""
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 
 from mnemonist.daemon import open_memory
 from mnemonist.model.requests import ImportRequest, RememberRequest
+from mnemonist.service import importer
 from mnemonist.store import context
 
 
@@ -152,3 +154,61 @@ def test_a_failed_chunk_writes_nothing(tmp_path: Path, monkeypatch: pytest.Monke
         conn = svc.db.reader()
         for table in ("memories", "memory_history", "memory_jobs", "memory_context"):
             assert conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 0, table
+
+
+def test_chunks_cut_short_for_a_waiting_writer_leave_the_same_rows(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With another writer always waiting, every transaction ends after LET_IN_AFTER memories:
+    the rows are still those of one-by-one remembers, in as many commits as that implies."""
+    monkeypatch.setattr(importer, "LET_IN_AFTER", 2)
+    commits: list[int] = []
+
+    def one_by_one(svc: Any) -> None:
+        for req in _requests():
+            svc.remember(req)
+
+    def imported(svc: Any) -> None:
+        monkeypatch.setattr(svc.db, "writers_waiting", lambda: 1)
+        svc.import_memories(ImportRequest(items=_requests()),
+                            progress=lambda done, total: commits.append(done))
+
+    expected = _store(tmp_path / "a", {}, one_by_one)
+    got = _store(tmp_path / "b", {}, imported)
+    assert commits == [*range(2, len(IMPORTED), 2), len(IMPORTED)]
+    for part in ("context", "history", "jobs", "live"):
+        assert got[part] == expected[part], part
+
+
+def test_a_remember_sent_during_an_import_goes_in_before_it_ends(tmp_path: Path) -> None:
+    """A real second thread: once it waits for the write lock, the import's transaction ends
+    early and the remember commits between two of the import's memories."""
+    items = [RememberRequest(content=f"heron survey line {i} at the marsh") for i in range(300)]
+    with open_memory(tmp_path, {"embedding": {"provider": "none"}}) as daemon:
+        svc = daemon.service
+        inside, result = threading.Event(), {}
+        original = svc._insert_or_existing
+
+        def noting(conn: Any, new: Any, *args: Any, **kwargs: Any) -> Any:
+            if new.content.startswith("heron survey line 10 "):
+                inside.set()  # the import holds the write lock now
+            return original(conn, new, *args, **kwargs)
+
+        svc._insert_or_existing = noting
+
+        def remember() -> None:
+            assert inside.wait(60)
+            result["out"] = svc.remember(RememberRequest(content="probe: the kiwi is back"))
+
+        thread = threading.Thread(target=remember)
+        thread.start()
+        assert svc.db.writers_waiting() == 0
+        svc.import_memories(ImportRequest(items=items))
+        thread.join(60)
+        conn = svc.db.reader()
+        probe = conn.execute("SELECT seq FROM memories WHERE id = ?",
+                             (result["out"]["id"],)).fetchone()[0]
+        last = conn.execute("SELECT MAX(seq) FROM memories WHERE content LIKE 'heron%'"
+                            ).fetchone()[0]
+        assert probe < last  # in between, not after the import's one 300-memory chunk
+        assert conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0] == 301
+        assert svc.db.writers_waiting() == 0

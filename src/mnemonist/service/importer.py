@@ -19,9 +19,11 @@ from mnemonist.service.remember import RememberOps
 from mnemonist.store.write_batch import WriteBatch
 from mnemonist.text.normalize import normalize_and_hash
 
-#: memories per transaction. 1,000 imported ~10% faster at a million memories, but a remember
-#: sent during an import then waited up to 0.9 s instead of 0.6 s in a small store (benchmarks.md)
-BATCH = 500
+#: memories per transaction when no other writer waits (~10% faster than 500 at a million)
+BATCH = 1000
+#: a transaction ends early once it holds this many memories and another writer waits for the
+#: lock: a remember sent during an import waits for a short chunk, not a whole one
+LET_IN_AFTER = 50
 
 
 def derived_key(
@@ -62,15 +64,21 @@ class ImportOps(RememberOps):
             raise BadRequest("; ".join(errors[:20]) + (" ..." if len(errors) > 20 else ""),
                              code="invalid_items", invalid=len(errors))
         results: list[dict[str, Any]] = []
-        for start in range(0, len(prepared), BATCH):
-            chunk = prepared[start : start + BATCH]
+        waiting = getattr(self.db, "writers_waiting", None)
+        done = 0
+        while done < len(prepared):
             # derived rows per chunk, not per memory (one statement per table); entity links
             # too, unless the structural job must see each memory's links as it is queued
             batch = WriteBatch(links=None if structural.should_queue(self.config) else [])
             with self.db.write_tx() as conn:
-                for _item, new, actor, scrubbed in chunk:
+                first, end = done, min(done + BATCH, len(prepared))
+                while done < end:
+                    _item, new, actor, scrubbed = prepared[done]
                     results.append(self._insert_or_existing(conn, new, actor, scrubbed,
                                                             batch=batch))
+                    done += 1
+                    if done - first >= LET_IN_AFTER and waiting is not None and waiting():
+                        break  # another writer waits (a remember): commit what is written
                 batch.flush(conn)
             if progress is not None:
                 progress(len(results), len(prepared))

@@ -113,6 +113,8 @@ class Database(WriterHooks):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.durability = durability
         self._lock = threading.RLock()
+        self._waiting = 0  # threads waiting for `_lock` in write_tx
+        self._waiting_lock = threading.Lock()
         self._writer = _connect(self.path, durability)
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
@@ -135,10 +137,31 @@ class Database(WriterHooks):
                 self._readers.append(conn)
         return conn
 
+    def writers_waiting(self) -> int:
+        """Threads waiting for the write lock now: a bulk import ends its transaction early
+        for them, so that a remember sent during an import does not wait for a whole chunk."""
+        return self._waiting
+
+    @contextmanager
+    def _write_turn(self) -> Iterator[None]:
+        """The write lock, counted in `writers_waiting` while this thread waits for it."""
+        if not self._lock.acquire(blocking=False):
+            with self._waiting_lock:
+                self._waiting += 1
+            try:
+                self._lock.acquire()
+            finally:
+                with self._waiting_lock:
+                    self._waiting -= 1
+        try:
+            yield
+        finally:
+            self._lock.release()
+
     @contextmanager
     def write_tx(self) -> Iterator[sqlite3.Connection]:
         """One atomic write transaction. Nested calls join the outer transaction."""
-        with self._lock:
+        with self._write_turn():
             if txguard.in_write_tx():
                 yield self._writer
                 return
