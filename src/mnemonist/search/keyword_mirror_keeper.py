@@ -39,7 +39,7 @@ INLINE = 2_000  # changed rows a recall applies itself before using the mirror
 #: writes are pausing when the dirty set grew by no more than this in `QUIET_S`
 QUIET_S = 0.5
 #: a build waits for writes to stop this long: an import's requests come with gaps between
-#: them (the client preparing the next), and each step of a build holds the interpreter ~2 s
+#: them (the client preparing the next), too short for a step of the build to fit in
 BUILD_QUIET_S = 2.0
 CHUNK = 20_000  # rows read and applied at a time when catching up in the background
 RECOUNT_EVERY = 5_000  # changes between two counts of the context rows (mode "auto")
