@@ -1,12 +1,15 @@
-"""Time-ordered row ids: valid version-7 UUIDs, distinct, and ordered by the millisecond they
-were made in (what keeps an import's new rows together at the right edge of each index)."""
+"""Row ids: version-7 UUIDs for rows no one reads (valid, distinct, ordered by the millisecond
+they were made in: an import's new rows land together at the right edge of each index), and
+memory ids led by the microsecond clock (distinct first eight characters, one narrow band per
+burst)."""
 
 from __future__ import annotations
 
+import itertools
 import time
 import uuid
 
-from mnemonist.store.row_ids import time_ordered_id
+from mnemonist.store.row_ids import memory_id, time_ordered_id
 
 
 def test_ids_are_version_7_uuids_in_the_usual_text_form() -> None:
@@ -31,3 +34,33 @@ def test_ids_carry_the_time_and_sort_by_it() -> None:
 def test_ids_made_in_the_same_millisecond_differ() -> None:
     ids = [time_ordered_id() for _ in range(20_000)]
     assert len(set(ids)) == len(ids)
+
+
+def test_memory_ids_are_version_8_uuids_led_by_the_microsecond_clock() -> None:
+    before = (time.time_ns() // 1_000) % (1 << 32)
+    text = memory_id()
+    after = (time.time_ns() // 1_000) % (1 << 32)
+    parsed = uuid.UUID(text)
+    assert str(parsed) == text and len(text) == 36
+    assert parsed.version == 8 and parsed.variant == uuid.RFC_4122
+    lead = int(text[:8], 16)
+    if before <= after:  # the 32-bit clock did not wrap between the two readings
+        assert before <= lead <= after
+
+
+def test_memory_ids_made_a_moment_apart_differ_in_their_first_eight_characters() -> None:
+    first = memory_id()
+    time.sleep(0.002)
+    second = memory_id()
+    assert first[:8] != second[:8]  # what people read and type stays distinct
+
+
+def test_memory_ids_of_one_burst_share_a_narrow_band_and_never_repeat() -> None:
+    ids = [memory_id() for _ in range(20_000)]
+    assert len(set(ids)) == len(ids)
+    leads = sorted(int(i[:8], 16) for i in ids)
+    # a burst of ids (well under a minute) spans a tiny part of the 2^32 lead space, unless it
+    # straddles the wrap, where it sits at both ends
+    spread = leads[-1] - leads[0]
+    wrapped = max(b - a for a, b in itertools.pairwise(leads))
+    assert spread < 60_000_000 or wrapped > (1 << 32) - 60_000_000

@@ -17,7 +17,6 @@ commit.
 from __future__ import annotations
 
 import sqlite3
-import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -30,6 +29,7 @@ from mnemonist.providers.embedding.base import EmbeddingError, EmbeddingProvider
 from mnemonist.store import archive, embeddings, history, memories
 from mnemonist.store.db import Database
 from mnemonist.store.memories import NewMemory
+from mnemonist.store.row_ids import memory_id
 from mnemonist.text.normalize import NormalizedContent, normalize_and_hash
 from mnemonist.text.scrub import scrub_credentials
 
@@ -219,7 +219,7 @@ class Applier:
             return None, dup
         src, now = self.ctx.source, utcnow()
         new = NewMemory(
-            id=str(uuid.uuid4()), content=norm.storage, normalized_content=norm.normalized,
+            id=memory_id(), content=norm.storage, normalized_content=norm.normalized,
             content_hash=norm.content_hash, type=p.fact.type, importance=p.fact.confidence,
             tags=[], pinned=False, who=ACTOR, why=WHY, project=src.project,
             source_type=src.source_type, source_id=src.source_id, idempotency_key=None,

@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import uuid
 from typing import Any
 
 from mnemonist.model.config import GraphConfig
 from mnemonist.model.memory import utcnow
 from mnemonist.search.traversal import DEPENDENCY_TYPES
 from mnemonist.store.db import Database
+from mnemonist.store.row_ids import time_ordered_id
 
 DECAY_KEY = "decay"
 _DEPS = "(" + ", ".join(f"'{t}'" for t in sorted(DEPENDENCY_TYPES)) + ")"
@@ -95,7 +95,7 @@ def infer(conn: sqlite3.Connection, cfg: GraphConfig, now: str) -> dict[str, int
             " updated_at = excluded.updated_at WHERE relations.reason = 'inferred'"
             " AND (relations.confidence != excluded.confidence"
             " OR relations.derived_from != excluded.derived_from)",
-            (str(uuid.uuid4()), a, c, confidence, json.dumps(premises), now, now, now)).rowcount
+            (time_ordered_id(), a, c, confidence, json.dumps(premises), now, now, now)).rowcount
     return {"written": written, "removed": removed, "chains": len(best)}
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from dataclasses import asdict
 from typing import Any
 
@@ -28,6 +27,7 @@ from mnemonist.providers.llm import GuardedLlm, LlmUnavailable
 from mnemonist.store import jobs
 from mnemonist.store.db import Database
 from mnemonist.store.jobs import Job
+from mnemonist.store.row_ids import time_ordered_id
 from mnemonist.text.entities import canonical_name
 from mnemonist.text.llm_output import parse_llm_json
 from mnemonist.text.normalize import collapse_whitespace
@@ -156,7 +156,7 @@ class StructuralHandler:
                 created = w.execute(
                     "INSERT OR IGNORE INTO entity_aspects (id, entity_id, name, canonical_name,"
                     " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-                    (str(uuid.uuid4()), entity_id, aspect, key, now, now)).rowcount
+                    (time_ordered_id(), entity_id, aspect, key, now, now)).rowcount
                 result["aspectsCreated"] += created
                 aspect_id = w.execute(
                     "SELECT id FROM entity_aspects WHERE entity_id = ? AND canonical_name = ?",

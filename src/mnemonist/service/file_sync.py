@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import sqlite3
-import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -26,6 +25,7 @@ from mnemonist.service.base import ServiceBase
 from mnemonist.store import embeddings, history, memories
 from mnemonist.store import files as store
 from mnemonist.store.memories import NewMemory
+from mnemonist.store.row_ids import memory_id
 from mnemonist.text.line_chunks import LineChunk, chunk_lines
 from mnemonist.text.normalize import NormalizedContent, normalize_and_hash
 from mnemonist.text.scrub import scrub_credentials
@@ -250,7 +250,7 @@ class FileSyncOps(ServiceBase):
             store.add_chunk(conn, claimed, path, c.index, c.start_line, c.end_line, p.text_hash)
             return
         new = NewMemory(
-            id=str(uuid.uuid4()), content=p.content, normalized_content=p.norm.normalized,
+            id=memory_id(), content=p.content, normalized_content=p.norm.normalized,
             content_hash=p.norm.content_hash, type=CHUNK_TYPE, importance=CHUNK_IMPORTANCE,
             tags=[], pinned=False, who=None, why=None, project=root.project,
             source_type=SOURCE_TYPE, source_id=source_id, idempotency_key=None,

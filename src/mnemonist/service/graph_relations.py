@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import uuid
 from typing import Any
 
 from mnemonist.model.graph import RelateRequest, RetractRequest
@@ -24,6 +23,7 @@ from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import Conflict, NotFound
 from mnemonist.service.graph import entity_item
 from mnemonist.store import graph
+from mnemonist.store.row_ids import time_ordered_id
 from mnemonist.text.entities import canonical_name
 from mnemonist.text.entity_words import TECH_ALIASES
 
@@ -68,7 +68,7 @@ class GraphRelationOps(ServiceBase):
                 " AND relation_type = ?", (source, target, req.relation_type)).fetchone()
             replaced = None
             if row is None:
-                relation_id = str(uuid.uuid4())
+                relation_id = time_ordered_id()
                 conn.execute(
                     "INSERT INTO relations (id, source_entity_id, target_entity_id,"
                     " relation_type, strength, mentions, confidence, reason, note,"

@@ -4,7 +4,6 @@ commit in one transaction before the call returns; embedding follows in the back
 from __future__ import annotations
 
 import sqlite3
-import uuid
 from typing import Any
 
 from mnemonist.model.memory import MAX_OBSERVERS, Memory, utcnow
@@ -16,6 +15,7 @@ from mnemonist.service.errors import BadRequest
 from mnemonist.service.lifecycle import supersede_keyed
 from mnemonist.store import history, jobs, memories
 from mnemonist.store.memories import NewMemory
+from mnemonist.store.row_ids import memory_id
 from mnemonist.store.write_batch import WriteBatch
 from mnemonist.text.entities import is_decision_content
 from mnemonist.text.normalize import normalize_and_hash
@@ -70,7 +70,7 @@ class RememberOps(ServiceBase):
             raise BadRequest("valid_to must be later than valid_from (default: occurred_at)",
                              field="valid_to")
         new = NewMemory(
-            id=str(uuid.uuid4()),
+            id=memory_id(),
             content=norm.storage,
             normalized_content=norm.normalized,
             content_hash=norm.content_hash,

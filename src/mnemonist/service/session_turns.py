@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import logging
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -44,6 +43,7 @@ from mnemonist.store import jobs
 from mnemonist.store import session_turns as store
 from mnemonist.store import sessions as sessions_store
 from mnemonist.store.memories import NewMemory
+from mnemonist.store.row_ids import memory_id
 from mnemonist.text.normalize import normalize_and_hash
 from mnemonist.text.scrub import scrub_credentials
 
@@ -221,7 +221,7 @@ class SessionTurnOps(CheckpointOps, RememberOps):
             return None
         at = _ts(turn.timestamp) or previous
         return NewMemory(
-            id=str(uuid.uuid4()), content=norm.storage, normalized_content=norm.normalized,
+            id=memory_id(), content=norm.storage, normalized_content=norm.normalized,
             content_hash=norm.content_hash, type=TURN_TYPE,
             importance=self.config.sessions.importance, tags=[], pinned=False,
             who=turn.speaker(names), why=None, project=project,
