@@ -6,6 +6,7 @@ burst)."""
 from __future__ import annotations
 
 import itertools
+import os
 import time
 import uuid
 
@@ -64,3 +65,21 @@ def test_memory_ids_of_one_burst_share_a_narrow_band_and_never_repeat() -> None:
     spread = leads[-1] - leads[0]
     wrapped = max(b - a for a, b in itertools.pairwise(leads))
     assert spread < 60_000_000 or wrapped > (1 << 32) - 60_000_000
+
+
+def test_a_forked_child_does_not_repeat_its_parents_ids() -> None:
+    memory_id(), time_ordered_id()  # the parent now holds a pool of random bytes
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its ids go back through the pipe
+        os.close(read)
+        os.write(write, "\n".join(memory_id() for _ in range(50)).encode())
+        os._exit(0)
+    os.close(write)
+    parent = {memory_id() for _ in range(50)}
+    with os.fdopen(read) as pipe:
+        child = set(pipe.read().split("\n"))
+    os.waitpid(pid, 0)
+    assert len(child) == 50
+    # ids made in the same microsecond by both would share only their first eight characters
+    assert {i[9:] for i in parent}.isdisjoint({i[9:] for i in child})
