@@ -1,4 +1,5 @@
-"""Ids for rows that no person reads: time-ordered UUIDs (RFC 9562 version 7).
+"""Row ids that keep inserts together: version-7 UUIDs for rows no person reads, and memory ids
+led by the microsecond clock.
 
 A random UUID (version 4) as a primary key puts every insert on a random page of the key's
 B-tree: at a million memories, an import chunk of 500 memories dirtied thousands of pages
@@ -14,7 +15,7 @@ So a memory id (`memory_id`) is a version-8 UUID that starts with the clock's *m
 modulo 2^32 (it wraps every 71.6 minutes): the first eight characters differ between any two
 memories written a microsecond apart, while the memories of one import transaction (about a
 second) still fall into one narrow band of the id index and of every index keyed by memory id
-(history, jobs, mentions, attributes). Measured at 1.1M memories, an import ran at 1,183-1,198
+(history, jobs, mentions, attributes). Measured at 1.1M memories, an import ran at 1,092-1,198
 memories/s with these ids against 763-863 with random ones (docs/benchmarks.md). The other 90
 bits are random, so two daemons, or two memories in one microsecond, still get different ids,
 and an 8-character prefix is as likely to be unique in a store as a random one.
