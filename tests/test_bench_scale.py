@@ -191,6 +191,10 @@ def test_generated_vectors_mode_imports_and_labels(
     (run,) = report["runs"]
     imported, vectors = run["import"], run["vectors"]
     assert imported["created"] == n and sum(b["memories"] for b in imported["blocks"]) == n
+    # making up the texts is timed apart: the import rate leaves it out, the wall rate not
+    assert imported["generation_s"] > 0 and imported["wall_s"] > imported["seconds"]
+    assert imported["per_s"] > imported["wall_per_s"]
+    assert all(b["per_s"] > b["wall_per_s"] for b in imported["blocks"])
     assert vectors["indexed"] == n and vectors["embedded"] + vectors["generated"] == n
     assert vectors["queued_notifications_dropped"] == n  # one per imported memory
     assert 0 < vectors["generated"] < n - 5 and vectors["embedded"] >= 5

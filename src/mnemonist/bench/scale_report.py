@@ -127,9 +127,13 @@ def markdown(report: dict[str, Any]) -> str:
                    f"{_fmt(r['sessions']['hook_ms'].get('p95'), 2)} / "
                    f"{_fmt(r['sessions']['hook_ms'].get('max'), 2)}" if "sessions" in r
          else "–"),
-        ("bulk import: memories/s overall / last block",
+        ("bulk import: memories/s overall / last block (texts made up apart)",
          lambda r: f"{_fmt(r['import']['per_s'], 0)} / "
                    f"{_fmt(r['import']['blocks'][-1]['per_s'], 0)}" if "import" in r else "–"),
+        ("bulk import: wall memories/s overall / last block (texts made up included)",
+         lambda r: f"{_fmt(r['import'].get('wall_per_s'), 0)} / "
+                   f"{_fmt(r['import']['blocks'][-1].get('wall_per_s'), 0)}" if "import" in r
+         else "–"),
         ("vectors: embedded for real / **GENERATED**",
          lambda r: f"{_fmt(r['vectors']['embedded'])} / {_fmt(r['vectors']['generated'])}"
          if "vectors" in r else "–"),

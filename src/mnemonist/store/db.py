@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemonist.store import context, entity_links, txguard
+from mnemonist.store.checkpointer import JOURNAL_SIZE_LIMIT, SAFETY_PAGES, Checkpointer
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +117,11 @@ class Database(WriterHooks):
         self._waiting = 0  # threads waiting for `_lock` in write_tx
         self._waiting_lock = threading.Lock()
         self._writer = _connect(self.path, durability)
+        # checkpoints run on their own thread after commits (store/checkpointer.py); the
+        # writer's automatic one is only the net for when that thread falls behind
+        self._writer.execute(f"PRAGMA wal_autocheckpoint={SAFETY_PAGES}")
+        self._writer.execute(f"PRAGMA journal_size_limit={JOURNAL_SIZE_LIMIT}")
+        self._checkpointer = Checkpointer(lambda: _connect(self.path, durability))
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
@@ -174,6 +180,8 @@ class Database(WriterHooks):
                     try:
                         yield self._writer
                         self._writer.execute("COMMIT")
+                        self._checkpointer.start()
+                        self._checkpointer.nudge()
                     except BaseException:
                         self._rollback()
                         raise
@@ -253,6 +261,7 @@ class Database(WriterHooks):
             if self._closed:
                 return
             self._closed = True
+            self._checkpointer.stop()
             with self._readers_lock:
                 for conn in self._readers:
                     conn.close()

@@ -86,6 +86,8 @@ _TYPE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("issue", _words("bug", "broken", "problem", "error", "fails")),
 )
 DEFAULT_TYPE = "fact"
+#: every rule as one alternation: most texts match none, and one scan tells (not which wins)
+_ANY_TYPE = re.compile("|".join(f"(?:{p.pattern})" for _, p in _TYPE_RULES), re.IGNORECASE)
 
 
 def infer_type(content: str) -> str:
@@ -93,6 +95,8 @@ def infer_type(content: str) -> str:
 
     Whole words, case-insensitive (except ``TIL``), first matching type in that order wins.
     """
+    if _ANY_TYPE.search(content) is None:
+        return DEFAULT_TYPE
     for memory_type, pattern in _TYPE_RULES:
         if pattern.search(content):
             return memory_type
