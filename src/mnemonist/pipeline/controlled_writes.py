@@ -232,7 +232,7 @@ class Applier:
         except sqlite3.IntegrityError:  # the UNIQUE race: someone wrote it first
             row = self.conn.execute(
                 "SELECT id FROM memories WHERE content_hash = ? AND is_deleted = 0"
-                " AND COALESCE(project, '') = ? LIMIT 1",
+                " AND superseded_at IS NULL AND COALESCE(project, '') = ? LIMIT 1",
                 (norm.content_hash, src.project or ""),
             ).fetchone()
             return None, row[0] if row else None

@@ -26,6 +26,7 @@ from mnemonist.providers.embedding.local_onnx import release_freed_memory
 from mnemonist.search.vector_index import VectorIndex
 from mnemonist.store import embeddings
 from mnemonist.store.db import Database
+from mnemonist.store.memories import hash_in_use
 
 log = logging.getLogger(__name__)
 
@@ -281,8 +282,8 @@ class BackgroundEmbedder:
     def _write(self, seqs: list[int], vectors: dict[str, np.ndarray], model: str) -> None:
         with self.db.write_tx() as conn:
             for content_hash, vec in vectors.items():
-                if conn.execute("SELECT 1 FROM memories WHERE content_hash = ? LIMIT 1",
-                                (content_hash,)).fetchone():  # not purged meanwhile
+                if conn.execute(f"SELECT {hash_in_use('?')}",
+                                (content_hash, content_hash)).fetchone()[0]:  # not purged
                     embeddings.upsert(conn, content_hash, model, vec)
             marks = ",".join("?" * len(seqs))
             live = conn.execute(

@@ -17,6 +17,7 @@ from mnemonist.model.config import RetentionConfig
 from mnemonist.model.memory import format_ts, utcnow
 from mnemonist.store import entity_links, hints, purge
 from mnemonist.store.db import Database
+from mnemonist.store.memories import LIVE, hash_in_use
 
 log = logging.getLogger(__name__)
 
@@ -92,20 +93,21 @@ class RetentionWorker:
         # 2. embeddings only those tombstones used (a live memory may share the content hash)
         with self.db.write_tx() as conn:
             for _seq, _id, content_hash in self._expired_tombstones(conn, tomb_cut):
+                # live rows, then the others (each probe by its own index: hash_in_use)
                 report.embeddings += conn.execute(
                     "DELETE FROM embeddings WHERE content_hash = ? AND NOT EXISTS"
-                    " (SELECT 1 FROM memories WHERE content_hash = ?"
-                    " AND (is_deleted = 0 OR deleted_at >= ?))",
-                    (content_hash, content_hash, tomb_cut),
+                    f" (SELECT 1 FROM memories WHERE content_hash = ? AND {LIVE})"
+                    " AND NOT EXISTS (SELECT 1 FROM memories WHERE content_hash = ?"
+                    f" AND NOT ({LIVE}) AND (is_deleted = 0 OR deleted_at >= ?))",
+                    (content_hash, content_hash, content_hash, tomb_cut),
                 ).rowcount
 
         # 2b. vectors nothing points to any more (context texts that changed or went away)
         with self.db.write_tx() as conn:
             report.orphan_vectors = conn.execute(
                 "DELETE FROM embeddings WHERE content_hash IN (SELECT e.content_hash FROM"
-                " embeddings e WHERE NOT EXISTS (SELECT 1 FROM memories m"
-                " WHERE m.content_hash = e.content_hash) AND NOT EXISTS (SELECT 1 FROM"
-                " memory_context c WHERE c.text_hash = e.content_hash) LIMIT ?)",
+                f" embeddings e WHERE NOT {hash_in_use('e.content_hash')} AND NOT EXISTS"
+                " (SELECT 1 FROM memory_context c WHERE c.text_hash = e.content_hash) LIMIT ?)",
                 (cfg.batch_limit,),
             ).rowcount
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from mnemonist.model.memory import utcnow
 from mnemonist.store.backend import is_postgres
+from mnemonist.store.memories import hash_in_use
 
 
 def to_blob(vector: np.ndarray) -> bytes:
@@ -129,9 +130,8 @@ def delete_unreferenced(conn: sqlite3.Connection, hashes: list[str]) -> int:
     removed = 0
     for content_hash in hashes:
         cur = conn.execute(
-            "DELETE FROM embeddings WHERE content_hash = ? AND NOT EXISTS"
-            " (SELECT 1 FROM memories WHERE content_hash = ?)",
-            (content_hash, content_hash),
+            f"DELETE FROM embeddings WHERE content_hash = ? AND NOT {hash_in_use('?')}",
+            (content_hash, content_hash, content_hash),
         )
         removed += cur.rowcount
     return removed

@@ -161,6 +161,21 @@ def ranking_rows(
     return out
 
 
+#: a memory neither deleted nor superseded: the rows of the duplicate guard `memories_live_hash`
+LIVE = "is_deleted = 0 AND superseded_at IS NULL"
+
+
+def hash_in_use(value: str) -> str:
+    """SQL that is true when some memory row, live or not, holds the content hash `value` (a
+    column such as `e.content_hash`, or `?`, bound twice). No one index holds every row's hash:
+    a live row's is in the duplicate guard, any other row's in `memories_hash_retired`
+    (migration 18), so that a new memory writes one random page of a hash index, not two. Each
+    probe names its index's condition so that the planner can use it."""
+    return (f"(EXISTS (SELECT 1 FROM memories WHERE content_hash = {value} AND {LIVE})"
+            f" OR EXISTS (SELECT 1 FROM memories WHERE content_hash = {value}"
+            f" AND NOT ({LIVE})))")
+
+
 def find_live_duplicate(
     conn: sqlite3.Connection,
     content_hash: str,

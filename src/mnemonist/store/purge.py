@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from mnemonist.store import history, memories
+from mnemonist.store.memories import hash_in_use
 from mnemonist.text.normalize import normalize_and_hash
 
 MARK = "[purged]"
@@ -172,12 +173,12 @@ def _drop_vectors(conn: sqlite3.Connection, texts: list[str], current: str | Non
     if current:
         hashes.add(current)
     removed = sum(conn.execute(
-        "DELETE FROM embeddings WHERE content_hash = ? AND NOT EXISTS"
-        " (SELECT 1 FROM memories WHERE content_hash = ?)", (h, h)).rowcount for h in hashes)
+        f"DELETE FROM embeddings WHERE content_hash = ? AND NOT {hash_in_use('?')}",
+        (h, h, h)).rowcount for h in hashes)
     return removed + conn.execute(
-        "DELETE FROM embeddings WHERE NOT EXISTS (SELECT 1 FROM memories m"
-        " WHERE m.content_hash = embeddings.content_hash) AND NOT EXISTS (SELECT 1 FROM"
-        " memory_context c WHERE c.text_hash = embeddings.content_hash)"
+        f"DELETE FROM embeddings WHERE NOT {hash_in_use('embeddings.content_hash')}"
+        " AND NOT EXISTS (SELECT 1 FROM memory_context c"
+        " WHERE c.text_hash = embeddings.content_hash)"
     ).rowcount
 
 
