@@ -8,10 +8,10 @@ import sqlite3
 import time
 from pathlib import Path
 
-from mnemonist.store.checkpointer import SAFETY_PAGES
+from mnemonist.store.checkpointer import ROWS, SAFETY_PAGES
 from mnemonist.store.db import Database
 
-BLOB = 4 * 1024 * 1024  # one transaction of about 1,000 pages
+BLOB = 4 * 1024 * 1024  # one transaction of about 1,000 pages, in ROWS rows
 
 
 def _wait_copied(db: Database, runs_before: int, timeout: float = 60.0) -> tuple[int, int, int]:
@@ -29,7 +29,8 @@ def _wait_copied(db: Database, runs_before: int, timeout: float = 60.0) -> tuple
 
 def _write_blob(db: Database, key: int) -> None:
     with db.write_tx() as conn:
-        conn.execute("INSERT OR REPLACE INTO t (k, v) VALUES (?, ?)", (key, os.urandom(BLOB)))
+        conn.executemany("INSERT OR REPLACE INTO t (k, v) VALUES (?, ?)",
+                         [(key * ROWS + i, os.urandom(BLOB // ROWS)) for i in range(ROWS)])
 
 
 def test_the_writer_leaves_checkpoints_to_the_background_thread(tmp_path: Path) -> None:
@@ -46,7 +47,8 @@ def test_the_writer_leaves_checkpoints_to_the_background_thread(tmp_path: Path) 
         # WAL (immutable) sees the row
         uri = f"file:{tmp_path / 'm.db'}?immutable=1"
         with sqlite3.connect(uri, uri=True) as raw:
-            assert raw.execute("SELECT length(v) FROM t WHERE k = 1").fetchone()[0] == BLOB
+            total = raw.execute("SELECT SUM(length(v)) FROM t").fetchone()[0]
+            assert total == ROWS * (BLOB // ROWS)
     finally:
         db.close()
 
@@ -81,4 +83,28 @@ def test_close_stops_the_thread_and_removes_the_wal(tmp_path: Path) -> None:
     # connection was closed first
     assert not (tmp_path / "m.db-wal").exists()
     with sqlite3.connect(tmp_path / "m.db") as raw:
-        assert raw.execute("SELECT COUNT(*) FROM t").fetchone()[0] == 1
+        assert raw.execute("SELECT COUNT(*) FROM t").fetchone()[0] == ROWS
+
+
+def test_small_commits_wait_until_their_rows_add_up(tmp_path: Path) -> None:
+    """A commit of a few rows (recall's access counts, a remember) is not followed by a
+    checkpoint of its own: the thread runs once the commits since the last one changed ROWS."""
+    db = Database(tmp_path / "m.db")
+    try:
+        with db.write_tx() as conn:
+            conn.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB)")
+        for key in range(ROWS // 10 - 1):
+            with db.write_tx() as conn:
+                conn.executemany("INSERT INTO t (k, v) VALUES (?, ?)",
+                                 [(key * 10 + i, b"x") for i in range(10)])
+        time.sleep(0.5)
+        assert db._checkpointer.runs == 0 and db._checkpointer._thread is None
+        with db.write_tx() as conn:  # the rows that make ROWS
+            conn.executemany("INSERT INTO t (k, v) VALUES (?, ?)",
+                             [(-i - 1, b"x") for i in range(10)])
+        deadline = time.monotonic() + 60
+        while db._checkpointer.runs == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert db._checkpointer.runs == 1
+    finally:
+        db.close()

@@ -8,8 +8,11 @@ threshold waits for it, and at a million memories a 1,000-memory import commit w
 12,000 pages, every one of which the importer then copies itself.
 
 Here the writer's own automatic checkpoint is raised to `SAFETY_PAGES` (a net for when this
-thread falls behind) and this thread runs a PASSIVE checkpoint soon after commits instead, at
-most once per `MIN_INTERVAL_S`. PASSIVE never blocks the writer or a reader: it copies the
+thread falls behind) and this thread runs a PASSIVE checkpoint instead once the commits since the
+last one have changed `ROWS` rows (SQLite's own cadence, in rows: a remember changes a few dozen,
+a 1,000-memory import chunk tens of thousands), at most once per `MIN_INTERVAL_S`. Small commits,
+such as recall's access counts written every second, are not each followed by a checkpoint and
+its two fsyncs. PASSIVE never blocks the writer or a reader: it copies the
 frames committed before it started and leaves the rest for the next round. SQLite's own
 locking keeps the two apart (only one checkpoint runs at a time; a busy one is skipped), and
 durability is unchanged: a commit is durable when its WAL frames are synced, whoever copies
@@ -35,6 +38,8 @@ SAFETY_PAGES = 40_000
 JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024
 #: checkpoints follow commits at most this often (seconds)
 MIN_INTERVAL_S = 0.25
+#: rows changed by commits (triggers' rows included) that call for a checkpoint
+ROWS = 1000
 
 
 class Checkpointer:
@@ -48,6 +53,7 @@ class Checkpointer:
         self._stop = False
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._rows = 0  # changed since the last nudge (the writer's lock serialises callers)
         #: checkpoints run and frames they found in the WAL / had copied (status and tests)
         self.runs = 0
         self.last: tuple[int, int, int] | None = None
@@ -59,8 +65,16 @@ class Checkpointer:
                                                 daemon=True)
                 self._thread.start()
 
+    def committed(self, rows: int) -> None:
+        """A commit changed `rows` rows: checkpoint soon once they add up to `ROWS`."""
+        self._rows += rows
+        if self._rows >= ROWS:
+            self._rows = 0
+            self.start()
+            self.nudge()
+
     def nudge(self) -> None:
-        """A commit happened: checkpoint soon."""
+        """Checkpoint soon."""
         self._wake.set()
 
     def stop(self, timeout: float = 30.0) -> None:

@@ -180,8 +180,7 @@ class Database(WriterHooks):
                     try:
                         yield self._writer
                         self._writer.execute("COMMIT")
-                        self._checkpointer.start()
-                        self._checkpointer.nudge()
+                        self._checkpointer.committed(self._writer.total_changes - changes)
                     except BaseException:
                         self._rollback()
                         raise
