@@ -8,15 +8,14 @@ threshold waits for it, and at a million memories a 1,000-memory import commit w
 12,000 pages, every one of which the importer then copies itself.
 
 Here the writer's own automatic checkpoint is raised to `SAFETY_PAGES` (a net for when this
-thread falls behind) and this thread runs a PASSIVE checkpoint instead once the commits since the
-last one have changed `ROWS` rows (SQLite's own cadence, in rows: a remember changes a few dozen,
-a 1,000-memory import chunk tens of thousands), at most once per `MIN_INTERVAL_S`. Small commits,
-such as recall's access counts written every second, are not each followed by a checkpoint and
-its two fsyncs. PASSIVE never blocks the writer or a reader: it copies the
-frames committed before it started and leaves the rest for the next round. SQLite's own
-locking keeps the two apart (only one checkpoint runs at a time; a busy one is skipped), and
-durability is unchanged: a commit is durable when its WAL frames are synced, whoever copies
-them later (docs/durability.md).
+thread falls behind), and this thread runs a PASSIVE checkpoint once the commits since the last
+one have changed `ROWS` rows (SQLite's cadence, counted in rows: a remember changes a few dozen,
+a 1,000-memory import chunk tens of thousands), at most once per `MIN_INTERVAL_S`. Small
+commits, such as recall's access counts written every second, are not each followed by a
+checkpoint and its fsyncs. PASSIVE never blocks the writer or a reader: it copies the frames
+committed before it started and leaves the rest for the next round. SQLite's locking keeps the
+two apart (one checkpoint at a time; a busy one is skipped), and durability is unchanged: a
+commit is durable once its WAL frames are synced, whoever copies them later.
 
 The WAL file starts over from its beginning at the first commit after a checkpoint has copied
 everything; `journal_size_limit` then trims a file that a long import let grow.
@@ -43,7 +42,8 @@ ROWS = 1000
 
 
 class Checkpointer:
-    """A daemon thread that checkpoints after `nudge()`, on a connection from `connect()`."""
+    """A daemon thread that checkpoints when commits call for it (`committed`) or when asked
+    (`nudge`), on its own connection from `connect()`."""
 
     def __init__(self, connect: Callable[[], sqlite3.Connection],
                  min_interval_s: float = MIN_INTERVAL_S) -> None:
