@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from mnemonist.store import history, memories
+from mnemonist.store import embeddings, history, memories
 from mnemonist.store.memories import hash_in_use
 from mnemonist.text.normalize import normalize_and_hash
 
@@ -172,9 +172,7 @@ def _drop_vectors(conn: sqlite3.Connection, texts: list[str], current: str | Non
     hashes = {normalize_and_hash(t).content_hash for t in texts}
     if current:
         hashes.add(current)
-    removed = sum(conn.execute(
-        f"DELETE FROM embeddings WHERE content_hash = ? AND NOT {hash_in_use('?')}",
-        (h, h, h)).rowcount for h in hashes)
+    removed = embeddings.delete_unreferenced(conn, sorted(hashes))
     return removed + conn.execute(
         f"DELETE FROM embeddings WHERE NOT {hash_in_use('embeddings.content_hash')}"
         " AND NOT EXISTS (SELECT 1 FROM memory_context c"

@@ -86,7 +86,7 @@ _TYPE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("issue", _words("bug", "broken", "problem", "error", "fails")),
 )
 DEFAULT_TYPE = "fact"
-#: every rule as one alternation: most texts match none, and one scan tells (not which wins)
+#: every rule as one alternation: a text that matches none (a fact) takes one scan, not five
 _ANY_TYPE = re.compile("|".join(f"(?:{p.pattern})" for _, p in _TYPE_RULES), re.IGNORECASE)
 
 
