@@ -269,6 +269,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session", autouse=True)
+def _user_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """HOME is the session's base temporary folder: no test touches the real home, and the
+    project folders tests make (under tmp_path) lie in the user's home, where a session's
+    working folder may become a memory-file root (docs/files.md)."""
+    before = os.environ.get("HOME")
+    os.environ["HOME"] = str(tmp_path_factory.getbasetemp())
+    yield
+    if before is None:
+        os.environ.pop("HOME", None)
+    else:
+        os.environ["HOME"] = before
+
+
+@pytest.fixture(scope="session", autouse=True)
 def _graph_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """The local model's saved optimised graph goes to the session's own folder, not the
     user's cache (daemons started as subprocesses inherit the variable)."""

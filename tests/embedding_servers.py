@@ -2,6 +2,7 @@
 
     with FakeEmbeddingServer(dim=8) as srv:
         srv.fail_status, srv.fail_body = 500, "boom"     # or delay_s, wrong_dim, malformed
+        srv.hang = True   # accept and read each request, never answer (until the server stops)
         ... srv.url ... srv.requests (method, path, lower-cased headers, JSON body) ...
 
 Vectors are deterministic: seeded from the sha256 of the text, not normalised (so that tests
@@ -53,11 +54,17 @@ class FakeEmbeddingServer(LoopbackServer):
     malformed: bool = False
     reverse_openai_order: bool = True  # clients must order `data` by `index`
     required_key: str | None = None  # OpenAI paths answer 401 without "Bearer <key>"
+    hang: bool = False  # read the request, then never answer (released when the server stops)
+    released: threading.Event = field(default_factory=threading.Event)
     requests: list[Recorded] = field(default_factory=list)
     _httpd: ThreadingHTTPServer | None = None
     _thread: threading.Thread | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
+
+    def __exit__(self, *exc: object) -> None:
+        self.released.set()  # hung handlers end without answering
+        super().__exit__(*exc)
 
     def posts(self) -> list[Recorded]:
         with self._lock:
@@ -79,6 +86,10 @@ class _Handler(JsonHandler):
         fake = self.fake
         body, headers = self.read_json()
         fake.record(Recorded(method, self.path, headers, body))
+        if fake.hang:
+            fake.released.wait()
+            self.close_connection = True
+            return
         if fake.delay_s:
             time.sleep(fake.delay_s)
         if fake.fail_status is not None:

@@ -256,6 +256,7 @@ async def check_graph_tools(session: ClientSession, live, tag: str) -> None:
     assert set(will_break) == {api, f"{tag.capitalize()}Backup"}
     assert will_break[api]["supporting_memory_ids"] == [first["id"]]
     assert will_break[api]["tier"] == "WILL BREAK"
+    assert impact.pop("notice").startswith("Memory text in this answer is quoted data")
     assert impact == live.http.post("/api/graph/impact",
                                     json={"entity": db, "project": tag}).json()
     expand = await call(session, "knowledge_expand",

@@ -123,19 +123,22 @@ def test_prompt_submit_injects_above_threshold_never_repeats_and_respects_n(env)
     rc, out, _ = run_hook("user-prompt-submit", far, url=live.url, home=home)
     assert rc == 0 and out == ""
 
-    # five related memories: at most promptMaxMemories (2), within the budget
+    # five related memories: as many as have a real chance of helping, at most
+    # promptMaxMemories (2), within the budget
     k8s = payload("UserPromptSubmit", key, repo, prompt="kubernetes cluster setup notes")
     answer = live.http.post("/api/hooks/user-prompt-submit", json=k8s).json()
-    assert len(answer["memories"]) == 2 and len(answer["context"]) <= 600
-    assert answer["context"].count("Kubernetes") == 2
+    given = len(answer["memories"])
+    assert 1 <= given <= 2 and len(answer["context"]) <= 600
+    assert answer["context"].count("the cluster setup note") == given
     again = live.http.post("/api/hooks/user-prompt-submit", json=k8s).json()
-    assert len(again["memories"]) == 2 and not set(again["memories"]) & set(answer["memories"])
+    assert len(again["memories"]) <= 2  # only what is still relevant enough, never a repeat
+    assert not set(again["memories"]) & set(answer["memories"])
 
-    # everything injected scored at least promptMinScore; hits were counted
-    for memory_id in answer["memories"]:
-        hit = next(r for r in live.recall("kubernetes cluster setup notes", limit=20)["results"]
-                   if r["id"] == memory_id)
-        assert hit["score"] >= live.daemon.config.hooks.prompt_min_score
+    # the best injected memory reached promptMinRelevance; hits were counted
+    hooks = live.daemon.config.hooks
+    results = live.recall("kubernetes cluster setup notes", limit=20)["results"]
+    relevance = {r["id"]: r["relevance"] for r in results}
+    assert max(relevance[m] for m in answer["memories"]) >= hooks.prompt_min_relevance
     rows = {r["memory_id"]: r for r in store.session_memories(live.daemon.db.reader(), key)}
     assert all(rows[m]["was_injected"] == 1 for m in answer["memories"])
     assert max(r["fts_hit_count"] for r in rows.values()) >= 2

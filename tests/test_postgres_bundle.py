@@ -97,9 +97,10 @@ def test_an_export_on_postgresql_is_one_snapshot(postgres_url: str, tmp_path: Pa
 def test_backup_on_postgresql_is_a_501_naming_pg_dump(postgres_url: str,
                                                      tmp_path: Path) -> None:
     with run_daemon(tmp_path / "pg", {"storage": {"url": postgres_url}}) as pg:
-        r = pg.http.post("/api/backup", json={"path": str(tmp_path / "b.db")})
-        assert r.status_code == 501, r.text
-        body = r.json()
-        assert body["error"] == "not_on_postgresql"
-        assert "pg_dump" in body["message"] and "mnemonist export" in body["message"]
-        assert not (tmp_path / "b.db").exists()
+        for body in ({"name": "b.db"}, {"download": True}):
+            r = pg.http.post("/api/backup", json=body)
+            assert r.status_code == 501, r.text
+            answer = r.json()
+            assert answer["error"] == "not_on_postgresql"
+            assert "pg_dump" in answer["message"] and "mnemonist export" in answer["message"]
+        assert not (tmp_path / "pg" / "backups").exists()

@@ -137,8 +137,9 @@ def test_the_read_routes_answer_on_postgresql(postgres_url: str, tmp_path: Path)
         export = live.http.get("/api/export")
         assert export.status_code == 200
         assert made["id"] in export.text and "mnemonist-bundle" in export.text
-        backup = live.http.post("/api/backup", json={"path": str(tmp_path / "copy.db")})
-        assert backup.status_code == 501 and not (tmp_path / "copy.db").exists()
+        backup = live.http.post("/api/backup", json={"name": "copy.db"})
+        assert backup.status_code == 501
+        assert not (live.daemon.paths.home / "backups").exists()
 
 
 def test_hnsw_answers_like_the_exact_scan(postgres_url: str, tmp_path: Path,

@@ -19,6 +19,7 @@ GITHUB = "gh" + "p_" + ALNUM + "1a2B"
 GITHUB_PAT = "github_" + "pat_" + "11ABCDEFG0" + ALNUM[:12] + "_" + ALNUM + ALNUM[:27]
 GITLAB = "gl" + "pat-" + ALNUM[:20]
 SLACK = "xo" + "xb-" + "123456789012-1234567890123-" + ALNUM[:24]
+SLACK_APP = "xa" + "pp-" + "1-A0123456789-1234567890123-" + ALNUM[:30].lower()
 STRIPE = "sk_" + "live_" + ALNUM[:24]
 STRIPE_TEST = "sk_" + "test_" + ALNUM[:24]
 STRIPE_RESTRICTED = "rk_" + "live_" + ALNUM[:24]
@@ -52,6 +53,10 @@ CASES = [
     ("github_token", "{}", "gh" + "s_" + ALNUM + "zzzz"),
     ("gitlab_token", "({})", GITLAB),
     ("slack_token", "slack: {}", SLACK),
+    ("slack_token", "SLACK_APP_TOKEN={}", SLACK_APP),
+    ("slack_token", "socket mode uses {}.", SLACK_APP),
+    ("slack_token", "{}", "xo" + "xp-" + "1234567890-" + ALNUM[:20]),
+    ("slack_token", "{}", "xo" + "xe-" + "1-" + ALNUM[:30]),
     ("stripe_key", "stripe {} live", STRIPE),
     ("stripe_key", "{}", STRIPE_TEST),
     ("stripe_key", "{}", STRIPE_RESTRICTED),
@@ -104,6 +109,26 @@ CASES = [
     ("secret_assignment", '{{\\"token\\": \\"{}\\"}}', "abcdef123456"),
     ("secret_assignment", "https://x.com/v1?user=bob&password={}&x=1", "abcdef12"),
     ("secret_assignment", "my password: {}", "Hunter22"),
+    # an assignment inside the value of a key that names no secret
+    ("secret_assignment", "note: password={}", "hunter22"),
+    ("secret_assignment", "deploy: DB_PASSWORD={} and go", "hunter22"),
+    ("secret_assignment", "DB_PW={}", "abc12345"),
+    ("secret_assignment", "pw: {}", "Xy7kq9pp"),
+    # passwords in prose
+    ("prose_password", "my password is {}", "hunter2!"),
+    ("prose_password", "The password for the db is {}.", "S3cr3t-Pa55"),
+    ("prose_password", "the root password on db01 is {}", "R00tme!!"),
+    ("prose_password", "The admin password is now {} (rotated)", "Adm1nAdm1n"),
+    ("prose_password", "password was {}", "P@ssw0rd"),
+    ("prose_password", "I changed my password to {} yesterday.", "Tr0ub4dor&3"),
+    ("prose_password", "the passphrase is {}", "tr0ub4dor&3"),
+    ("prose_password", "passcode {}", "482913"),
+    ("prose_password", "pw {}", "hunter22"),
+    ("prose_password", "Password: {} for prod", "hunter22"),
+    ("prose_password", "PASSWORD IS {}", "HUNTER22"),
+    ("prose_password", "use password `{}` for staging", "Sup3rS3cret"),
+    ("prose_password", 'the passphrase is "{}"', "correct horse battery staple"),
+    ("prose_password", "the password is {}", "MySecretPass"),
 ]
 
 
@@ -119,7 +144,7 @@ def test_every_required_kind_has_a_case() -> None:
         "openai_key", "anthropic_key", "github_token", "gitlab_token", "slack_token",
         "stripe_key", "google_api_key", "aws_access_key_id", "aws_secret_access_key",
         "huggingface_token", "npm_token", "jwt", "bearer_token", "basic_auth", "private_key",
-        "url_password", "connection_string_password", "secret_assignment",
+        "url_password", "connection_string_password", "secret_assignment", "prose_password",
     }  # fmt: skip
 
 
@@ -200,6 +225,36 @@ NEGATIVE = [
     "Already clean: password=[REDACTED:secret_assignment] and [REDACTED:openai_key]",
     "def tokenize(text: str) -> list[str]: ...",
     "The secret: keep it simple",
+    # prose about passwords that states none
+    "The password is stored in 1Password.",
+    "reset the password to default",
+    "the password for user42 was reset",
+    "password is hashed with argon2id",
+    "the password is SHA256-hashed and base64-encoded",
+    "Your password was changed on 2024-01-05",
+    "password expires in 90 days",
+    "the password is at least 12 characters",
+    "password manager: Bitwarden",
+    "the passphrase is in the vault",
+    "password is case-sensitive",
+    "the password for prod is in Vault",
+    "password to unlock the vault",
+    "use the password from ~/.pgpass",
+    "password is $DB_PASSWORD",
+    "passwords are stored as bcrypt hashes",
+    "the password is 8+ chars",
+    "password changed to SSO",
+    "the password of the admin account is rotated monthly",
+    "password = config.get('db')",
+    "password = getPassword()",
+    "password = generate_password(length)",
+    "the password is the same as before",
+    "PWD is /home/me/project",
+    "set the password to changeme123",
+    'the password is "required"',
+    "the password is [REDACTED:prose_password]",
+    "note: keep it short",
+    "a:b:c:d:e:f:g:h",
 ]
 
 
@@ -240,6 +295,8 @@ FRAGMENTS = [
     "=", ":", ": ", " = ", "=>", '"', "'", "\\\"", "\n", " ", ";", "&", "?", "@", "://", "//",
     "postgres", "user", "host=h", "Server=s", "Bearer ", "Basic ", "dXNlcjpwYXNz", "--",
     "hunter22", "abc123def456", "[REDACTED:", "]", "[REDACTED:jwt]", "{", "}", "(", "$X", "xxxxxx",
+    SLACK_APP, "xapp-", "note: ", "my password is ", " for the db is ", "pw ", "passphrase",
+    "hunter2!", "S3cr3t-Pa55", "`", " is ", " to ", ".", "!", "base64-encoded",
 ]  # fmt: skip
 secretish_text = st.lists(
     st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=6)), max_size=14
@@ -277,7 +334,7 @@ SECRETS = [
     (OPENAI, "openai_key"), (ANTHROPIC, "anthropic_key"), (GITHUB, "github_token"),
     (GITHUB_PAT, "github_token"), (GITLAB, "gitlab_token"), (SLACK, "slack_token"),
     (STRIPE, "stripe_key"), (GOOGLE, "google_api_key"), (AWS_ID, "aws_access_key_id"),
-    (HF, "huggingface_token"), (NPM, "npm_token"), (JWT, "jwt"),
+    (HF, "huggingface_token"), (NPM, "npm_token"), (JWT, "jwt"), (SLACK_APP, "slack_token"),
 ]  # fmt: skip
 prose = st.lists(
     st.sampled_from(["the", "key", "is", "ok", "see", "value", "—", "(", ")", ",", "here:"]),
@@ -313,6 +370,19 @@ def test_token_secrets_never_survive_in_prose(
         "eyJaaaaaaaaaaa." * 15_000,
         'password="' + "a\\" * 60_000,
         "\\n" * 100_000,
+        "note: " * 50_000,
+        "a:" * 150_000,
+        "note:password:" * 30_000,
+        "token:token:" * 30_000 + " x",
+        "note: password=" * 30_000,
+        "password is " * 30_000,
+        "password for a b c d " * 15_000,
+        "pw " * 100_000,
+        "password " + "!" * 300_000,
+        'my password is "' * 30_000,
+        "password is " + ".:?" * 100_000,
+        "password is a" + ".a" * 150_000 + "(",
+        "xapp-" * 60_000,
     ],
     ids=lambda t: re.sub(r"\W+", "_", t[:12]),
 )
@@ -324,7 +394,8 @@ def test_pathological_input_stays_fast(text: str) -> None:
 
 _UNGATED = tuple(dataclasses.replace(rule, gate=()) for rule in scrub._RULES)
 GATE_TRICKS = ["ſecret=", "toKen: ", "İ", "pwd=", "PASSWORD=", "Bearer ", "bAsIc ", "://", "@",
-               "-----BEGIN ", "AIza", "AKIA", "ASIA", "eyJ", "gh", "xox", "_live_", "_test_"]
+               "-----BEGIN ", "AIza", "AKIA", "ASIA", "eyJ", "gh", "xox", "_live_", "_test_",
+               "xapp-", "PW ", "pW: ", "Pass", "passcode ", " IS "]
 gate_text = st.lists(
     st.one_of(st.sampled_from(FRAGMENTS + GATE_TRICKS + [c[2] for c in CASES]),
               st.text(max_size=6)), max_size=14

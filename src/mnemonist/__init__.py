@@ -8,6 +8,11 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+# onnxruntime's telemetry off, set before it can load: its import alone otherwise wrote a device
+# id and an event queue to ~/.cache/Microsoft/DeveloperTools/.onnxruntime/ and a session file to
+# the temporary folder, and queued events for upload (docs/security.md). Not a default: forced.
+os.environ["ORT_DISABLE_TELEMETRY"] = "1"
+
 
 def _fewer_malloc_arenas() -> None:
     """glibc gives each thread that allocates its own heap arena; with request threads, the

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import IO, Any
 
 import httpx
 
@@ -134,6 +134,28 @@ class Client:
             raise DaemonError(
                 f"the daemon is not running at {self.base_url} (start it: mnemonist serve)"
             ) from exc
+
+    def download(self, path: str, body: dict[str, Any], sink: IO[bytes]) -> dict[str, str]:
+        """POST `body` and write the answer's bytes into `sink` as they arrive (a backup);
+        returns the answer's headers."""
+        try:
+            with self._http.stream("POST", path, timeout=None, json=body) as resp:
+                if resp.status_code >= 400:
+                    resp.read()
+                    try:
+                        err = resp.json()
+                    except ValueError:
+                        err = {"message": resp.text}
+                    raise DaemonError(f"{err.get('error', resp.status_code)}:"
+                                      f" {err.get('message')}", resp.status_code, err)
+                for block in resp.iter_bytes(1 << 20):
+                    sink.write(block)
+                return dict(resp.headers)
+        except httpx.ConnectError as exc:
+            raise DaemonError(
+                f"the daemon is not running at {self.base_url}: {ADVICE}") from exc
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            raise DaemonError(f"cannot reach the daemon at {self.base_url}: {exc}") from exc
 
     def close(self) -> None:
         self._http.close()

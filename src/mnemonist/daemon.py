@@ -32,6 +32,7 @@ from mnemonist.settings import ConfigError, Paths, home_dir, load_config
 from mnemonist.store.backend import open_database
 from mnemonist.store.home_lock import AlreadyRunning, HomeLock
 from mnemonist.store.migrations import migrate
+from mnemonist.store.private_files import private_folder
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,8 @@ class Daemon:
     def __init__(self, paths: Paths, config: Config, *, workers: bool = True) -> None:
         self.paths = paths
         self.config = config
+        # the memory folder is its owner's alone (0700; an older home is tightened now)
+        private_folder(paths.memory_dir)
         # one daemon per home, taken before the database is touched (AlreadyRunning otherwise)
         self.lock = HomeLock(paths.memory_dir / "daemon.lock").acquire()
         try:
@@ -61,7 +64,7 @@ class Daemon:
         self.db.use_context_window(config.search.context_window)
         graph = config.memory.pipeline_v2.graph
         self.db.use_entity_linker(graph.enabled and graph.inline_linker)
-        self.provider = create_embedding_provider(config.embedding)
+        self.provider = create_embedding_provider(config.embedding, home=paths.home)
         self.service = MemoryService(self.db, config, self.provider)
         self.extraction = ExtractionRuntime(self.service)
         self.service.attach_pipeline(self.extraction)

@@ -80,7 +80,8 @@ def home_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
 
 
 def _apply_legacy_keys(raw: dict[str, Any]) -> None:
-    pipeline = (raw.get("memory") or {}).get("pipelineV2")
+    memory = raw.get("memory")
+    pipeline = memory.get("pipelineV2") if isinstance(memory, dict) else None
     if not isinstance(pipeline, dict):
         return
     for flat, path in LEGACY_PIPELINE_KEYS.items():
@@ -103,13 +104,7 @@ def load_config(paths: Paths | None = None, overrides: dict[str, Any] | None = N
     """Read `<home>/agent.yaml` (missing file: all defaults) and validate it."""
     raw: dict[str, Any] = {}
     if paths is not None and paths.config_file.exists():
-        try:
-            loaded = yaml.safe_load(paths.config_file.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{paths.config_file}: not valid YAML: {exc}") from exc
-        if not isinstance(loaded, dict):
-            raise ConfigError(f"{paths.config_file}: the top level must be a mapping")
-        raw = {k: v for k, v in loaded.items() if k in SECTIONS and v is not None}
+        raw = _read_sections(paths.config_file)
     for section, values in (overrides or {}).items():
         raw.setdefault(section, {})
         raw[section] = _deep_merge(raw[section], values)
@@ -119,6 +114,45 @@ def load_config(paths: Paths | None = None, overrides: dict[str, Any] | None = N
     except ValidationError as exc:
         where = f"{paths.config_file}: " if paths else ""
         raise ConfigError(where + "; ".join(_describe(err) for err in exc.errors())) from exc
+
+
+def _read_sections(path: Path) -> dict[str, Any]:
+    """mnemonist's sections of agent.yaml, each a mapping; anything else is a ConfigError
+    that names the file and the problem (never a traceback)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} on line"
+                          f" {line}): save it as UTF-8") from None
+    try:
+        loaded = yaml.safe_load(text) or {}
+    except (yaml.YAMLError, ValueError, RecursionError) as exc:  # ValueError: a bad date
+        raise ConfigError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of sections"
+                          f" (memory:, search:, ...), got {_kind(loaded)}")
+    raw = {k: v for k, v in loaded.items() if k in SECTIONS and v is not None}
+    for section, value in raw.items():
+        if not isinstance(value, dict):
+            raise ConfigError(f"{path}: {section} = {_short(value)}: must be a mapping of"
+                              f" settings ({section}:, then indented key: value lines), got"
+                              f" {_kind(value)}")
+    return raw
+
+
+def _kind(value: Any) -> str:
+    return {list: "a list", str: "a string", bool: "a boolean", int: "a number",
+            float: "a number"}.get(type(value), f"a {type(value).__name__}")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _deep_merge(base: Any, extra: Any) -> Any:
@@ -135,10 +169,12 @@ def _describe(err: Any) -> str:
     key = ".".join(loc)
     value = err.get("input")
     allowed = _allowed(loc)
-    shown = repr(value) if isinstance(value, str) else value
+    shown = _short(value) if isinstance(value, str | dict | list) else value
     suffix = f" (allowed: {allowed})" if allowed else ""
     if err["type"] in {"greater_than_equal", "less_than_equal", "greater_than", "less_than"}:
         return f"{key} = {shown} is out of range{suffix}"
+    if err["type"] in {"model_type", "dict_type", "model_attributes_type"}:
+        return f"{key} = {shown}: must be a mapping of settings, got {_kind(value)}"
     return f"{key} = {shown}: {err['msg']}{suffix}"
 
 

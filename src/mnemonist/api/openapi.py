@@ -9,6 +9,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
+from mnemonist.model.carry import BackupRequest
 from mnemonist.model.documents import DocumentDeleteRequest
 from mnemonist.model.requests import DeleteRequest, ImportRequest
 
@@ -77,6 +78,7 @@ OWN_BODIES: dict[tuple[str, str], tuple[type, bool]] = {
     ("post", "/api/memory/import"): (ImportRequest, True),
     ("delete", "/api/memory/{memory_id}"): (DeleteRequest, False),
     ("delete", "/api/documents/{doc_id}"): (DocumentDeleteRequest, False),
+    ("post", "/api/backup"): (BackupRequest, False),
 }
 
 UNSAFE = ("post", "put", "patch", "delete")

@@ -7,12 +7,14 @@ import re
 from collections.abc import Iterator
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import StreamingResponse
+from fastapi.responses import FileResponse, StreamingResponse
+from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
 from mnemonist.api.deps import caller_of, svc
 from mnemonist.api.routes_memory import body_json
 from mnemonist.model.carry import BackupRequest
+from mnemonist.service import BadRequest
 from mnemonist.service.bundle_import import parse_lines
 
 router = APIRouter()
@@ -54,7 +56,26 @@ async def import_bundle(request: Request):
     return await run_in_threadpool(_import, await request.body(), svc(request))
 
 
-@router.post("/api/backup")
+BACKUP_MEDIA_TYPE = "application/vnd.sqlite3"
+
+
+@router.post("/api/backup", responses={200: {
+    "description": "the backup written into <home>/backups/ (JSON), or with `download` its"
+                   " bytes", "content": {"application/json": {}, BACKUP_MEDIA_TYPE: {}}}})
 async def backup(request: Request):
-    req = BackupRequest.model_validate(await body_json(request))
-    return await run_in_threadpool(svc(request).backup, req.path, force=req.force)
+    data = await body_json(request)
+    if "path" in data:
+        raise BadRequest(
+            "path is not accepted: the daemon writes backups only into <home>/backups/ (give"
+            " `name`, a file name); `mnemonist backup PATH` writes a copy anywhere you ask",
+            code="path_not_allowed", field="path")
+    req = BackupRequest.model_validate(data)
+    service = svc(request)
+    if not req.download:
+        return await run_in_threadpool(service.backup, req.name, force=req.force)
+    path, made = await run_in_threadpool(service.backup_for_download)
+    headers = {f"x-mnemonist-backup-{k.replace('_', '-')}": str(made[k])
+               for k in ("pages", "memories", "took_ms")}
+    headers["x-mnemonist-database"] = str(service.db.path)
+    return FileResponse(path, media_type=BACKUP_MEDIA_TYPE, headers=headers,
+                        background=BackgroundTask(path.unlink, missing_ok=True))

@@ -54,6 +54,7 @@ def query_params(request: Request) -> dict[str, Any]:
 
 @router.post("/api/memory/remember")
 def remember(body: RememberRequest, request: Request):
+    caller_of(request)  # identity headers are validated here too (an id, never a secret)
     agent = request.headers.get(IDENTITY_HEADERS["agent_id"])
     if body.who is None and agent:  # who wrote it: the observer when another agent repeats it
         body = body.model_copy(update={"who": agent.strip()[:200] or None})

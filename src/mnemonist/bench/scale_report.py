@@ -127,6 +127,11 @@ def markdown(report: dict[str, Any]) -> str:
                    f"{_fmt(r['sessions']['hook_ms'].get('p95'), 2)} / "
                    f"{_fmt(r['sessions']['hook_ms'].get('max'), 2)}" if "sessions" in r
          else "–"),
+        ("prompt hook p50 / p95 (ms), memories per prompt",
+         lambda r: f"{_fmt(r['prompt_hook']['latency_ms'].get('p50'), 2)} / "
+                   f"{_fmt(r['prompt_hook']['latency_ms'].get('p95'), 2)}, "
+                   f"{_fmt(r['prompt_hook']['memories_per_prompt'], 2)}"
+         if "prompt_hook" in r else "–"),
         ("bulk import: memories/s overall / last block (texts made up apart)",
          lambda r: f"{_fmt(r['import']['per_s'], 0)} / "
                    f"{_fmt(r['import']['blocks'][-1]['per_s'], 0)}" if "import" in r else "–"),
@@ -146,6 +151,9 @@ def markdown(report: dict[str, Any]) -> str:
         ("target peak RSS ≤ 400 MB", lambda r: _mark(r["targets"]["peak_rss_mb"])),
         ("target graph_impact p95 ≤ 50 ms",
          lambda r: _mark(r["targets"]["graph_impact_p95_ms"])),
+        ("target prompt hook p95 ≤ 60 ms",
+         lambda r: _mark(r["targets"]["prompt_hook_p95_ms"])
+         if "prompt_hook_p95_ms" in r["targets"] else "–"),
     ]  # fmt: skip
     lines = [
         f"# mnemonist scale benchmark, {report['started_at']}",

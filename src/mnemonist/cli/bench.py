@@ -189,10 +189,13 @@ def import_(n: int, seed: int, as_json: bool) -> None:
 
 
 def _team_commands() -> None:
+    from mnemonist.cli.bench_inject import inject, relevance
     from mnemonist.cli.bench_team import hnsw, team
 
     bench.add_command(hnsw)
     bench.add_command(team)
+    bench.add_command(inject)
+    bench.add_command(relevance)
 
 
 _team_commands()

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,7 @@ from typing import Any
 import click
 
 from mnemonist.client import Client, DaemonError
+from mnemonist.store.private_files import open_private
 
 BUNDLE_KIND = "mnemonist-bundle"
 #: a bundle goes to the daemon in requests of at most this many bytes (each with the header),
@@ -51,7 +54,10 @@ def export(ctx: click.Context, project: str | None, vectors: bool, output: Path 
                                       vectors="true" if vectors else None,
                                       agent_id=agent, user_id=user,
                                       all_scopes="true" if all_scopes else None)
-    out = output.open("w", encoding="utf-8") if output else None
+    try:  # 0600 whatever the umask: the bundle holds every memory it exports
+        out = open_private(output) if output else None
+    except OSError as exc:
+        _fail(f"cannot write {output}: {exc.strerror or exc}")
     try:
         count = 0
         for line in lines:
@@ -207,17 +213,63 @@ def import_(ctx: click.Context, path: Path, fmt: str, project: str | None,
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def backup(ctx: click.Context, path: Path, force: bool, as_json: bool) -> None:
-    """Copy the live database to PATH while the daemon keeps running (SQLite online backup)."""
+    """Copy the live database to PATH while the daemon keeps running (SQLite online backup).
+
+    The daemon makes the copy and sends it; this command writes PATH (the daemon itself only
+    ever writes into <home>/backups/)."""
+    target = Path(os.path.abspath(path))
+    problem = _backup_path_problem(target, force)
+    if problem:
+        _fail(problem)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        out = _client(ctx).post("/api/backup", {"path": str(path.absolute()), "force": force})
-    except DaemonError as exc:
-        _fail(str(exc))
+        with os.fdopen(fd, "wb") as sink:
+            headers = _client(ctx).download("/api/backup", {"download": True}, sink)
+            sink.flush()
+            os.fsync(sink.fileno())
+        live = headers.get("x-mnemonist-database")
+        if live and _is_live_database(target, Path(live)):
+            raise ValueError(f"{target} is the live database itself")
+        os.chmod(tmp, 0o600)  # it holds every memory
+        os.replace(tmp, target)
+    except (DaemonError, OSError, ValueError) as exc:
+        Path(tmp).unlink(missing_ok=True)
+        _fail(str(exc) if not isinstance(exc, OSError) else
+              f"cannot write {target}: {exc.strerror or exc}")
         return
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    out = {"path": str(target), "size": target.stat().st_size,
+           "pages": int(headers.get("x-mnemonist-backup-pages", 0)),
+           "memories": int(headers.get("x-mnemonist-backup-memories", 0)),
+           "took_ms": float(headers.get("x-mnemonist-backup-took-ms", 0.0))}
     if as_json:
         click.echo(json.dumps(out, indent=2))
     else:
         click.echo(f"backed up {out['memories']} memories to {out['path']}"
                    f" ({out['size']} bytes, {out['pages']} pages, {out['took_ms']:.0f} ms)")
+
+
+def _backup_path_problem(target: Path, force: bool) -> str | None:
+    """Why PATH cannot take the backup (None: it can; a missing folder is made, mode 700)."""
+    if target.is_symlink():
+        return f"{target} is a symbolic link: give the real path"
+    if target.is_dir():
+        return f"{target} is a folder: give a file path"
+    if target.exists() and not force:
+        return f"{target} already exists (--force to replace it)"
+    if not target.parent.is_dir():
+        try:
+            target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as exc:
+            return f"cannot create folder {target.parent}: {exc.strerror or exc}"
+    return None
+
+
+def _is_live_database(target: Path, live: Path) -> bool:
+    real, db = Path(os.path.realpath(target)), Path(os.path.realpath(live))
+    return real in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm"))
 
 
 COMMANDS = (export, import_, backup)

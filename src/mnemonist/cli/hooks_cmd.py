@@ -31,9 +31,8 @@ def hook(ctx: click.Context, event: str, timeout_ms: int | None, fmt: str,
     url = (ctx.obj or {}).get("url")
     try:
         settings = load_settings(url, timeout_ms)
-    except Exception as exc:  # even a broken installation must not block the agent
-        click.echo(f"mnemonist hook: {exc}", err=True)
-        return
+    except Exception:  # no home to log into (load_settings logs everything else): even a
+        return         # broken installation prints nothing and must not block the agent
     try:
         out = run_hook(event, settings, fmt=fmt, harness=harness, agent=agent, user=user)
     except Exception as exc:

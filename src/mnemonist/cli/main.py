@@ -19,16 +19,29 @@ from mnemonist.cli.mcp_cmd import mcp
 from mnemonist.cli.memory_cmd import COMMANDS as MEMORY_COMMANDS
 from mnemonist.cli.migrate_cmd import migrate_cmd
 from mnemonist.cli.sessions_cmd import sessions
+from mnemonist.client import DEFAULT_TIMEOUT_S
 
 
 @click.group()
 @click.version_option(__version__, "--version", "-V", prog_name="mnemonist",
                       message="%(prog)s %(version)s")
-@click.option("--url", envvar="MNEMONIST_URL", default=None, help="daemon URL")
+@click.option("--url", envvar="MNEMONIST_URL", default=None,
+              help="daemon URL (default MNEMONIST_URL, else the config's server section:"
+                   " http://127.0.0.1:3850)")
+@click.option("--timeout", type=click.FloatRange(min=0.01), default=None,
+              help=f"seconds to wait for the daemon (default MNEMONIST_TIMEOUT or"
+                   f" {DEFAULT_TIMEOUT_S:g})")
+@click.option("--agent", default=None,
+              help="read as this agent: global memories and its own (default MNEMONIST_AGENT)")
+@click.option("--user", default=None, help="read as this user (default MNEMONIST_USER)")
 @click.pass_context
-def cli(ctx: click.Context, url: str | None) -> None:
-    """mnemonist: long-term memory for AI agents."""
-    ctx.obj = {"url": url}
+def cli(ctx: click.Context, url: str | None, timeout: float | None, agent: str | None,
+        user: str | None) -> None:
+    """mnemonist: long-term memory for AI agents.
+
+    `mnemonist serve` runs the daemon; the other commands talk to it over HTTP. --url,
+    --timeout, --agent and --user may be given before or after the command."""
+    ctx.obj = {"url": url, "timeout": timeout, "agent": agent, "user": user}
 
 
 @cli.command()

@@ -34,10 +34,12 @@ def _one_line(text: str, width: int) -> str:
 @click.option("--private", is_flag=True,
               help="private to --agent / --user (MNEMONIST_AGENT / MNEMONIST_USER)")
 @click.option("--json", "as_json", is_flag=True)
+@click.option("-q", "--quiet", is_flag=True,
+              help="print only the memory's id (in a script: ID=$(mnemonist remember -q ...))")
 @daemon_options
 @click.pass_context
 def remember(ctx, content, type_, importance, tags, who, project, pinned, occurred_at, source_id,
-             private, as_json) -> None:
+             private, as_json, quiet) -> None:
     """Store a memory ("critical:" pins it, "[a,b]:" tags it); global unless --private."""
     me = identity(ctx)
     if private and not me:
@@ -49,6 +51,8 @@ def remember(ctx, content, type_, importance, tags, who, project, pinned, occurr
     out = call(lambda: client(ctx).post("/api/memory/remember", body))
     if as_json:
         return emit(out)
+    if quiet:
+        return click.echo(out["id"])
     what = "already remembered" if out["deduplicated"] else "remembered"
     click.echo(f"{what}: {out['id']} ({out['type']})")
 
@@ -220,15 +224,19 @@ def _named(candidate_id: str, ref: str) -> bool:
 @click.option("--include-pinned", is_flag=True, help="pinned memories may be selected too")
 @click.option("--purge", "--hard", "purge", is_flag=True,
               help="remove the text for good (history, indexes, file), soft-deleted ones too")
-@click.option("--yes", is_flag=True, help="do not ask for confirmation")
+@click.option("--yes", "-y", is_flag=True,
+              help="do not ask for confirmation (required when stdin is not a terminal)")
 @daemon_options
 @click.pass_context
 def forget(ctx, ids, query, reason, project, type_, include_pinned, purge, yes) -> None:
     """Preview, confirm and soft-delete memories (recoverable for the retention window).
 
     A query selects only memories that hold its words and score well; the preview shows each
-    one's score and matched words. Execute sends the preview's token, so what runs is exactly
-    what was shown. Exits 1 when it forgot nothing, or not every id named."""
+    one's score and matched words, then it asks "forget N memories? [y/N]" (and for a reason
+    when --reason is missing). --yes skips the question: from a script or a pipe, where
+    nothing can answer it, --yes is required (without it: one line on stderr, exit 1).
+    Execute sends the preview's token, so what runs is exactly what was shown. Exits 1 when
+    it forgot nothing, or not every id named."""
     c = client(ctx)
     sel = {"ids": list(ids) or None, "query": query, "project": project, "type": type_,
            "force": purge, "include_pinned": include_pinned or None}
@@ -248,6 +256,9 @@ def forget(ctx, ids, query, reason, project, type_, include_pinned, purge, yes) 
             "score" in cand) else ""
         click.echo(f"  {cand['id'][:SHORT_ID]}  {score}{cand['content'][:100]}")
     verb = "purge" if purge else "forget"
+    if not yes and not sys.stdin.isatty():
+        fail(f"{verb} asks for confirmation ([y/N]) but stdin is not a terminal: run it again"
+             f" with --yes (and --reason) to {verb} these {preview['count']} memories")
     if not yes and not click.confirm(f"{verb} {preview['count']} memories?"):
         sys.exit(1)
     reason = reason or ("forgotten from the CLI" if yes else click.prompt("reason"))

@@ -13,6 +13,10 @@ Output (`--format`):
   pre-compaction the instructions as plain text; nothing for the other events;
 - `text`: the context (or instructions) as plain text, for harnesses that take stdout;
 - `json`: the daemon's whole answer.
+
+The daemon quotes every stored text in what it answers (`text/framing.py`); the text the hook
+prints passes `escape_markup` once more on the way out, so even an older or a foreign daemon
+cannot close the harness's block (`</system-reminder>`), open a tag or hide characters in it.
 """
 
 from __future__ import annotations
@@ -62,38 +66,44 @@ def canonical_event(name: str) -> str | None:
 
 
 def load_settings(url: str | None, timeout_ms: int | None) -> HookSettings:
-    """Daemon URL, token and deadline from the flags, the environment and agent.yaml; a bad
-    configuration falls back to the defaults (and is logged by the caller)."""
+    """Daemon URL, token and deadline from the flags, the environment and agent.yaml.
+
+    An agent.yaml that cannot be read or holds a bad value turns the hook off for this run
+    (`enabled` False: it prints nothing and contacts no daemon) and the cause goes to
+    hooks.log: with the configuration unknown, so are the daemon's port and token and whether
+    hooks are on at all, and guessing the defaults would talk to whatever listens there."""
     from mnemonist.client import default_url
     from mnemonist.settings import ConfigError, Paths, home_dir, load_config
 
     home = home_dir()
-    enabled, deadline_ms, problem = True, 5000, None
+    settings = HookSettings(url=(url or "").rstrip("/"), token="",
+                            timeout_s=max(0.05, (timeout_ms or 5000) / 1000.0),
+                            enabled=False, log_path=home / "logs" / "hooks.log")
     try:
         cfg = load_config(Paths(home)).hooks
-        enabled, deadline_ms = cfg.enabled, cfg.timeout_ms
-    except ConfigError as exc:
-        problem = str(exc)
-    base, token = default_url()
-    settings = HookSettings(
-        url=(url or base).rstrip("/"), token=token,
-        timeout_s=max(0.05, (timeout_ms if timeout_ms else deadline_ms) / 1000.0),
-        enabled=enabled, log_path=home / "logs" / "hooks.log",
-    )
-    if problem:
-        log_line(settings, "config", f"configuration error, defaults used: {problem}")
+        base, token = default_url()
+    except Exception as exc:  # ConfigError, or anything else: never a guess, never output
+        problem = str(exc) if isinstance(exc, ConfigError) else f"{type(exc).__name__}: {exc}"
+        log_line(settings, "config", f"configuration error, the hook did nothing: {problem}")
+        return settings
+    settings.url = (url or base).rstrip("/")
+    settings.token = token
+    settings.timeout_s = max(0.05, (timeout_ms or cfg.timeout_ms) / 1000.0)
+    settings.enabled = cfg.enabled
     return settings
 
 
 def log_line(settings: HookSettings, event: str, message: str) -> None:
     """Append one line to hooks.log (rotated at 1 MB); never raises."""
     try:
+        from mnemonist.store.private_files import open_private, private_folder
+
         path = settings.log_path
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(path.parent)  # 0700 / 0600: the log names sessions, paths and errors
         if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
             os.replace(path, path.with_name(path.name + ".1"))
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        with path.open("a", encoding="utf-8") as fh:
+        with open_private(path, "a") as fh:
             fh.write(f"{stamp} {event}: {' '.join(message.split())[:2000]}\n")
     except Exception:  # logging must not be the failure
         pass
@@ -151,10 +161,12 @@ def post(settings: HookSettings, route: str, payload: dict[str, Any],
 
 
 def render(event: str, answer: dict[str, Any], fmt: str) -> str:
+    from mnemonist.text.framing import escape_markup
+
     if fmt == "json":
         return json.dumps(answer, ensure_ascii=False)
     if event in CONTEXT_EVENTS:
-        context = str(answer.get("context") or "")
+        context = escape_markup(str(answer.get("context") or ""))
         if not context.strip():
             return ""
         if fmt == "text":
@@ -163,7 +175,7 @@ def render(event: str, answer: dict[str, Any], fmt: str) -> str:
                                                   "additionalContext": context}},
                           ensure_ascii=False)
     if event == "pre-compaction":
-        return str(answer.get("instructions") or "").rstrip("\n")
+        return escape_markup(str(answer.get("instructions") or "")).rstrip("\n")
     return ""
 
 

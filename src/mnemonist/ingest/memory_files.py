@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
+import tempfile
 from dataclasses import dataclass
 
 ROOT_FILES = ("MEMORY.md", "memory.md")
@@ -26,6 +28,39 @@ class FileRoot:
     path: str
     project: str
     origin: str
+
+
+def session_root_refusal(root: str) -> str | None:
+    """Why the folder a session started in may not become a project root that file sync
+    indexes (None: it may). A session's `cwd` is whatever a hook sent: only a folder that
+    looks like a project, in the user's own part of the disk, is indexed. It must
+
+    - hold a `.git`, a `MEMORY.md` / `memory.md` or a `memory/` folder;
+    - lie under the user's home folder (`~`), and not be the home itself;
+    - not be `/`, the system's temporary folder or anything in it (unless the home itself
+      lies there), nor writable by every user.
+
+    Folders listed in `files.roots` are the user's own choice and are not checked."""
+    real = os.path.realpath(root)
+    home = os.path.realpath(os.path.expanduser("~"))
+    temp = os.path.realpath(tempfile.gettempdir())
+    if os.path.dirname(real) == real:
+        return "it is the root of the file system"
+    if real == home:
+        return "it is the home folder itself"
+    if real == temp or (within(real, temp) and not within(home, temp)):
+        return "it is in the system's temporary folder"
+    if not within(real, home):
+        return f"it is not under the home folder {home}"
+    try:
+        if os.stat(real).st_mode & stat.S_IWOTH:
+            return "every user may write into it"
+    except OSError as exc:
+        return f"it cannot be read: {exc.strerror or exc}"
+    marks = (".git", *ROOT_FILES, MEMORY_DIR)
+    if not any(os.path.lexists(os.path.join(real, m)) for m in marks):
+        return "it holds no .git, MEMORY.md or memory/ folder"
+    return None
 
 
 def within(path: str, root: str) -> bool:

@@ -3,6 +3,10 @@
 Two transports share it: `run_stdio(backend)` for `mnemonist mcp` (an HTTP backend talking to the
 running daemon), and `McpHttpEndpoint`, the ASGI app the daemon mounts at `/mcp` (streamable
 HTTP, stateless, JSON answers, over the in-process service, behind the daemon's boundary).
+
+A result's text is its JSON answer on one line with `<`, `>` and every invisible character
+escaped (`json_text`): the same data for a client that parses it, and nothing a model reading
+it pasted into its context could take as a tag, a `<<<` fence or a line of its own.
 """
 
 from __future__ import annotations
@@ -49,8 +53,17 @@ def mcp_tool(spec: ToolSpec) -> types.Tool:
     )
 
 
+def json_text(data: Any) -> str:
+    """`data` as one line of JSON that holds no `<` or `>` and no control, format or separator
+    character raw (each as its `\\uXXXX` escape): `json.loads` reads back the same data."""
+    text = json.dumps(data, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else json.dumps(ch)[1:-1] for ch in text)
+
+
 def _text(data: Any) -> types.TextContent:
-    return types.TextContent(type="text", text=json.dumps(data, ensure_ascii=False))
+    return types.TextContent(type="text", text=json_text(data))
 
 
 async def run_tool(backend: Backend, name: str, arguments: dict[str, Any] | None,

@@ -99,6 +99,15 @@ class MemoryConfig(SnakeModel):
 class SearchConfig(SnakeModel):
     alpha: float = Range(0.7, 0.0, 1.0, "vector weight; 1 - alpha goes to the keyword leg")
     min_score: float = Range(0.1, 0.0, 1.0, "results below this fused score are dropped")
+    min_relevance: float = Range(
+        0.0, 0.0, 1.0, "recall drops results whose calibrated relevance (the probability that"
+        " the memory answers the query) is below this"
+    )
+    min_answerable: float = Range(
+        0.05, 0.0, 1.0, "recall returns nothing when the probability that anything in scope"
+        " answers the query is below this (a string stored nowhere, a question from another"
+        " domain)"
+    )
     top_k: int = Range(100, 1, 2000, "candidates each leg contributes before fusion")
     keyword_norm: Literal["minmax", "max"] = Field(
         default="minmax", description="per-query normalisation of BM25 scores"
@@ -227,7 +236,15 @@ class EmbeddingConfig(SnakeModel):
     api_key: str = ""
     api_key_env: str = Field(default="OPENAI_API_KEY", description="read when api_key is empty")
     dimensions: int | None = Field(default=None, ge=1, le=8192)
-    timeout_ms: Ms = Range(30000, 1000, 300000)
+    timeout_ms: Ms = Range(30000, 1000, 300000, "HTTP providers: one embedding request")
+    query_timeout_ms: Ms = Range(
+        5000, 100, 60000, "HTTP providers: the longest a recall waits for its query's vector,"
+        " then it answers keyword-only"
+    )
+    query_retry_ms: Ms = Range(
+        30000, 1000, 600000, "once a query embedding fails or the provider stops answering,"
+        " recall skips it this long, keyword-only (doubling while it stays down, at most 10x)"
+    )
     batch_size: int = Range(32, 1, 256, "texts per embedding call")
     threads: int = Range(
         0, 0, 64, "texts the local model embeds at once, one per thread (0: every core); the"
@@ -285,7 +302,18 @@ class HooksConfig(CamelModel):
     enabled: bool = Field(default=True, description="false: hook commands print nothing")
     timeout_ms: Ms = Range(5000, 100, 60000, "hard deadline of a hook command, connect + read")
     prompt_min_score: float = Range(
-        0.45, 0.0, 1.0, "prompt submit injects only memories scoring at least this"
+        0.0, 0.0, 1.0, "prompt submit injects only memories whose fused score is at least this"
+        " (relevance decides; this is an extra floor)"
+    )
+    prompt_min_relevance: float = Range(
+        0.2, 0.0, 1.0, "prompt submit injects nothing unless its best memory's relevance (the"
+        " probability that it answers the prompt) reaches this; session start uses it for the"
+        " project's memories"
+    )
+    prompt_marginal_relevance: float = Range(
+        0.05, 0.0, 1.0, "after the best, a memory is injected only while the chance that it"
+        " is the first useful one (its relevance × the chance that none before it was) is at"
+        " least this: a confident first memory leaves no room for weak ones"
     )
     prompt_max_memories: int = Range(5, 0, 50, "memories injected per prompt at most")
     prompt_budget_chars: int = Range(2000, 0, 50000, "characters injected per prompt at most")

@@ -21,6 +21,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from mnemonist.model.memory import MEMORY_TYPES, format_ts
+from mnemonist.text.scrub import MARKER_PREFIX, scrub_credentials
 
 #: the times a memory may carry: four-digit years, after conversion to UTC
 EARLIEST = datetime(1000, 1, 1, tzinfo=UTC)
@@ -56,9 +57,19 @@ def parse_when(value: Any) -> str:
     return format_ts(utc)
 
 
+def scrubbed_lower(value: str) -> str:
+    """`value` with its credentials replaced, then lower-cased (the markers kept as they are).
+    Scrubbing comes first: lower case hides a secret from the scrubber (`AKIA...` is a key
+    id, `akia...` no longer looks like one) without making it any less a secret."""
+    lowered = scrub_credentials(value).text.lower()
+    return lowered.replace(MARKER_PREFIX.lower(), MARKER_PREFIX) if "[redacted:" in lowered \
+        else lowered
+
+
 def normalize_key(value: str) -> str:
-    """A lifecycle key as stored and matched: trimmed, lower-cased, inner spaces collapsed."""
-    key = " ".join(value.split()).lower()
+    """A lifecycle key as stored and matched: credentials scrubbed, trimmed, lower-cased,
+    inner spaces collapsed."""
+    key = " ".join(scrubbed_lower(value).split())
     if not key:
         raise ValueError("key is empty")
     return key
@@ -96,10 +107,11 @@ Tags = Annotated[
 
 
 def _clean_tags(value: list[str] | None) -> list[str] | None:
-    """Trimmed, lower-cased, empty ones dropped, first occurrence kept (linear time)."""
+    """Credentials scrubbed, then trimmed and lower-cased; empty ones dropped, first occurrence
+    kept (linear time)."""
     if value is None:
         return None
-    tags = (str(item).strip().lower() for item in value)
+    tags = (scrubbed_lower(str(item)).strip() for item in value)
     return list(dict.fromkeys(tag for tag in tags if tag))
 
 
@@ -124,6 +136,10 @@ def _scope_name(value: str, *, star: bool) -> str:
         raise ValueError("contains a control character")
     if text == ANY_SCOPE and not star:
         raise ValueError('"*" is not an id (it means every scope in `agents` / `users`)')
+    kinds = scrub_credentials(text).kinds
+    if kinds:  # an id is stored and shown as given: a secret in it would be kept raw
+        raise ValueError(f"holds a credential ({', '.join(kinds)}): an agent or user id is a"
+                         " name, never a secret (send a token as Authorization: Bearer)")
     return text
 
 
@@ -249,6 +265,12 @@ class RecallRequest(RecallFilters):
     query: str = Field(min_length=1, max_length=10_000)
     limit: int = Field(default=10, ge=1, le=200)
     min_score: float | None = Field(default=None, ge=0.0, le=1.0)
+    min_relevance: float | None = Field(
+        default=None, ge=0.0, le=1.0,
+        description="drop results less likely than this to answer the query (calibrated"
+        " relevance); unset: search.min_relevance, and nothing is returned when nothing in"
+        " scope is likely to answer the query (search.min_answerable)",
+    )
     expand: bool = False
     context: int = Field(default=0, ge=0, le=20, description="neighbours per side per result")
     now: Timestamp | None = Field(default=None, description="reference for relative times")

@@ -21,7 +21,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mnemonist.model.memory import utcnow
-from mnemonist.providers.embedding.base import EmbeddingError, EmbeddingProvider
+from mnemonist.providers.embedding.base import (
+    EmbeddingError,
+    EmbeddingProvider,
+    request_timeout,
+)
 from mnemonist.providers.embedding.local_onnx import release_freed_memory
 from mnemonist.search.vector_index import VectorIndex
 from mnemonist.store import embeddings
@@ -278,6 +282,25 @@ class BackgroundEmbedder:
         self.stats.processed += len(vectors)
         self.stats.last_cycle_at = utcnow()
         return True
+
+    def embed_now(self, seqs: list[int], budget_s: float, chunk: int = 8) -> int:
+        """Embed these memories from a request's own thread (recall: the few in its scope
+        still waiting for their vector), `chunk` at a time while `budget_s` lasts; how many
+        were handled. As in the background loop, the provider runs outside any transaction
+        and each chunk's vectors are written in one short transaction, then indexed on
+        commit. A memory the background thread embeds meanwhile is only written twice."""
+        deadline = time.monotonic() + budget_s
+        done = 0
+        for start in range(0, len(seqs), chunk):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            part = seqs[start : start + chunk]
+            with request_timeout(self.provider, left):
+                if not self.process(part):
+                    break
+            done += len(part)
+        return done
 
     def _write(self, seqs: list[int], vectors: dict[str, np.ndarray], model: str) -> None:
         with self.db.write_tx() as conn:

@@ -130,7 +130,9 @@ class SummaryWorker:
         limit = self.host.config.memory.max_content_chars
         first = turns[0]
         out = self.host.remember(RememberRequest(
-            content=text[:limit], type="summary", project=first.project,
+            # never pinned by its text: an LLM summary that starts "critical:" (steered by a
+            # session turn) must not ride along into every later session
+            content=text[:limit], type="summary", project=first.project, pinned=False,
             source_type="session_summary", source_id=key,
             who=job.payload.get("harness") or "session-summary",
             idempotency_key=f"summary:{key}", occurred_at=turns[-1].occurred_at,

@@ -8,12 +8,14 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import cache
 
 import numpy as np
 
 from mnemonist.model.config import MemoryConfig, RerankerConfig, SearchConfig
 from mnemonist.model.memory import Memory, format_ts
 from mnemonist.model.requests import RecallFilters
+from mnemonist.search import relevance
 from mnemonist.search.authors import KnownAuthors
 from mnemonist.search.corroboration import corroboration_factor
 from mnemonist.search.dampening import dampen
@@ -37,6 +39,10 @@ from mnemonist.text.tokens import tokenize
 
 log = logging.getLogger(__name__)
 
+#: relevance is computed over at least this many of the best hits, so that its query-level
+#: features (the best cosine among them, say) do not depend on how many results were asked for
+RELEVANCE_DEPTH = 10
+
 QueryEmbedder = Callable[[str], "np.ndarray | None"]
 
 
@@ -47,6 +53,11 @@ class Hit:
     source: str
     keyword_score: float | None
     vector_score: float | None
+    #: the raw BM25 strength (-bm25, absolute) of the memory's best keyword index; 0 when only
+    #: the vector leg found it (search/relevance.py reads it)
+    strength: float = 0.0
+    #: the calibrated probability that the memory answers the query (search/relevance.py)
+    relevance: float | None = None
 
 
 @dataclass
@@ -55,6 +66,10 @@ class SearchOutcome:
     method: str  # hybrid | keyword
     degraded: list[str] = field(default_factory=list)
     window: TimeWindow | None = None
+    #: the relevance model's feature rows of `hits` (search/relevance.py), when computed
+    features: np.ndarray | None = None
+    #: P(the store answers the query at all); None without a relevance model
+    answerable: float | None = None
 
 
 def narrow(filters: RecallFilters | None, window: TimeWindow) -> RecallFilters:
@@ -122,6 +137,16 @@ def complete(conn: sqlite3.Connection, hits: list[Hit]) -> list[Hit]:
     return out
 
 
+@cache
+def _shipped_or_none() -> relevance.RelevanceModel | None:
+    """The shipped relevance model, or None (said once in the log) when it cannot be read."""
+    try:
+        return relevance.shipped_model()
+    except (OSError, ValueError) as exc:
+        log.warning("relevance model unavailable: %s", exc)
+        return None
+
+
 class HybridSearch:
     def __init__(
         self,
@@ -143,6 +168,8 @@ class HybridSearch:
         self.turn_weight: Callable[[], float] = lambda: 1.0  # session turns' multiplier
         #: the clock decay reads (the LoCoMo bench moves it to ask "N days later")
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+        #: the calibrated relevance model (None: unreadable; relevance stays unset)
+        self.relevance_model: Callable[[], relevance.RelevanceModel | None] = _shipped_or_none
 
     def search(
         self,
@@ -154,29 +181,37 @@ class HybridSearch:
         *,
         now: datetime | None = None,
         time_filter: bool = False,
+        min_relevance: float = 0.0,
+        min_answerable: float = 0.0,
     ) -> SearchOutcome:
         """Time named in the query ("last week") becomes a preference for memories whose
-        event time falls inside (or a filter with `time_filter`); its words leave both legs."""
+        event time falls inside (or a filter with `time_filter`); its words leave both legs.
+        `min_relevance` drops hits less likely than that to answer the query;
+        `min_answerable` returns nothing when the store is less likely than that to answer it
+        at all (`search/relevance.py`)."""
         cfg = self.cfg
         window = find_time_window(query, now) if cfg.time_aware else None
         if window is not None:
             query = window.strip_from(query) or query
             if time_filter:
                 filters = narrow(filters, window)
-        outcome = self._search(conn, query, filters, limit, min_score, window, time_filter)
+        outcome = self._search(conn, query, filters, limit, min_score, window, time_filter,
+                               min_relevance, min_answerable)
         outcome.window = window
         return outcome
 
     def _keyword(
         self, conn: sqlite3.Connection, query: str, filters: RecallFilters | None,
-        hint_matched: set[int] | None = None,
+        hint_matched: set[int] | None = None, strengths: dict[int, float] | None = None,
     ) -> dict[int, float]:
         """Normalised keyword scores from the content index, the context index, or the better
         of the two per memory (each index normalised on its own); with hints on, the hints
         index joins them the same way (max, never a sum: a memory matched by its text and by
         a hint is not counted twice). The memories the hints index matched are added to
         `hint_matched` when given. A memory holding one of the query's two-word phrases gets
-        `phrase_weight` × its phrase match (normalised to the best) on top, capped at 1."""
+        `phrase_weight` × its phrase match (normalised to the best) on top, capped at 1.
+        `strengths` (when given) gets each memory's raw BM25 strength, the best over the
+        content and context indexes: an absolute measure the relevance model reads."""
         cfg = self.cfg
         fields = cfg.keyword_fields if cfg.context_window > 0 else "content"
         names = ("content", "context") if fields == "both" else (fields,)
@@ -190,6 +225,9 @@ class HybridSearch:
                                       mirror=mirror))
             if name == "hints" and hint_matched is not None:
                 hint_matched.update(raw)
+            if strengths is not None and name != "hints":
+                for seq, value in raw.items():
+                    strengths[seq] = max(-value, strengths.get(seq, 0.0))
             for seq, value in normalize_bm25(raw, cfg.keyword_norm).items():
                 scores[seq] = max(value, scores.get(seq, 0.0))
         if cfg.phrase_weight > 0:
@@ -253,8 +291,9 @@ class HybridSearch:
     def _fused(
         self, conn: sqlite3.Connection, query: str, qvec: np.ndarray | None,
         filters: RecallFilters | None, hint_matched: set[int],
+        strengths: dict[int, float] | None = None,
     ) -> list[Fused]:
-        keyword = self._keyword(conn, query, filters, hint_matched)
+        keyword = self._keyword(conn, query, filters, hint_matched, strengths)
         if self.sparse is not None and self.cfg.sparse_weight > 0:
             keyword = blend(keyword, self.sparse.scores(query, filters, self.cfg.top_k,
                                                         self.cfg.sparse_fields),
@@ -367,6 +406,8 @@ class HybridSearch:
         min_score: float | None,
         window: TimeWindow | None,
         time_filter: bool,
+        min_relevance: float = 0.0,
+        min_answerable: float = 0.0,
     ) -> SearchOutcome:
         cfg = self.cfg
         degraded: list[str] = []
@@ -379,12 +420,14 @@ class HybridSearch:
                 degraded.append("query_embedding_failed")
 
         hint_matched: set[int] = set()
-        fused = self._fused(conn, query, qvec, filters, hint_matched)
+        strengths: dict[int, float] = {}
+        fused = self._fused(conn, query, qvec, filters, hint_matched, strengths)
         if window is not None and not time_filter and cfg.time_candidates > 0:
             # the time named may be all the query says about what it wants ("what did we
             # discuss on 11 December?"): that time's best memories join the candidates
             seen = {f.seq for f in fused}
-            for f in self._fused(conn, query, qvec, narrow(filters, window), hint_matched):
+            for f in self._fused(conn, query, qvec, narrow(filters, window), hint_matched,
+                                 strengths):
                 if f.seq not in seen:
                     f.score *= cfg.time_candidates
                     fused.append(f)
@@ -417,7 +460,8 @@ class HybridSearch:
             if m.source_type == "session":
                 score *= turn_weight
             score *= corroboration_factor(m.observation_count, cfg.corroboration_weight)
-            hits.append(Hit(m, score, f.source, f.keyword, f.vector))
+            hits.append(Hit(m, score, f.source, f.keyword, f.vector,
+                            strengths.get(f.seq, 0.0)))
         if self._boost_by_graph(conn, hits, query, filters):
             degraded.append("graph_timeout")
         dampen(conn, hits, query, self.mem_cfg.pipeline_v2.dampening, hint_matched=hint_matched)
@@ -434,4 +478,42 @@ class HybridSearch:
             if outcome != "reranked":
                 degraded.append(f"reranker_{outcome}")
         method = "hybrid" if qvec is not None else "keyword"
-        return SearchOutcome(complete(conn, hits[:limit]), method, degraded)
+        shown = complete(conn, hits[: max(limit, RELEVANCE_DEPTH)])
+        features, answerable = self._relevance(conn, query, shown, qvec, window, degraded)
+        keep = list(range(len(shown)))
+        if answerable is not None and answerable < min_answerable:
+            keep = []  # nothing in scope answers the query: nothing is returned
+        elif min_relevance > 0:
+            keep = [i for i in keep
+                    if shown[i].relevance is None or shown[i].relevance >= min_relevance]
+        keep = keep[:limit]
+        outcome = SearchOutcome([shown[i] for i in keep], method, degraded)
+        outcome.features = features[keep] if features is not None else None
+        outcome.answerable = answerable
+        return outcome
+
+    def _relevance(
+        self, conn: sqlite3.Connection, query: str, hits: list[Hit], qvec: np.ndarray | None,
+        window: TimeWindow | None, degraded: list[str],
+    ) -> tuple[np.ndarray | None, float | None]:
+        """Each hit's calibrated relevance (`search/relevance.py`), the feature rows (the
+        benchmark fits the model on them) and P(the store answers the query) (0 when nothing
+        was found). A model that cannot be read leaves relevance unset, answerability None,
+        and says so in `degraded`."""
+        model = self.relevance_model()
+        if model is None:
+            degraded.append("relevance_model_unavailable")
+        if not hits:
+            return None, None if model is None else 0.0
+        cosines: dict[int, float] = {}
+        if qvec is not None and self.index is not None:
+            cosines = self.index.scores(qvec, [h.memory.seq for h in hits])
+        x = relevance.features(conn, query, hits, cosines, window)
+        if model is None or not cosines:
+            # no query vector, or none of the hits embedded yet (just remembered): the model
+            # reads cosines, so it cannot judge; recall goes on as it ranked
+            return x, None
+        for h, p in zip(hits, model.predict(x), strict=True):
+            # a memory not embedded yet has no cosine: its relevance is unknown, not low
+            h.relevance = float(p) if h.memory.seq in cosines else None
+        return x, model.answerable_of(x)

@@ -25,6 +25,7 @@ from mnemonist.search.hybrid import HybridSearch
 from mnemonist.search.keyword_mirror_keeper import KeywordMirrorKeeper
 from mnemonist.search.vector_index import AUTO_INT8_FROM, ExactVectors, VectorIndex
 from mnemonist.service.errors import Conflict, NotFound, NotOnPostgres
+from mnemonist.service.query_embedding import QueryEmbedder
 from mnemonist.store import embeddings, hints, memories
 from mnemonist.store.backend import is_postgres
 from mnemonist.store.context import is_line
@@ -63,7 +64,8 @@ class ServiceBase:
         self._index_lock = threading.Lock()
         self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._query_cache_lock = threading.Lock()
-        self.query_embedding_failures = 0
+        #: recall's query vectors: bounded, and skipped while the provider is known down
+        self.query_embedder = QueryEmbedder(provider, config.embedding) if provider else None
         self.access = AccessRecorder(db, config.memory.access_flush_ms / 1000.0)
         self.embedder: BackgroundEmbedder | None = None
         if provider is not None:
@@ -268,11 +270,9 @@ class ServiceBase:
             if hit is not None:
                 self._query_cache.move_to_end(key)
                 return hit
-        try:
-            vec = self.provider.embed([key])[0]
-        except EmbeddingError as exc:
-            self.query_embedding_failures += 1
-            log.warning("query embedding failed, keyword-only recall: %s", exc)
+        assert self.query_embedder is not None
+        vec = self.query_embedder.embed(key)  # None: failed, or the provider is known down
+        if vec is None:
             return None
         if self.index is not None and vec.shape[0] != self.index.dimensions:
             return None
@@ -283,14 +283,12 @@ class ServiceBase:
         return vec
 
     def try_embed(self, text: str) -> np.ndarray | None:
-        """Embed a memory's content now (outside any transaction); None on failure."""
-        if self.provider is None:
+        """Embed a memory's content now (outside any transaction); None on failure, and at
+        once while the provider is known down (a request waits no longer than a recall's
+        query): the background embedder embeds it later."""
+        if self.query_embedder is None:
             return None
-        try:
-            return self.provider.embed([text])[0]
-        except EmbeddingError as exc:
-            log.warning("embedding failed, the background embedder will retry: %s", exc)
-            return None
+        return self.query_embedder.embed(text, what="a memory")
 
     # -- lifecycle -----------------------------------------------------------------------
     def _follow_other_daemons(self) -> None:

@@ -23,6 +23,9 @@ import json
 import sqlite3
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+
+from mnemonist.model.requests import ScopeId
 from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import BadRequest
 from mnemonist.service.export import BUNDLE_KIND, BUNDLE_VERSION, schema_version
@@ -30,6 +33,11 @@ from mnemonist.store import bundle, context, embeddings
 from mnemonist.store.backend import is_postgres
 from mnemonist.text.normalize import normalize_and_hash
 from mnemonist.text.scrub import scrub_credentials
+
+_SCOPE_ID: TypeAdapter[str] = TypeAdapter(ScopeId)
+#: owner columns: an id is validated as the same field of a request body is (not scrubbed:
+#: an id with a credential in it is refused, never rewritten into someone else's scope)
+_IDENTITY = ("agent_id", "user_id")
 
 _NOT_SCRUBBED = {"id", "normalized_content", "content_hash", "text_hash", "vector", "tags"}
 
@@ -127,6 +135,7 @@ class BundleImportOps(ServiceBase):
             raise BadRequest(str(exc), code="invalid_record") from exc
         changed = 0
         for table, values in rows:
+            _check_identity(values, where)
             changed += _scrub(table, values)
         if kind == "embedding":
             _check_vector(rows[0][1], where)
@@ -238,6 +247,27 @@ def _scrub(table: str, values: dict[str, Any]) -> int:
             values["normalized_content"] = norm.normalized
             values["content_hash"] = norm.content_hash
     return changed
+
+
+def _check_identity(values: dict[str, Any], where: str) -> None:
+    """`agent_id` / `user_id` of a record: none (null, or '' where the table spells "no
+    owner" so), or an id a request body could name."""
+    for name in _IDENTITY:
+        value = values.get(name)
+        if value is None or value == "":
+            continue
+        if not isinstance(value, str):
+            raise BadRequest(f"{where}: {name} must be a string", code="invalid_record",
+                             field=name)
+        try:
+            clean = _SCOPE_ID.validate_python(value)
+        except ValidationError as exc:
+            reason = exc.errors()[0]["msg"].removeprefix("Value error, ")
+            raise BadRequest(f"{where}: {name} {reason}", code="invalid_record",
+                             field=name) from exc
+        if clean != value:
+            raise BadRequest(f"{where}: {name} has spaces around it",
+                             code="invalid_record", field=name)
 
 
 def _check_vector(values: dict[str, Any], where: str) -> None:

@@ -90,7 +90,8 @@ class CheckpointOps(ServiceBase):
         note: str | None = None,
     ) -> CheckpointDraft:
         """What a trigger knows now: the state's counts and prompts, the session's remembers
-        and, when a transcript was read, its working state."""
+        and, when a transcript was read, its working state. Every text is scrubbed here,
+        before the digest clips it (a private key cut to its first line would pass)."""
         key = state["session_key"]
         remembers = store.session_remembers(
             self.db.reader(), key, self.project_names(state), state["started_at"]
@@ -106,13 +107,13 @@ class CheckpointOps(ServiceBase):
             total_prompts=state["prompt_count"],
             started_at=state["started_at"],
             recent_prompts=[scrub(p) for p in prompts],
-            memory_queries=list(state["memory_queries"]),
-            recent_remembers=[clip(r) for r in remembers],
-            files=list(activity.files) if activity else [],
-            tools=list(activity.tools) if activity else [],
-            errors=list(activity.errors) if activity else [],
-            last_reply=activity.last_reply if activity else None,
-            note=note,
+            memory_queries=[scrub(q) for q in state["memory_queries"]],
+            recent_remembers=[clip(scrub(r)) for r in remembers],
+            files=[scrub(f) for f in activity.files] if activity else [],
+            tools=[scrub(t) for t in activity.tools] if activity else [],
+            errors=[scrub(e) for e in activity.errors] if activity else [],
+            last_reply=scrub(activity.last_reply) if activity and activity.last_reply else None,
+            note=scrub(note) if note else note,
         )
 
     def write_checkpoint(
@@ -182,9 +183,11 @@ class CheckpointOps(ServiceBase):
         draft = self.draft_for(state, req.trigger, note=req.note)
         if req.harness:
             draft.harness = req.harness
-        draft.memory_queries = [*draft.memory_queries, *(clip(q) for q in req.memory_queries)]
+        # scrubbed before clipped: a key block cut to one line no longer looks like one
+        draft.memory_queries = [*draft.memory_queries,
+                                *(clip(scrub(q)) for q in req.memory_queries)]
         draft.recent_remembers = [*draft.recent_remembers,
-                                  *(clip(r) for r in req.recent_remembers)]
+                                  *(clip(scrub(r)) for r in req.recent_remembers)]
         draft.prompt_count += req.prompt_count
         draft.total_prompts += req.prompt_count
         immediate = req.trigger == "explicit"

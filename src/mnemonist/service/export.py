@@ -10,13 +10,16 @@ state too, and a writer never makes it restart; on PostgreSQL backup is pg_dump'
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import sqlite3
 import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +32,7 @@ from mnemonist.service.errors import BadRequest, Conflict
 from mnemonist.store import bundle
 from mnemonist.store.backend import is_postgres
 from mnemonist.store.migrations import MIGRATIONS
+from mnemonist.store.private_files import private_folder
 
 BUNDLE_KIND = "mnemonist-bundle"
 BUNDLE_VERSION = 1
@@ -89,16 +93,43 @@ class ExportOps(ServiceBase):
             conn.close()
 
     # -- backup ----------------------------------------------------------------------------
-    def backup(self, path: str, *, force: bool = False) -> dict[str, Any]:
-        """Copy the live database into `path` (absolute; an existing file only with `force`).
-        The copy is written beside `path` and renamed into place: `path` is never half a file.
-        """
+    def backups_folder(self) -> Path:
+        """`<home>/backups`: the one folder the daemon writes backups into."""
+        return Path(self.db.path).parent.parent / BACKUPS
+
+    def _require_backup(self) -> None:
         self.require_sqlite(
             "backup (a copy of the SQLite file)",
             "back the database up with pg_dump, one consistent snapshot of every table"
             " (docs/postgres.md), or write a portable bundle with"
             " `mnemonist export --all-scopes --vectors`")
-        target = _backup_target(path, force, self.db.path)
+
+    def backup(self, name: str | None = None, *, force: bool = False) -> dict[str, Any]:
+        """Copy the live database into `<home>/backups/<name>` (default
+        `memories-<UTC time>.db`). `name` is a file name, never a path: a request body does
+        not choose which file the daemon writes. An existing file is replaced only with
+        `force`, and only when it is itself a mnemonist backup. The copy is written beside the
+        target and renamed into place: the target is never half a file."""
+        self._require_backup()
+        folder = private_folder(self.backups_folder())
+        target = _backup_target(name or default_backup_name(), force, folder)
+        return self._copy_database(target)
+
+    def backup_for_download(self) -> tuple[Path, dict[str, Any]]:
+        """A backup in a temporary file of `<home>/backups/` for the caller to send and then
+        remove (`mnemonist backup PATH` writes PATH itself from it)."""
+        self._require_backup()
+        folder = private_folder(self.backups_folder())
+        _drop_stale_downloads(folder)
+        fd, tmp = tempfile.mkstemp(prefix=DOWNLOAD_PREFIX, suffix=".db", dir=folder)
+        os.close(fd)
+        try:
+            return Path(tmp), self._copy_database(Path(tmp))
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def _copy_database(self, target: Path) -> dict[str, Any]:
         started = time.perf_counter()
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         os.close(fd)
@@ -118,34 +149,67 @@ class ExportOps(ServiceBase):
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        return {"path": str(target), "size": target.stat().st_size, "pages": pages,
-                "memories": memories,
+        return {"path": str(target), "name": target.name, "size": target.stat().st_size,
+                "pages": pages, "memories": memories,
                 "took_ms": round((time.perf_counter() - started) * 1000, 2)}
 
 
-def _backup_target(path: str, force: bool, database: Path) -> Path:
-    if not isinstance(path, str) or not path.strip():
-        raise BadRequest("path is required: the absolute path of the backup file", field="path")
-    if "\x00" in path:
-        raise BadRequest("path contains a NUL character", field="path")
-    target = Path(path)
-    if not target.is_absolute():
-        raise BadRequest(f"path must be absolute, got {path!r}", field="path")
-    if target.is_symlink():
-        raise BadRequest(f"{path} is a symbolic link: give the real path", field="path")
-    if target.is_dir():
-        raise BadRequest(f"{path} is a folder: give a file path", field="path")
-    real = Path(os.path.realpath(target))
-    live = Path(os.path.realpath(database))
-    if real in (live, live.with_name(live.name + "-wal"), live.with_name(live.name + "-shm")):
-        raise BadRequest(f"{path} is the live database itself", field="path")
-    if target.exists() and not force:
-        raise Conflict(f"{path} already exists (force to replace it)", code="exists",
-                       field="path")
-    if not target.parent.is_dir():  # a new backup folder is made, private to this user
+BACKUPS = "backups"
+#: a backup's name: a file name (no folder, no leading dot), never a path
+BACKUP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
+DOWNLOAD_PREFIX = ".download-"
+STALE_DOWNLOAD_S = 3600.0
+
+
+def default_backup_name() -> str:
+    return "memories-" + datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ") + ".db"
+
+
+def is_mnemonist_backup(path: Path) -> bool:
+    """A regular SQLite file holding mnemonist's tables: a file `force` may replace."""
+    try:
+        if path.is_symlink() or not path.is_file():
+            return False
+        with path.open("rb") as fh:
+            if fh.read(16) != b"SQLite format 3\x00":
+                return False
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
-            target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        except OSError as exc:
-            raise BadRequest(f"cannot create folder {target.parent}: {exc.strerror or exc}",
-                             field="path") from exc
+            names = {r[0] for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        finally:
+            conn.close()
+    except (OSError, sqlite3.Error):
+        return False
+    return {"memories", "memory_history", "schema_migrations"} <= names
+
+
+def _backup_target(name: str, force: bool, folder: Path) -> Path:
+    if not BACKUP_NAME.fullmatch(name) or name.endswith(".tmp"):
+        raise BadRequest(
+            f"name must be a file name (letters, digits, '.', '_', '-'; first a letter or a"
+            f" digit; at most 200), not a path: got {name!r}. Backups are written into"
+            f" {folder}; `mnemonist backup PATH` writes a copy anywhere you ask",
+            code="invalid_name", field="name")
+    target = folder / name
+    if target.is_symlink():
+        raise BadRequest(f"{target} is a symbolic link: it is never replaced", field="name")
+    if target.is_dir():
+        raise BadRequest(f"{target} is a folder", field="name")
+    if target.exists():
+        if not force:
+            raise Conflict(f"{target} already exists (force to replace a previous backup)",
+                           code="exists", field="name")
+        if not is_mnemonist_backup(target):
+            raise Conflict(f"{target} is not a mnemonist backup: it is never replaced",
+                           code="not_a_backup", field="name")
     return target
+
+
+def _drop_stale_downloads(folder: Path) -> None:
+    """Downloads a crash left behind (the copy is removed once sent)."""
+    now = time.time()
+    for leftover in folder.glob(DOWNLOAD_PREFIX + "*"):
+        with contextlib.suppress(OSError):
+            if now - leftover.stat().st_mtime > STALE_DOWNLOAD_S:
+                leftover.unlink()

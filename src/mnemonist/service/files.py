@@ -1,8 +1,9 @@
 """Workspace memory files: the known project roots, the sync triggers, and what the faces see.
 
 Roots are the configured `files.roots` plus the git root (see `project_of`) of every working
-folder a hook reported, remembered in `file_roots` once seen. Syncs run one at a time (a
-lock); every trigger goes through here:
+folder a hook reported that looks like a project in the user's home (`session_root_refusal`:
+not `/`, the home itself or the temporary folder), remembered in `file_roots` once seen.
+Syncs run one at a time (a lock); every trigger goes through here:
 
 - `startup` and `interval` (the file watcher's thread): every root;
 - `watch`: the roots (and files) the watcher saw change;
@@ -20,7 +21,13 @@ import threading
 import time
 from typing import Any, Protocol
 
-from mnemonist.ingest.memory_files import FileRoot, discover, memory_folders, stat_of
+from mnemonist.ingest.memory_files import (
+    FileRoot,
+    discover,
+    memory_folders,
+    session_root_refusal,
+    stat_of,
+)
 from mnemonist.model.memory import utcnow
 from mnemonist.model.requests import RecallRequest
 from mnemonist.service.errors import BadRequest, Conflict, NotFound
@@ -72,8 +79,8 @@ class FileOps(FileSyncOps, ReadOps):
                     learnt.setdefault(os.path.realpath(root), name)
             except (OSError, ValueError):  # a working folder no path can be made of
                 continue
-        for path, name in learnt.items():
-            if os.path.isdir(path):
+        for path, name in learnt.items():  # checked again: a home may hold older roots
+            if os.path.isdir(path) and session_root_refusal(path) is None:
                 roots.setdefault(path, FileRoot(path, name or os.path.basename(path), "session"))
         return list(roots.values())
 
@@ -97,6 +104,10 @@ class FileOps(FileSyncOps, ReadOps):
         try:
             name, _, root = project_of(cwd)
             if root is None or not os.path.isdir(root):
+                return None
+            refused = session_root_refusal(root)
+            if refused is not None:
+                log.info("%s is not indexed for memory files: %s", root, refused)
                 return None
             real = os.path.realpath(root)
             if not store.has_root(self.db.reader(), real):

@@ -26,12 +26,15 @@ from mnemonist.store import graph
 from mnemonist.store.row_ids import time_ordered_id
 from mnemonist.text.entities import canonical_name
 from mnemonist.text.entity_words import TECH_ALIASES
+from mnemonist.text.scrub import scrub_credentials
 
 STATED = "user-stated"
 
 
 def _named(name: str) -> tuple[str, str]:
-    """(name, entity type): a technology alias becomes its canonical form ("postgres")."""
+    """(name, entity type): credentials scrubbed (as in every stored name); a technology
+    alias becomes its canonical form ("postgres")."""
+    name = scrub_credentials(name).text
     alias = TECH_ALIASES.get(canonical_name(name))
     return (alias, "technology") if alias else (" ".join(name.split()), "name")
 
@@ -55,6 +58,7 @@ class GraphRelationOps(ServiceBase):
         scope = (req.project or "", req.agent_id or "", req.user_id or "")
         now = utcnow()
         stats = graph.GraphWriteStats()
+        note = scrub_credentials(req.reason).text  # the stater's why, kept with the relation
         with self.db.write_tx() as conn:
             (source_name, source_type), (target_name, target_type) = (
                 _named(req.source), _named(req.target))
@@ -75,7 +79,7 @@ class GraphRelationOps(ServiceBase):
                     " created_at, updated_at, confirmed_at) VALUES (?, ?, ?, ?, 1.0, 1, ?, ?,"
                     " ?, ?, ?, ?)",
                     (relation_id, source, target, req.relation_type, graph.REASONS[STATED],
-                     STATED, req.reason, now, now, now))
+                     STATED, note, now, now, now))
             else:
                 relation_id = row["id"]
                 was = None
@@ -88,7 +92,7 @@ class GraphRelationOps(ServiceBase):
                     "UPDATE relations SET reason = ?, confidence = ?, boost = 0, note = ?,"
                     " derived_from = COALESCE(?, derived_from), updated_at = ?,"
                     " confirmed_at = ? WHERE id = ?",
-                    (STATED, graph.REASONS[STATED], req.reason, was, now, now, relation_id))
+                    (STATED, graph.REASONS[STATED], note, was, now, now, relation_id))
             out = relation_item(conn, relation_id)
         return {"relation": out, "created": row is None, "replaced_reason": replaced,
                 "entities_created": stats.entities_created}

@@ -2,7 +2,8 @@
 session end (`/api/hooks/*`, `mnemonist hook <event>`).
 
 - session start: pinned memories, recent decisions and rules, the project's best memories,
-  and after a compaction or resume the recovery digest, within a character budget;
+  and after a compaction or resume the recovery digest, else a recap of the project's last
+  session (sessions/recap.py), within a character budget;
 - prompt submit: recall for the prompt, only above a score, at most N within a budget, never
   what the session already holds; counts prompts and fires the periodic checkpoint;
 - pre-compaction: a checkpoint with the working state read from the transcript, and what the
@@ -28,9 +29,13 @@ from mnemonist.model.hooks import (
 from mnemonist.model.memory import Memory, parse_ts, utcnow
 from mnemonist.model.requests import Caller, RecallFilters
 from mnemonist.pipeline.summary_worker import summary_unavailable
+from mnemonist.search.current import current_only
 from mnemonist.search.filters import visibility_clause
 from mnemonist.search.hybrid import Hit
+from mnemonist.search.relevance import choose
 from mnemonist.service.session_turns import SessionTurnOps
+from mnemonist.sessions import construct
+from mnemonist.sessions import recap as recaps
 from mnemonist.sessions.context import (
     PROMPT_HEADER,
     Section,
@@ -44,6 +49,7 @@ from mnemonist.sessions.queue import scrub
 from mnemonist.sessions.reader import TAIL_BYTES, TranscriptRefused, read_tail, resolve
 from mnemonist.sessions.transcript import Activity, activity, looks_like_jsonl, parse_jsonl
 from mnemonist.store import files as files_store
+from mnemonist.store import graph as graph_store
 from mnemonist.store import jobs
 from mnemonist.store import sessions as store
 
@@ -88,6 +94,77 @@ class HookOps(SessionTurnOps):
             return None
         return activity(parse_jsonl(text)) if looks_like_jsonl(text) else None
 
+    # -- what is handed over (search/relevance.py, search/current.py) --------------------
+    def _relevant(self, hit: Hit, at_least: float) -> bool:
+        """Relevance decides; without a relevance model, the fused score does."""
+        floor = self.config.hooks.prompt_min_score
+        if hit.score < floor:
+            return False
+        return hit.relevance >= at_least if hit.relevance is not None else hit.score >= 0.45
+
+    def _choose(self, hits: list[Hit], held: set[str]
+                ) -> tuple[list[Memory], dict[str, Memory]]:
+        """The memories the prompt hook injects, best first, and the older statements the
+        newer of them replaced. Stale statements go first (an older memory that a newer
+        candidate contradicts is never injected); then nothing unless the best is relevant
+        enough, and after it only those with a real chance of being the first useful one
+        (`relevance.choose`); never what the session holds."""
+        hooks = self.config.hooks
+        kept, replaced = current_only([h.memory for h in hits])
+        alive = {m.id for m in kept}
+        pool = [h for h in hits if h.memory.id in alive and h.memory.id not in held
+                and h.score >= hooks.prompt_min_score]
+        if pool and any(h.relevance is not None for h in pool):
+            picked = choose([h.relevance or 0.0 for h in pool],
+                            gate=hooks.prompt_min_relevance,
+                            marginal=hooks.prompt_marginal_relevance,
+                            cap=hooks.prompt_max_memories)
+            chosen = [pool[i].memory for i in picked]
+        else:
+            chosen = [h.memory for h in pool if self._relevant(h, 0.0)]
+        return chosen, {k: v for k, v in replaced.items() if k in {m.id for m in chosen}}
+
+    # -- constructed context (sessions/construct.py, sessions/recap.py) -------------------
+    def _prompt_block(self, prompt: str, fresh: list[Memory], names: list[str],
+                      max_items: int | None = None) -> tuple[str, list[str]]:
+        """The prompt hook's block for `fresh` (rank order): entity blocks, file chunks with
+        their lines, turns by session, tool lines only for prompts about commands."""
+        hooks, conn, ids = self.config.hooks, self.db.reader(), [m.id for m in fresh]
+        lookups = construct.Lookups(
+            where={mid: (x["path"], x["start_line"], x["end_line"])
+                   for mid, x in files_store.lines_of(conn, ids).items()},
+            mentions=graph_store.mentions_of(conn, ids),
+            skip_entities=frozenset(" ".join(n.split()).lower() for n in names))
+        return construct.prompt_block(
+            PROMPT_HEADER, prompt, fresh, lookups, limit=hooks.memory_chars,
+            budget=hooks.prompt_budget_chars,
+            max_items=hooks.prompt_max_memories if max_items is None else max_items)
+
+    def _recap(self, state: dict[str, Any], caller: Caller) -> list[Section]:
+        """The recap of the project's last sessions (never this one; decisions only those the
+        caller may see), within a third of the session-start budget and the recovery one."""
+        project, key = state.get("project_normalized"), state["session_key"]
+        room = min(self.config.memory.pipeline_v2.continuity.recovery_budget_chars,
+                   self.config.hooks.session_start_budget_chars // 3)
+        if not project or room < recaps.MIN_CHARS:
+            return []
+        names, visible, past = self.project_names(state), visibility_clause(caller), []
+        for row in store.recent_sessions(self.db.reader(), project, key, recaps.MAX_SESSIONS):
+            other = row["session_key"]
+            self.checkpoint_queue.flush(other)
+            conn = self.db.reader()
+            cp = store.latest_checkpoint(conn, session_key=other)
+            last = row["ended_at"] or row["updated_at"]
+            past.append(recaps.PastSession(
+                key=other, last_at=last, started_at=row["started_at"],
+                ended=bool(row["ended_at"]), prompt_count=row["prompt_count"], cwd=row["cwd"],
+                recent_prompts=row["recent_prompts"], digest=cp["digest"] if cp else None,
+                decisions=store.session_decisions(conn, other, names, row["started_at"], last,
+                                                  visible, DECISION_TYPES),
+                turns=store.last_turns(conn, other, visible)))
+        got = recaps.recap(past, room)
+        return [Section("Previous sessions", text=got[0], text_ids=got[1])] if got else []
+
     # -- session start -------------------------------------------------------------------
     def hook_session_start(self, req: SessionStartRequest) -> dict[str, Any]:
         hooks = self.config.hooks
@@ -106,6 +183,8 @@ class HookOps(SessionTurnOps):
                                           project_fallback=source == "resume")
             if recovered:
                 sections.append(Section("Recovered", text=recovered[0]))
+        if recovered is None:  # nothing of this session to recover: where the last ones stood
+            sections += self._recap(state, req.caller())
         conn = self.db.reader()
         cap, chars = hooks.session_start_max_memories, hooks.memory_chars
         caller = req.caller()
@@ -121,7 +200,7 @@ class HookOps(SessionTurnOps):
                                                         limit=10, visible=visible)
             }
             for hit in self._search(project, names, 10, caller=caller, no_turns=True):
-                if hit.score >= hooks.prompt_min_score:
+                if self._relevant(hit, hooks.prompt_min_relevance):
                     best.setdefault(hit.memory.id, hit.memory)
             sections.append(memory_section(f"Project {project}", list(best.values()), chars))
         text, ids = render(header, sections, hooks.session_start_budget_chars, cap)
@@ -179,15 +258,10 @@ class HookOps(SessionTurnOps):
             hits = self._search(prompt[:2000], names, max(20, 4 * hooks.prompt_max_memories),
                                 caller=req.caller(), skip_session=key)
             held |= self.suppressed_for_prompt(prompt)  # rated unhelpful for this prompt
-            fresh = [h.memory for h in hits
-                     if h.score >= hooks.prompt_min_score and h.memory.id not in held]
-            where = {mid: f"{x['path']}:{x['start_line']}-{x['end_line']}" for mid, x in
-                     files_store.lines_of(self.db.reader(), [m.id for m in fresh]).items()}
-            block, ids = render(PROMPT_HEADER,
-                                [memory_section("Memories", fresh, hooks.memory_chars, where)],
-                                hooks.prompt_budget_chars, hooks.prompt_max_memories)
+            fresh, replaced = self._choose(hits, held)
+            block, ids = self._prompt_block(prompt, fresh, names)
             if block:
-                parts.append(block.replace("\n\n## Memories", "", 1))
+                parts.append(block)
         now = utcnow()
         with self.db.write_tx() as w:
             store.update_state(w, key, prompt_count=count, recent_prompts=recent,

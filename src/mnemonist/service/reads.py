@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
 from typing import Any
 
@@ -18,10 +19,20 @@ from mnemonist.service.errors import NotFound
 from mnemonist.service.lifecycle import chain as lifecycle_chain
 from mnemonist.service.sources import brief, neighbours_of
 from mnemonist.store import embeddings, files, history, memories
+from mnemonist.store.backend import is_postgres
 
 #: `expand` gives a session turn this many turns on each side (its session's transcript can
 #: be megabytes; `GET /api/sessions/{id}` reads the rest)
 EXPAND_TURNS = 3
+#: recall embeds the memories of its scope still waiting for their vector (just remembered)
+#: before it searches when there are at most this many, within EMBED_PENDING_BUDGET_S;
+#: more than that is a bulk import: the background embedder's work, and the answer says so
+EMBED_PENDING_MAX = 16
+EMBED_PENDING_BUDGET_S = 1.0
+#: `pending_embeddings` counts at most this many (a bulk import can leave a million waiting)
+PENDING_COUNT_CAP = 1000
+#: one recall at a time embeds pending memories; the others wait for it (within the budget)
+_embedding_pending = threading.Lock()
 
 
 def result_of(hit: Hit) -> dict[str, Any]:
@@ -30,6 +41,7 @@ def result_of(hit: Hit) -> dict[str, Any]:
         "id": m.id,
         "content": m.content,
         "score": round(hit.score, 6),
+        "relevance": None if hit.relevance is None else round(hit.relevance, 4),
         "source": hit.source,
         "type": m.type,
         "tags": m.tags,
@@ -72,9 +84,14 @@ class ReadOps(ServiceBase):
     def recall(self, req: RecallRequest) -> dict[str, Any]:
         started = time.perf_counter()
         conn = self.db.reader()
+        cfg = self.config.search
+        pending = self._embed_pending(conn, req.filters())
+        explicit = req.min_relevance is not None
         outcome = self.searcher.search(
             conn, req.query, req.filters(), req.limit, req.min_score,
             now=parse_ts(req.now) if req.now else None, time_filter=req.time_filter,
+            min_relevance=req.min_relevance if explicit else cfg.min_relevance,
+            min_answerable=0.0 if explicit else cfg.min_answerable,
         )
         self.access.record([h.memory.seq for h in outcome.hits], recall=True)
         results = [result_of(h) for h in outcome.hits]
@@ -92,6 +109,9 @@ class ReadOps(ServiceBase):
                                               for side, items in around.items()}
         attach_file_lines(conn, results)
         window = outcome.window
+        degraded = list(outcome.degraded)
+        if pending:
+            degraded.append("embeddings_pending")
         return {
             "query": req.query,
             "method": outcome.method,
@@ -101,9 +121,44 @@ class ReadOps(ServiceBase):
                 "expression": window.expression, "start": format_ts(window.start),
                 "end": format_ts(window.end), "mode": "filter" if req.time_filter else "prefer",
             },
-            "degraded": outcome.degraded,
+            "answerable": None if outcome.answerable is None else round(outcome.answerable, 4),
+            "pending_embeddings": pending,
+            "degraded": degraded,
             "took_ms": round((time.perf_counter() - started) * 1000, 2),
         }
+
+    def _pending_seqs(self, conn: sqlite3.Connection, filters: RecallFilters,
+                      limit: int) -> list[int]:
+        """Memories in the recall's scope without a vector yet (migration 19's partial index:
+        only the rows waiting are read), at most `limit`."""
+        where, args = where_clause(filters)
+        hint = "" if is_postgres(self.db) else " INDEXED BY memories_unembedded"
+        return [r[0] for r in conn.execute(
+            f"SELECT m.seq FROM memories m{hint} WHERE m.embedding_model IS NULL"
+            f" AND m.is_deleted = 0 AND {where} ORDER BY m.seq DESC LIMIT ?",
+            [*args, limit],
+        )]
+
+    def _embed_pending(self, conn: sqlite3.Connection, filters: RecallFilters) -> int | None:
+        """How many memories in scope the vector leg cannot find yet, after embedding them
+        here when they are few (a recall right after its remember finds the memory by
+        meaning, not only by its words). None without an embedding provider (no vector leg)."""
+        if self.embedder is None:
+            return None
+        seqs = self._pending_seqs(conn, filters, PENDING_COUNT_CAP)
+        if not seqs or len(seqs) > EMBED_PENDING_MAX:
+            return len(seqs)
+        known_down = self.query_embedder is not None and self.query_embedder.retry_in() > 0
+        if known_down:  # a provider that is down would only make the recall wait
+            return len(seqs)
+        if _embedding_pending.acquire(timeout=EMBED_PENDING_BUDGET_S):
+            try:  # another recall may have embedded them while this one waited
+                seqs = self._pending_seqs(conn, filters, EMBED_PENDING_MAX)
+                if seqs:
+                    self.embedder.embed_now(seqs, EMBED_PENDING_BUDGET_S)
+            finally:
+                _embedding_pending.release()
+        return len(self._pending_seqs(conn, filters, PENDING_COUNT_CAP))
 
     def _attach_transcripts(self, results: list[dict[str, Any]]) -> None:
         keys = sorted({r["source_id"] for r in results

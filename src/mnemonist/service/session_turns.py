@@ -45,7 +45,13 @@ from mnemonist.store import sessions as sessions_store
 from mnemonist.store.memories import NewMemory
 from mnemonist.store.row_ids import memory_id
 from mnemonist.text.normalize import normalize_and_hash
-from mnemonist.text.scrub import scrub_credentials
+from mnemonist.text.scrub import (
+    MIN_GENERIC_VALUE_LEN,
+    is_secret_key,
+    marker,
+    scrub_credentials,
+    scrub_deep,
+)
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +87,7 @@ class SessionTurnOps(CheckpointOps, RememberOps):
                 return {"queued": False, "reason": str(exc)}
         payload: dict[str, Any] = {"session_key": key, "trigger": trigger, "final": final}
         if body is not None:
-            payload["body"] = body
+            payload["body"] = scrub_transcript_body(body)  # the payload is stored as it is
         else:
             payload["path"] = path
         with self.db.write_tx() as conn:
@@ -355,3 +361,58 @@ def _ts(value: str | None) -> str | None:
         return parse_when(value)
     except ValueError:
         return None
+
+
+def scrub_transcript_body(body: str) -> str:
+    """A transcript a hook sent in its body, credentials scrubbed before it is queued (the
+    job's payload is stored). Line by line, so the same lines scrub to the same bytes when a
+    longer copy of the transcript comes later (the read position stays valid): a JSON line
+    stays one valid JSON line (scrubbed as text, or else value by value, a value under a key
+    that names a secret replaced whole); a run of other lines is scrubbed as one text (a key
+    block spans lines). Every line keeps its number."""
+    if not scrub_credentials(body).kinds:
+        return body
+    out: list[str] = []
+    plain: list[str] = []
+
+    def flush() -> None:  # a key block becomes one marker: blank lines keep the numbering
+        if plain:
+            text = scrub_credentials("\n".join(plain)).text
+            out.append(text + "\n" * max(0, len(plain) - 1 - text.count("\n")))
+            plain.clear()
+
+    for line in body.split("\n"):
+        if not line.lstrip().startswith("{"):
+            plain.append(line)
+            continue
+        flush()
+        clean = scrub_credentials(line).text
+        if clean != line:
+            try:
+                json.loads(clean)
+            except (ValueError, RecursionError):
+                clean = json.dumps(_secret_values_scrubbed(json.loads(line)),
+                                   ensure_ascii=False) if _is_json(line) else clean
+        out.append(clean)
+    flush()
+    return "\n".join(out)
+
+
+def _is_json(line: str) -> bool:
+    try:
+        json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def _secret_values_scrubbed(value: Any) -> Any:
+    """`scrub_deep`, and a string under a key that names a secret (`"password": "..."`)
+    replaced whole."""
+    if isinstance(value, dict):
+        return {k: marker("secret_assignment") if isinstance(v, str) and is_secret_key(k)
+                and len(v) >= MIN_GENERIC_VALUE_LEN else _secret_values_scrubbed(v)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_secret_values_scrubbed(v) for v in value]
+    return scrub_deep(value)

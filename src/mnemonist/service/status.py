@@ -101,6 +101,8 @@ class StatusOps(PipelineOps):
                 available=s.provider_ok, last_error=s.last_error, processed=s.processed,
                 failed=s.failed, skipped_cycles=s.skipped_cycles, last_cycle_at=s.last_cycle_at,
             )
+        if self.query_embedder is not None:  # recall's query vectors (service/query_embedding)
+            provider["queries"] = self.query_embedder.status()
         queue = jobs.counts(conn)
         return {
             "version": __version__,

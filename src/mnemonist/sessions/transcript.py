@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemonist.sessions.digest import clip
+from mnemonist.text.scrub import scrub_credentials
 
 #: a transcript larger than this is stored up to this size, with a marker saying so
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
@@ -151,26 +152,37 @@ def flatten_transcript(text: str) -> str:
     return flatten(parse_jsonl(text)) if looks_like_jsonl(text) else text
 
 
+def _scrubbed(text: str) -> str:
+    return scrub_credentials(text).text
+
+
 def _describe_tool(e: Entry) -> str:
+    """The call in a line; credentials scrubbed before it is cut (a cut key block no longer
+    looks like one)."""
     args = e.tool_input
     for key in ("command", *PATH_KEYS, "pattern", "url", "query", "description"):
         if args.get(key):
-            return clip(f"{e.tool}: {args[key]}", 160)
-    return clip(f"{e.tool}: {json.dumps(args, ensure_ascii=False)}", 160)
+            return clip(_scrubbed(f"{e.tool}: {args[key]}"), 160)
+    return clip(_scrubbed(f"{e.tool}: {json.dumps(args, ensure_ascii=False)}"), 160)
 
 
 _COMMAND_NOISE = re.compile(r"^\s*<(command-|local-command-|system-reminder)")
 
 
 def activity(entries: list[Entry]) -> Activity:
-    """The working state at the end of a transcript, newest last."""
+    """The working state at the end of a transcript, newest last; every text has its
+    credentials scrubbed before it is clipped."""
     act = Activity()
     files: dict[str, str] = {}
+    prompts: list[str] = []
+    tools: list[Entry] = []
+    errors: list[str] = []
+    last_reply: str | None = None
     for e in entries:
         if e.is_prompt and e.text.strip() and not _COMMAND_NOISE.match(e.text):
-            act.prompts.append(clip(e.text))
+            prompts.append(e.text)
         elif e.role == "tool_use":
-            act.tools.append(_describe_tool(e))
+            tools.append(e)
             path = next((e.tool_input[k] for k in PATH_KEYS if e.tool_input.get(k)), None)
             if isinstance(path, str):
                 how = "edited" if e.tool in EDIT_TOOLS else "read"
@@ -179,13 +191,14 @@ def activity(entries: list[Entry]) -> Activity:
                 files.pop(path, None)
                 files[path] = how
         elif e.role == "tool_result" and e.is_error:
-            act.errors.append(clip(e.text))
+            errors.append(e.text)
         elif e.role == "assistant" and e.text.strip():
-            act.last_reply = e.text.strip()
-    act.prompts = act.prompts[-10:]
-    act.tools = act.tools[-10:]
-    act.errors = act.errors[-3:]
-    act.files = [f"{p} ({how})" for p, how in list(files.items())[-20:]]
+            last_reply = e.text
+    act.prompts = [clip(_scrubbed(t)) for t in prompts[-10:]]
+    act.tools = [_describe_tool(e) for e in tools[-10:]]
+    act.errors = [clip(_scrubbed(t)) for t in errors[-3:]]
+    act.last_reply = _scrubbed(last_reply).strip() if last_reply is not None else None
+    act.files = [_scrubbed(f"{p} ({how})") for p, how in list(files.items())[-20:]]
     return act
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from mnemonist.store import context, entity_links, txguard
 from mnemonist.store.checkpointer import JOURNAL_SIZE_LIMIT, SAFETY_PAGES, Checkpointer
+from mnemonist.store.private_files import FOLDER_MODE, private_database
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +112,8 @@ class WriterHooks:
 class Database(WriterHooks):
     def __init__(self, path: Path, durability: str = "full") -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
+        private_database(self.path)  # 0600 before SQLite makes its WAL and -shm beside it
         self.durability = durability
         self._lock = threading.RLock()
         self._waiting = 0  # threads waiting for `_lock` in write_tx

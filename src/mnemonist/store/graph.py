@@ -177,3 +177,23 @@ def counts(conn: sqlite3.Connection) -> dict[str, int]:
         "relations": conn.execute("SELECT COUNT(*) FROM relations").fetchone()[0],
         "mentions": conn.execute("SELECT COUNT(*) FROM memory_entity_mentions").fetchone()[0],
     }
+
+
+def mentions_of(conn: sqlite3.Connection,
+                memory_ids: list[str]) -> dict[str, list[tuple[str, str, str | None]]]:
+    """{memory id: [(entity id, entity name, attribute kind or None)]} for `memory_ids`, the
+    entities each one names (the kind is what `entity_attributes` says the memory states
+    about the entity: 'constraint' or 'attribute'). One query per 500 ids."""
+    out: dict[str, list[tuple[str, str, str | None]]] = {}
+    for start in range(0, len(memory_ids), 500):
+        part = memory_ids[start:start + 500]
+        rows = conn.execute(
+            "SELECT mm.memory_id, e.id, e.name, a.kind FROM memory_entity_mentions mm"
+            " JOIN entities e ON e.id = mm.entity_id"
+            " LEFT JOIN entity_attributes a ON a.entity_id = mm.entity_id"
+            " AND a.memory_id = mm.memory_id"
+            f" WHERE mm.memory_id IN ({','.join('?' * len(part))})"
+            " ORDER BY mm.memory_id, e.id", part)
+        for r in rows:
+            out.setdefault(str(r[0]), []).append((str(r[1]), str(r[2]), r[3]))
+    return out

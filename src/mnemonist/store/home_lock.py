@@ -7,6 +7,7 @@ process dies, so a crash leaves nothing stale to clean up); the file says who ho
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -39,8 +40,12 @@ class HomeLock:
         self._info: dict[str, Any] = {}
 
     def acquire(self) -> HomeLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held until release
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # 0600 like everything in the memory folder; held until release
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+        with contextlib.suppress(OSError):  # an older one made under the umask
+            os.fchmod(fd, 0o600)
+        handle = os.fdopen(fd, "a+", encoding="utf-8")
         if fcntl is not None:
             try:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)

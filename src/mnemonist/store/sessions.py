@@ -278,6 +278,60 @@ def session_remembers(
     return [r[0] for r in rows][::-1]
 
 
+# --- what a recap of the project's last sessions reads ------------------------------------
+
+
+def recent_sessions(conn: sqlite3.Connection, project_normalized: str, exclude: str,
+                    limit: int = 2) -> list[dict[str, Any]]:
+    """The project's latest sessions other than `exclude` (the running one), newest activity
+    first: only those with something to recap (a prompt, or a checkpoint)."""
+    rows = conn.execute(
+        "SELECT * FROM session_state s WHERE s.project_normalized = ? AND s.session_key <> ?"
+        " AND (s.prompt_count > 0 OR EXISTS (SELECT 1 FROM session_checkpoints c"
+        " WHERE c.session_key = s.session_key))"
+        " ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ?",
+        (project_normalized, exclude, limit),
+    ).fetchall()
+    out = []
+    for row in rows:
+        item = dict(row)
+        for key in STATE_JSON:
+            item[key] = json.loads(item[key] or "[]")
+        out.append(item)
+    return out
+
+
+def session_decisions(
+    conn: sqlite3.Connection, session_key: str, projects: list[str], since: str, until: str,
+    visible: tuple[str, list[Any]], types: tuple[str, ...], limit: int = 5,
+) -> list[Memory]:
+    """Decisions, constraints and rules stored during a session and visible to the reader:
+    those whose source is the session, or the project's written between its start and its
+    last activity; live and current only, newest first."""
+    cond, args = _project_clause(projects)
+    rows = conn.execute(
+        f"SELECT * FROM memories m WHERE m.is_deleted = 0 AND m.superseded_at IS NULL"
+        f" AND {NOT_INDEXED_LINES} AND m.type IN ({', '.join('?' * len(types))})"
+        f" AND {visible[0]} AND (m.source_id = ? OR (m.created_at >= ? AND m.created_at <= ?"
+        f" AND m.project IS NOT NULL AND {cond}))"
+        f" ORDER BY m.created_at DESC LIMIT ?",
+        [*types, *visible[1], session_key, since, until, *args, limit],
+    )
+    return [Memory.from_row(r) for r in rows]
+
+
+def last_turns(conn: sqlite3.Connection, session_key: str, visible: tuple[str, list[Any]],
+               limit: int = 200) -> list[Memory]:
+    """A session's latest turn memories visible to the reader, in transcript order."""
+    rows = conn.execute(
+        f"SELECT * FROM memories m WHERE m.source_type = 'session' AND m.source_id = ?"
+        f" AND m.is_deleted = 0 AND {visible[0]}"
+        f" ORDER BY m.occurred_at DESC, m.seq DESC LIMIT ?",
+        [session_key, *visible[1], limit],
+    )
+    return [Memory.from_row(r) for r in rows][::-1]
+
+
 # --- transcripts and jobs -----------------------------------------------------------------
 
 

@@ -15,7 +15,16 @@ is tuned against false positives in prose, config and code:
   ``xxxxxx``, ``******``, ``<...>``, ``$VAR``, ``${VAR}``, ``{{ tpl }}``, ``your_...``,
   ``...example...``, a URL without a password);
 - an unquoted value after ``:`` must end its line (``Password: please pick one`` is prose);
-  an unquoted value followed by ``(`` or ``[`` is code (``password = get_pw()``).
+  an unquoted value followed by ``(`` or ``[`` is code (``password = get_pw()``);
+- it is looked for at every key, including inside the value of a key that names no secret
+  (``note: password=hunter2``: ``note`` is no secret, ``password`` is).
+
+The ``prose_password`` rule reads a password stated in a sentence: ``my password is
+hunter2!``, ``the password for the db is S3cr3t-Pa55``, ``pw: ...``, ``changed the passphrase
+to ...``. A word after ``password`` is taken only when it looks like one (6+ characters with a
+digit, a symbol such as ``!@#$%^&*+=~``, or upper case after its first letter; or quoted), so
+``the password is required``, ``password policy``, ``the password is base64-encoded`` and
+``PWD is /home/me`` stay. An unquoted passphrase of several plain words is not recognised.
 
 Idempotent: a secret never starts with ``[REDACTED:``. Never raises; stays linear in time.
 """
@@ -25,7 +34,7 @@ from __future__ import annotations
 import base64
 import re
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 MARKER_PREFIX = "[REDACTED:"
@@ -57,6 +66,10 @@ class _Rule:
     #: lower-cased text when `folded`), or the rule cannot match and its scan is skipped
     gate: tuple[tuple[str, ...], ...] = ()
     folded: bool = False
+    #: where matches may start (a key and its separator, found by this pattern): a match is
+    #: tried only at a head whose `key` names a secret, and a head that names none is
+    #: passed over without reading its value, so a secret inside that value is still found
+    heads: re.Pattern[str] | None = None
 
 
 def _line_around(text: str, start: int, end: int, radius: int = 256) -> str:
@@ -101,15 +114,18 @@ def is_secret_key(key: str) -> bool:
         parts.pop()
     if not parts or key in _SHELL_NOT_SECRET:
         return False
-    if parts[-1].endswith(_SECRET_SUFFIXES):
+    if parts[-1].endswith(_SECRET_SUFFIXES) or parts[-1] == "pw":
         return True
     return parts[-1] == "key" and len(parts) > 1 and parts[-2] in _KEY_QUALIFIERS
 
 
-_ASSIGNMENT = re.compile(
+_ASSIGNMENT_HEAD = (
     r"(?:(?<=--)|(?<![\w.\-/$\\]))(?P<kq>\\?[\"']?)(?P<key>[A-Za-z][A-Za-z0-9_.-]{0,63})(?P=kq)"
     r"(?P<sep>[ \t]*(?::=|=>|=|:)(?![=:/])[ \t]*)"
-    r"(?:(?:Bearer|Basic|Token|Digest|Bot)[ \t]+)?+"
+)
+_ASSIGNMENT = re.compile(
+    _ASSIGNMENT_HEAD
+    + r"(?:(?:Bearer|Basic|Token|Digest|Bot)[ \t]+)?+"
     r"(?:\"(?P<dq>" + _NM + r"(?:[^\"\\\r\n]|\\.)+)\""
     r"|'(?P<sq>" + _NM + r"[^'\r\n]+)'"
     r"|\\\"(?P<eq>" + _NM + r"[^\"\\\r\n]+)\\\""
@@ -187,12 +203,54 @@ _LIBPQ_PASSWORD = (
 )
 
 
+_PROSE_CHAR = r"[^\s\"'`<>()\[\]{},;.:?]"
+#: a word: `.`, `:` and `?` only between its characters (a sentence's end is not part of it);
+#: possessive, so a value followed by "(" (code: `password = getPassword()`) never shrinks
+_PROSE_VALUE = rf"(?:{_PROSE_CHAR}|[.:?]++(?={_PROSE_CHAR}))++"
+_PROSE_PASSWORD = (
+    r"(?<![\w./\\$-])(?i:password|passphrase|passwd|passcode|pwd|pw)s?(?![\w-])"
+    r"(?:[ \t]*(?:(?<![=!<>])=(?!=)|:(?![:/=]))[ \t]*"  # password = / pw:
+    r"|[ \t]+(?i:(?:is|was)(?:[ \t]+(?:now|still|just|set[ \t]+to|changed[ \t]+to))?"
+    r"|will[ \t]+be|would[ \t]+be|remains|reads|equals)[ \t]+"  # password is
+    # the password for the db is / on github was / to the vault =
+    r"|[ \t]+(?i:for|of|on|to|at|in)(?:[ \t]+[^\s:=]{1,40}){1,4}?"
+    r"[ \t]+(?i:is|was|=|:)[ \t]+"
+    r"|[ \t]+(?i:to|as)[ \t]+"  # changed the password to / set as
+    r"|[ \t]+)"  # password hunter2
+    r"(?:\"(?P<dq>" + _NM + r"[^\"\r\n]{1,200})\"(?![\w])"
+    r"|'(?P<sq>" + _NM + r"[^'\r\n]{1,200})'(?![\w])"
+    r"|`(?P<bq>" + _NM + r"[^`\r\n]{1,200})`"
+    r"|(?P<secret>" + _NM + _PROSE_VALUE + r")(?![(\[]))"
+)
+_PROSE_SYMBOLS = frozenset("!@#$%^&*+=~|")
+#: "base64-encoded", "bcrypt-hashed", "write-only", "case-sensitive": how it is, not what
+_DESCRIPTOR = re.compile(
+    r"[A-Za-z0-9]+(?:-[A-Za-z]+)*-(?i:[a-z]*(?:ed|ing|only|based|safe|less|free|like|wide"
+    r"|sensitive|specific|protected|length|long|time|factor|level))"
+)
+
+
+def _accept_prose_password(m: re.Match[str], value: str) -> bool:
+    """A word after "password" counts when it looks like one (see the module docstring)."""
+    if MARKER_PREFIX in value or _is_placeholder(value) or "://" in value:
+        return False
+    if m.group("secret") is None:  # quoted: anything but plain lower-case words
+        return len(value) >= 4 and not (value.isalpha() and value.islower())
+    if len(value) < MIN_GENERIC_VALUE_LEN or value[0] in "/~\\" or value.startswith("./"):
+        return False
+    if _DESCRIPTOR.fullmatch(value):
+        return False
+    return (any(c.isdigit() for c in value) or not _PROSE_SYMBOLS.isdisjoint(value)
+            or (any(c.isupper() for c in value[1:]) and any(c.islower() for c in value)))
+
+
 def _rule(
     kind: str, pattern: str | re.Pattern[str], accept: Accept | None = None,
     groups: tuple[str, ...] = ("secret",), flags: int = 0, *,
     gate: tuple[tuple[str, ...], ...] = (), folded: bool = False,
+    heads: re.Pattern[str] | None = None,
 ) -> _Rule:  # fmt: skip
-    return _Rule(kind, re.compile(pattern, flags), groups, accept, gate, folded)
+    return _Rule(kind, re.compile(pattern, flags), groups, accept, gate, folded, heads)
 
 
 _CONN = "connection_string_password"
@@ -211,8 +269,9 @@ _RULES: tuple[_Rule, ...] = (
     _token("github_token", r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}",
            "gh", "github_pat_"),
     _token("gitlab_token", rf"glpat-{_W}{{20,}}", "glpat-"),
-    _token("slack_token", r"xox[abprs]-(?=[A-Za-z0-9-]*[0-9])(?:[A-Za-z0-9]|-(?!----)){10,}",
-           "xox"),
+    _token("slack_token",
+           r"(?:xox[abeprs]|xapp)-(?=[A-Za-z0-9-]*[0-9])(?:[A-Za-z0-9]|-(?!----)){10,}",
+           "xox", "xapp"),
     _token("stripe_key", r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", "_live_", "_test_"),
     _token("google_api_key", rf"AIza[0-9A-Za-z_-]{{35}}(?!{_W})", "AIza"),
     _token("aws_access_key_id", r"(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])", "AKIA", "ASIA"),
@@ -236,7 +295,11 @@ _RULES: tuple[_Rule, ...] = (
           gate=(("password",), ("=",)), folded=True),
     # the key must name a secret (`is_secret_key`): its lower-cased text holds one of these
     _rule("secret_assignment", _ASSIGNMENT, _accept_assignment, ("dq", "sq", "eq", "bare"),
-          gate=(("secret", "token", "pass", "pwd", "auth", "key"), (":", "=")), folded=True),
+          gate=(("secret", "token", "pass", "pwd", "pw", "auth", "key"), (":", "=")),
+          folded=True, heads=re.compile(_ASSIGNMENT_HEAD, re.IGNORECASE)),
+    # "my password is hunter2!", "the password for the db is S3cr3t-Pa55", "pw: ..."
+    _rule("prose_password", _PROSE_PASSWORD, _accept_prose_password,
+          ("dq", "sq", "bq", "secret"), gate=(("pass", "pw"),), folded=True),
 )
 
 
@@ -259,6 +322,27 @@ def _may_match(rule: _Rule, text: str, lower: str | None) -> bool:
     return all(any(n in text for n in group) for group in rule.gate)
 
 
+def _matches(rule: _Rule, text: str) -> Iterator[re.Match[str]]:
+    """The rule's matches, left to right, none overlapping (as `finditer`). With `heads`,
+    a match is tried only where a head names a secret (`is_secret_key`); a head that names
+    none is stepped over (its value is read again for heads), in linear time: a head is
+    short, and a value is read once per head that names a secret."""
+    if rule.heads is None:
+        yield from rule.pattern.finditer(text)
+        return
+    pos = 0
+    while (head := rule.heads.search(text, pos)) is not None:
+        if not is_secret_key(head.group("key")):
+            pos = head.end()
+            continue
+        m = rule.pattern.match(text, head.start())
+        if m is None:
+            pos = head.start() + 1
+            continue
+        yield m
+        pos = max(m.end(), head.start() + 1)
+
+
 def _find_secrets(text: str) -> list[tuple[int, int, str]]:
     """Non-overlapping (start, end, kind) spans, sorted by start; earlier rules win."""
     found: list[tuple[int, int, str]] = []
@@ -269,7 +353,7 @@ def _find_secrets(text: str) -> list[tuple[int, int, str]]:
     for rule in _RULES:
         if rule.gate and not _may_match(rule, text, lower):
             continue
-        for m in rule.pattern.finditer(text):
+        for m in _matches(rule, text):
             span = _secret_span(m, rule.groups)
             if span is None or span[0] == span[1]:
                 continue
@@ -284,12 +368,17 @@ def _find_secrets(text: str) -> list[tuple[int, int, str]]:
     return found
 
 
+def marker(kind: str) -> str:
+    """What a credential of this kind is replaced with."""
+    return f"{MARKER_PREFIX}{kind}]"
+
+
 def _scrub_once(text: str) -> tuple[str, list[str]]:
     spans = _find_secrets(text)
     pieces: list[str] = []
     pos = 0
     for start, end, kind in spans:
-        pieces += [text[pos:start], f"{MARKER_PREFIX}{kind}]"]
+        pieces += [text[pos:start], marker(kind)]
         pos = end
     return "".join(pieces) + text[pos:], [kind for _, _, kind in spans]
 

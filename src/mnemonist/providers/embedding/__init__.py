@@ -4,6 +4,8 @@ HTTP servers. `create_embedding_provider(cfg)` picks one from the `embedding:` c
 
 from __future__ import annotations
 
+import os
+
 from mnemonist.model.config import EmbeddingConfig
 from mnemonist.providers.embedding.base import EmbeddingError, EmbeddingProvider
 from mnemonist.providers.embedding.local_onnx import LocalOnnxEmbedding
@@ -20,11 +22,13 @@ __all__ = [
 ]
 
 
-def create_embedding_provider(cfg: EmbeddingConfig) -> EmbeddingProvider | None:
+def create_embedding_provider(cfg: EmbeddingConfig, *, home: str | os.PathLike[str] | None = None,
+                              ) -> EmbeddingProvider | None:
     """The provider named by cfg.provider, or None for "none". Nothing is loaded or contacted
-    here: the local model loads on first use (or `warm()`), HTTP servers on the first call."""
+    here: the local model loads on first use (or `warm()`), HTTP servers on the first call.
+    `home`: the mnemonist home, whose `cache/` keeps what the local model saves."""
     if cfg.provider == "local":
-        return LocalOnnxEmbedding(cfg)
+        return LocalOnnxEmbedding(cfg, home=home)
     if cfg.provider == "ollama":
         return OllamaEmbedding(cfg)
     if cfg.provider == "openai":

