@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from conftest import LiveDaemon
+from conftest import LiveDaemon, run_daemon
+from llm_servers import closed_port
 
 pytestmark = pytest.mark.both_stores
 
@@ -190,14 +191,33 @@ def test_history_created_event(live: LiveDaemon) -> None:
     assert events[0]["old_content"] is None
 
 
-def test_extract_job_enqueued_once(live: LiveDaemon) -> None:
-    mid = post(live, content="The marketing site is built with Astro").json()["id"]
-    post(live, content="the marketing site is built with astro.")
-    with db(live) as conn:
-        rows = conn.execute(
-            "SELECT job_type, status FROM memory_jobs WHERE memory_id = ?", (mid,)
-        ).fetchall()
+def test_extract_job_enqueued_once(tmp_path) -> None:
+    """With an LLM configured (here one that is down: the job waits), a memory gets one
+    extraction job in its write, and a duplicate none."""
+    config = {"memory": {"pipelineV2": {"extraction": {
+        "provider": "ollama", "baseUrl": f"http://127.0.0.1:{closed_port()}"}}}}
+    with run_daemon(tmp_path, config) as live:
+        mid = post(live, content="The marketing site is built with Astro").json()["id"]
+        post(live, content="the marketing site is built with astro.")
+        with db(live) as conn:
+            rows = conn.execute(
+                "SELECT job_type, status FROM memory_jobs WHERE memory_id = ?", (mid,)
+            ).fetchall()
     assert [tuple(r) for r in rows] == [("extract", "pending")]
+
+
+def test_no_extract_job_without_an_llm(live: LiveDaemon) -> None:
+    """No LLM configured (the default): nothing could run an extraction job, so none is
+    queued, and status says why the pipeline is idle."""
+    before = count_rows(live, "SELECT COUNT(*) FROM memory_jobs WHERE job_type = 'extract'")
+    mid = post(live, content="The billing service is written in Elixir").json()["id"]
+    assert count_rows(live, "SELECT COUNT(*) FROM memory_jobs WHERE memory_id = ?", mid) == 0
+    assert count_rows(live, "SELECT COUNT(*) FROM memory_jobs WHERE job_type = 'extract'") == (
+        before)
+    status = live.http.get("/api/status").json()
+    assert status["jobs"].get("extract", {}).get("pending", 0) == 0
+    assert any(line.startswith("LLM pipeline idle: no LLM is configured")
+               and "not queued for extraction" in line for line in status["explanation"])
 
 
 def test_transcript_is_stored_scrubbed_and_expanded_on_recall(live: LiveDaemon) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from llm_servers import closed_port
 from mnemonist.daemon import open_memory
 from mnemonist.model.requests import ImportRequest, RememberRequest
 from mnemonist.service import importer
@@ -90,8 +91,13 @@ def _rows(conn: Any) -> dict[str, Any]:
     return {"context": contexts, "history": events, "jobs": jobs, "live": live}
 
 
+#: an LLM is configured (one nothing answers), so that memories get extraction jobs
+WITH_LLM = {"memory": {"pipelineV2": {"extraction": {
+    "provider": "ollama", "baseUrl": f"http://127.0.0.1:{closed_port()}"}}}}
+
+
 def _store(home: Path, config: dict[str, Any], write) -> dict[str, Any]:
-    with open_memory(home, {"embedding": {"provider": "none"}, **config}) as daemon:
+    with open_memory(home, {"embedding": {"provider": "none"}, **WITH_LLM, **config}) as daemon:
         svc = daemon.service
         for body in BEFORE:
             svc.remember(RememberRequest(**body, project="ops"))
@@ -142,7 +148,7 @@ def test_import_leaves_the_rows_of_one_by_one_remembers(
 def test_a_failed_chunk_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The batch is flushed inside the chunk's transaction: when the flush fails, the chunk's
     memories are rolled back with it."""
-    with open_memory(tmp_path, {"embedding": {"provider": "none"}}) as daemon:
+    with open_memory(tmp_path, {"embedding": {"provider": "none"}, **WITH_LLM}) as daemon:
         svc = daemon.service
 
         def broken(conn: Any, inserted: list) -> None:

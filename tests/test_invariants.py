@@ -9,6 +9,7 @@ import pytest
 
 from conftest import run_daemon
 from embedding_servers import FakeEmbeddingServer
+from llm_servers import closed_port
 from mnemonist.daemon import Daemon
 from mnemonist.model.requests import (
     DeleteRequest,
@@ -72,7 +73,9 @@ def test_provider_refuses_to_run_inside_a_write_transaction(tmp_path):
 
 
 def test_history_is_written_in_the_same_transaction(tmp_path, monkeypatch):
-    d = open_daemon(tmp_path)
+    # an LLM is configured (one that is down), so a memory's extraction job is written too
+    d = open_daemon(tmp_path, {"memory": {"pipelineV2": {"extraction": {
+        "provider": "ollama", "baseUrl": f"http://127.0.0.1:{closed_port()}"}}}})
     try:
         svc = d.service
         kept = svc.remember(RememberRequest(content="A memory that exists before the fault"))

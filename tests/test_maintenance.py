@@ -12,6 +12,7 @@ import pytest
 
 from conftest import run_daemon
 from embedding_servers import FakeEmbeddingServer
+from llm_servers import closed_port
 from mnemonist.daemon import Daemon
 from mnemonist.model.memory import format_ts
 from mnemonist.model.requests import DeleteRequest, RecallRequest, RememberRequest
@@ -28,10 +29,13 @@ class Clock:
         return self.now
 
 
+#: an LLM is configured (one nothing answers), so that memories get extraction jobs
+WITH_LLM = {"extraction": {"provider": "ollama", "baseUrl": f"http://127.0.0.1:{closed_port()}"}}
+
+
 def make(tmp_path: Path, **pipeline: Any) -> Daemon:
-    overrides: dict[str, Any] = {"embedding": {"provider": "none"}}
-    if pipeline:
-        overrides["memory"] = {"pipelineV2": pipeline}
+    overrides: dict[str, Any] = {"embedding": {"provider": "none"},
+                                 "memory": {"pipelineV2": {**WITH_LLM, **pipeline}}}
     paths = Paths(tmp_path)
     return Daemon(paths, load_config(paths, overrides), workers=False).start()
 
@@ -124,7 +128,8 @@ def test_a_healthy_database_scores_one_and_needs_nothing(daemon):
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory):
     with run_daemon(tmp_path_factory.mktemp("repair-home"),
-                    {"embedding": {"provider": "none"}}) as d:
+                    {"embedding": {"provider": "none"},
+                     "memory": {"pipelineV2": WITH_LLM}}) as d:
         yield d
 
 

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from llm_servers import closed_port
 from mnemonist.daemon import Daemon
 from mnemonist.model.memory import format_ts
 from mnemonist.model.requests import DeleteRequest, RecoverRequest, RememberRequest
@@ -19,7 +20,9 @@ def ago(days: float) -> str:
 
 def make(tmp_path, search=None, **retention) -> Daemon:
     paths = Paths(tmp_path)
-    overrides = {"memory": {"retention": retention}, "search": search or {}}
+    # an LLM is configured (one nothing answers), so that memories get extraction jobs
+    llm = {"extraction": {"provider": "ollama", "baseUrl": f"http://127.0.0.1:{closed_port()}"}}
+    overrides = {"memory": {"retention": retention, "pipelineV2": llm}, "search": search or {}}
     return Daemon(paths, load_config(paths, overrides)).start()
 
 

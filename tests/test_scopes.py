@@ -565,26 +565,27 @@ def test_cli_reads_and_writes_as_an_agent(world: World) -> None:
 
 def test_others_private_memories_take_no_place_in_the_vector_leg(tmp_path: Path) -> None:
     """The vector leg's top k is taken after the mask: A's many close private memories do not
-    push the global answer out of B's candidates (the keyword leg cannot find it here)."""
+    push the global answer out of B's candidates (the keyword leg cannot find it here).
+    `min_relevance=0`: every candidate is returned, whatever its relevance."""
     with run_daemon(tmp_path, {"search": {"top_k": 3}}) as live:
         answer = live.remember("The quarterly offsite happens in Lisbon")
         for city in ("Porto", "Madrid", "Seville", "Valencia", "Bilbao", "Malaga"):
             live.remember(f"Our team retreat is held in {city} this year", agent_id=A)
         live.flush()
         query = "where is the company retreat held?"
-        as_b = [r["id"] for r in live.recall(query, agent_id=B, min_score=0)["results"]]
+        as_b = [r["id"] for r in live.recall(query, agent_id=B, min_score=0, min_relevance=0)["results"]]
         assert answer["id"] in as_b
-        as_a = live.recall(query, agent_id=A, min_score=0)["results"]
+        as_a = live.recall(query, agent_id=A, min_score=0, min_relevance=0)["results"]
         assert all(r["agent_id"] == A for r in as_a[:3])
 
 
 def test_private_text_never_reaches_a_neighbours_context(world: World) -> None:
     """Memories are indexed with their source's neighbours (the context index): a private
     line must not be one of them, or a global memory beside it would match its words."""
-    out = world.live.recall(MARK, agent_id=B, min_score=0)
+    out = world.live.recall(MARK, agent_id=B, min_score=0, min_relevance=0)
     shared = [r for r in out["results"] if r["id"] == world.shared]
     assert shared and not shared[0]["scores"]["keyword"], shared
-    mine = world.live.recall(MARK, agent_id=A, min_score=0)["results"]
+    mine = world.live.recall(MARK, agent_id=A, min_score=0, min_relevance=0)["results"]
     assert mine[0]["id"] == world.private and mine[0]["scores"]["keyword"]
 
 

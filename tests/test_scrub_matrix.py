@@ -1,5 +1,7 @@
 """The scrub matrix: every write path × every free-text field it stores, then every column of
-every table and the raw bytes of the database files are searched for the credentials.
+every table and the raw bytes of the database files are searched for the credentials. The
+first test plants GitHub tokens, the pipeline's LLM repeating them too; the second plants each
+of 13 kinds of credential (KINDS) in each of 70 fields of the HTTP routes and MCP tools.
 
 Each (path, field) gets its own GitHub token, so a failure names what leaked. Free text is what
 a person or a model writes: content, why, tags, who, reasons, the actor (`changed_by`), a
@@ -368,6 +370,7 @@ def plant_everything(live: LiveDaemon, rec: Recorder, plant: Planter, n: int, ba
                  {"headers": {"X-Mnemonist-Agent": plant("header.x-mnemonist-agent")}}),
                 ("header.x-mnemonist-user",
                  {"headers": {"X-Mnemonist-User": plant("header.x-mnemonist-user")}}),
+                ("query.agent_id", {"params": {"agent_id": plant("query.agent_id")}}),
                 ("remember.agent_id", {"json_extra": {"agent_id": plant("remember.agent_id")}}),
                 ("remember.user_id", {"json_extra": {"user_id": plant("remember.user_id")}})):
             body = {"content": f"Scoped note {n} via {where}", **kw.pop("json_extra", {})}
@@ -425,11 +428,11 @@ def test_every_kind_of_credential_in_every_field_is_replaced(tmp_path: Path) -> 
                   if s.lower() in a.lower()]
     assert leaks == [], f"{len(leaks)} leaks of {len(secrets)} secrets planted:\n" + "\n".join(
         f"{leak}  <- {needles.get(leak.rsplit(': ', 1)[1], '?')}" for leak in leaks)
-    # the matrix: every kind in every field (a key block spans lines: not in the 6 fields that
-    # are one line by nature, headers and ids); 69 fields × 13 kinds - 6 = 891 when written
+    # the matrix: every kind in every field (a key block spans lines: not in the 7 fields that
+    # are one line by nature, headers and ids); 70 fields × 13 kinds - 7 = 903 when written
     per_kind = Counter(where.split(" <- ")[1] for where in set(needles.values()))
-    assert set(per_kind) == set(KINDS) and len(fields) >= 69
-    assert all(n >= len(fields) - 6 for n in per_kind.values()), per_kind
+    assert set(per_kind) == set(KINDS) and len(fields) >= 70
+    assert all(n >= len(fields) - 7 for n in per_kind.values()), per_kind
 
 
 def test_a_transcript_body_is_scrubbed_line_by_line_and_stays_json_lines() -> None:

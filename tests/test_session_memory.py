@@ -364,9 +364,15 @@ def test_prompt_injection_labels_memories_file_chunks_and_turns_by_origin(env):
     curated = live.remember("The checkout service Memcached cart cache lasts 15 minutes",
                             project="shop-api")["id"]
     live.flush()
-    answer = live.http.post("/api/hooks/user-prompt-submit", json={
-        "session_id": key, "cwd": str(repo),
-        "prompt": "how long are carts cached in Memcached by the checkout service?"}).json()
+    hooks = live.daemon.config.hooks
+    before = hooks.prompt_marginal_relevance
+    hooks.prompt_marginal_relevance = 0.0  # every relevant origin, not just the surest one
+    try:
+        answer = live.http.post("/api/hooks/user-prompt-submit", json={
+            "session_id": key, "cwd": str(repo),
+            "prompt": "how long are carts cached in Memcached by the checkout service?"}).json()
+    finally:
+        hooks.prompt_marginal_relevance = before
     context = answer["context"]
     assert f"{repo / 'MEMORY.md'}:1-3" in context  # a memory-file chunk: path and lines
     assert f"session {other[:8]}" in context  # a session turn: its session and time

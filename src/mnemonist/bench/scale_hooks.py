@@ -17,6 +17,7 @@ from mnemonist.bench.stats import summarize_ms
 from mnemonist.bench.synthetic import SyntheticCorpus
 from mnemonist.model.hooks import PromptSubmitRequest
 
+
 def hook_phase(service: Any, corpus: SyntheticCorpus, n: int, queries: int,
                run: dict[str, Any]) -> None:
     # other queries than the recall phase's, so that no query embedding is cached already

@@ -78,7 +78,11 @@ def status(ctx: click.Context, as_json: bool) -> None:
         return emit(data)
     mem, emb = data["memories"], data.get("embeddings", {})
     click.echo(f"mnemonist {data['version']}  database {data['database']}")
-    click.echo(f"memories: {mem['live']} live, {mem['deleted']} deleted, {mem['pinned']} pinned")
+    private = (f" ({mem['private']} of them private to an agent or user: `list` shows those"
+               " with --agent / --user)" if mem.get("private") else "")
+    click.echo(f"memories: {mem['live']} live{private}, {mem['pinned']} pinned,"
+               f" {mem.get('superseded', 0)} superseded (kept as history),"
+               f" {mem['deleted']} deleted")
     if emb:
         click.echo(f"embeddings: {emb['embedded']}/{emb['live']} ({emb['coverage']:.0%})"
                    f"  model {data['embedding_provider'].get('model')}")

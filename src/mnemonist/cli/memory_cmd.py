@@ -81,6 +81,11 @@ def recall(ctx, query, limit, type_, tags, who, project, since, until, as_json) 
     for r in out["results"]:
         pin = " [pinned]" if r["pinned"] else ""
         click.echo(f"{r['score']:.3f}  {r['id'][:SHORT_ID]}  {r['type']}{pin}  {r['content']}")
+    waiting = out.get("pending_embeddings")
+    if waiting:
+        more = "+" if waiting >= 1000 else ""
+        click.echo(f"({waiting}{more} memories in scope are not embedded yet: until they are,"
+                   " only their words can find them)", err=True)
 
 
 @click.command("list")

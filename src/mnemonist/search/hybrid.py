@@ -508,7 +508,7 @@ class HybridSearch:
         cosines: dict[int, float] = {}
         if qvec is not None and self.index is not None:
             cosines = self.index.scores(qvec, [h.memory.seq for h in hits])
-        x = relevance.features(conn, query, hits, cosines, window)
+        x = relevance.features(query, hits, cosines, window)
         if model is None or not cosines:
             # no query vector, or none of the hits embedded yet (just remembered): the model
             # reads cosines, so it cannot judge; recall goes on as it ranked

@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -30,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mnemonist.search.keyword import query_terms, terms_in
+from mnemonist.search.fts_words import FtsWords
+from mnemonist.search.keyword import query_terms
 from mnemonist.text.tokens import tokenize
 
 if TYPE_CHECKING:
@@ -178,8 +178,25 @@ def _named(who: str | None, words: set[str], cache_: dict[str, bool]) -> bool:
     return cache_[who]
 
 
+#: FTS5's own stemming, learned once per distinct word (search/fts_words.py): coverage is
+#: counted as the keyword index would match, the same on every store, without a query per term
+_WORDS = FtsWords()
+
+
+def _terms_held(terms: list[str], texts: list[str]) -> list[int]:
+    """For each text, how many of the query's terms its words hold (stemmed as FTS5 does)."""
+    if not terms:
+        return [0] * len(texts)
+    wanted = [frozenset(ids) for ids in _WORDS.encode_many(terms)]
+    out = []
+    for ids in _WORDS.encode_many(texts):
+        present = set(ids)
+        out.append(sum(1 for term in wanted if term and term <= present))
+    return out
+
+
 def features(
-    conn: sqlite3.Connection, query: str, hits: Sequence[Hit], cosines: dict[int, float],
+    query: str, hits: Sequence[Hit], cosines: dict[int, float],
     window: TimeWindow | None = None,
 ) -> np.ndarray:
     """One row of `FEATURES` per hit (hits in rank order; `cosines`: own cosine by seq)."""
@@ -188,7 +205,7 @@ def features(
     if n == 0:
         return x
     terms = query_terms(query)
-    held = terms_in(conn, terms, [h.memory.seq for h in hits]) if terms else {}
+    held = _terms_held(terms, [h.memory.content for h in hits])
     words = set(tokenize(query))
     named: dict[str, bool] = {}
     lo = hi = ""
@@ -203,7 +220,7 @@ def features(
         x[i, 1] = h.vector_score if h.vector_score is not None else cos
         x[i, 2] = h.keyword_score or 0.0
         x[i, 3] = math.log1p(max(h.strength, 0.0))
-        x[i, 4] = len(held.get(m.seq, ())) / len(terms) if terms else 0.0
+        x[i, 4] = held[i] / len(terms) if terms else 0.0
         x[i, 5] = h.score
         x[i, 6] = h.score / top if top > 0 else 0.0
         x[i, 7] = math.log1p(i)

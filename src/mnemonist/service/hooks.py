@@ -126,7 +126,8 @@ class HookOps(SessionTurnOps):
 
     # -- constructed context (sessions/construct.py, sessions/recap.py) -------------------
     def _prompt_block(self, prompt: str, fresh: list[Memory], names: list[str],
-                      max_items: int | None = None) -> tuple[str, list[str]]:
+                      max_items: int | None = None,
+                      replaced: dict[str, Memory] | None = None) -> tuple[str, list[str]]:
         """The prompt hook's block for `fresh` (rank order): entity blocks, file chunks with
         their lines, turns by session, tool lines only for prompts about commands."""
         hooks, conn, ids = self.config.hooks, self.db.reader(), [m.id for m in fresh]
@@ -134,7 +135,8 @@ class HookOps(SessionTurnOps):
             where={mid: (x["path"], x["start_line"], x["end_line"])
                    for mid, x in files_store.lines_of(conn, ids).items()},
             mentions=graph_store.mentions_of(conn, ids),
-            skip_entities=frozenset(" ".join(n.split()).lower() for n in names))
+            skip_entities=frozenset(" ".join(n.split()).lower() for n in names),
+            replaced=replaced or {})
         return construct.prompt_block(
             PROMPT_HEADER, prompt, fresh, lookups, limit=hooks.memory_chars,
             budget=hooks.prompt_budget_chars,
@@ -259,7 +261,7 @@ class HookOps(SessionTurnOps):
                                 caller=req.caller(), skip_session=key)
             held |= self.suppressed_for_prompt(prompt)  # rated unhelpful for this prompt
             fresh, replaced = self._choose(hits, held)
-            block, ids = self._prompt_block(prompt, fresh, names)
+            block, ids = self._prompt_block(prompt, fresh, names, replaced=replaced)
             if block:
                 parts.append(block)
         now = utcnow()

@@ -154,7 +154,9 @@ class RememberOps(ServiceBase):
             "at": new.created_at,
         }
         pipeline = self.config.memory.pipeline_v2
-        extract = derive and pipeline.enabled  # a new memory has no job yet: no look-up
+        # a new memory has no job yet: no look-up. Without an LLM nothing could run the job:
+        # none is queued (the queue would only grow; `status` says the pipeline is idle)
+        extract = derive and pipeline.enabled and pipeline.extraction.provider != "none"
         if batch is None:
             history.append(conn, new.id, "created", **created)
             if extract:

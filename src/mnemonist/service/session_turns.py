@@ -286,9 +286,10 @@ class SessionTurnOps(CheckpointOps, RememberOps):
                    for t, c in status.get("jobs", {}).items()}
         if why:
             waiting = pending.get("extract", 0)
-            lines.append(f"LLM pipeline idle: {why}."
-                         + (f" {waiting} extract job(s) wait until one is configured."
-                            if waiting else ""))
+            lines.append(f"LLM pipeline idle: {why}. New memories are not queued for"
+                         " extraction"
+                         + (f"; {waiting} extract job(s) queued earlier wait until an LLM is"
+                            " configured." if waiting else "."))
         else:
             reason = status.get("pipeline", {}).get("waiting_reason")
             lines.append(f"LLM pipeline: {cfg.extraction.provider}"

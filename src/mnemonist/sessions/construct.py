@@ -102,6 +102,23 @@ class Lookups:
     #: canonical entity names that never head a block (the project's own name: every memory
     #: of the project is about it)
     skip_entities: frozenset[str] = frozenset()
+    #: memory id -> the older statement it contradicts and replaces (search/current.py):
+    #: the stale one is never injected, the newer says what it replaced
+    replaced: dict[str, Memory] = field(default_factory=dict)
+
+
+#: how much of a replaced statement is shown after the one that replaced it
+REPLACED_CHARS = 120
+
+
+def with_replaced(line: str, m: Memory, lookups: Lookups) -> str:
+    """The memory's line, and what it replaced when it replaced an older statement."""
+    old = lookups.replaced.get(m.id)
+    if old is None:
+        return line
+    when = (old.occurred_at or "")[:10]
+    return (f"{line} (replaces, from {when}: {_quoted(old.content, REPLACED_CHARS)};"
+            f" id {old.id})")
 
 
 def _quoted(text: str, limit: int) -> str:
@@ -222,7 +239,9 @@ def build(memories: list[Memory], lookups: Lookups, limit: int) -> list[Section]
     for name, ranks in entity_groups(memories, lookups):
         grouped.update(ranks)
         order = sorted(ranks, key=lambda r: (memories[r].type not in DECISION_TYPES, r))
-        items = [(memories[r].id, entity_line(memories[r], limit)) for r in order]
+        items = [(memories[r].id,
+                  with_replaced(entity_line(memories[r], limit), memories[r], lookups))
+                 for r in order]
         placed.append((min(ranks), Section(quote_text(name), items)))
     sessions: dict[str, list[int]] = {}
     loose: list[int] = []
@@ -244,8 +263,8 @@ def build(memories: list[Memory], lookups: Lookups, limit: int) -> list[Section]
     for _, sec in placed:
         if sec is None:
             title = "Other memories" if out else ""
-            sec = Section(title, [(memories[r].id, memory_line(memories[r], limit))
-                                  for r in loose])
+            sec = Section(title, [(memories[r].id, with_replaced(
+                memory_line(memories[r], limit), memories[r], lookups)) for r in loose])
         out.append(sec)
     return out
 

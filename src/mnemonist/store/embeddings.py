@@ -143,7 +143,7 @@ def stats(conn: sqlite3.Connection, model: str) -> dict[str, int]:
         " SUM(CASE WHEN e.model = ? THEN 1 ELSE 0 END) AS current,"
         " SUM(CASE WHEN e.content_hash IS NOT NULL AND e.model != ? THEN 1 ELSE 0 END) AS stale"
         " FROM memories m LEFT JOIN embeddings e ON e.content_hash = m.content_hash"
-        " WHERE m.is_deleted = 0",
+        " WHERE m.is_deleted = 0 AND m.superseded_at IS NULL",  # the memories `live` counts
         (model, model),
     ).fetchone()
     live = row["live"] or 0

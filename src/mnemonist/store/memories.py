@@ -332,19 +332,31 @@ def record_access(
 
 
 def counts(conn: sqlite3.Connection) -> dict[str, Any]:
+    """`live`: the current memories, those `list` and recall show (not deleted, not
+    superseded), of every owner; `private` of them belong to an agent or a user (a reader
+    sees them only as that agent or user); `superseded`: replaced versions kept as history."""
     row = conn.execute(
-        "SELECT COUNT(*) AS total, SUM(is_deleted = 0) AS live, SUM(is_deleted = 1) AS deleted,"
-        " SUM(is_deleted = 0 AND pinned = 1) AS pinned FROM memories"
+        "SELECT COUNT(*) AS total,"
+        " SUM(is_deleted = 0 AND superseded_at IS NULL) AS live,"
+        " SUM(is_deleted = 0 AND superseded_at IS NOT NULL) AS superseded,"
+        " SUM(is_deleted = 1) AS deleted,"
+        " SUM(is_deleted = 0 AND superseded_at IS NULL AND pinned = 1) AS pinned,"
+        " SUM(is_deleted = 0 AND superseded_at IS NULL"
+        "     AND (agent_id IS NOT NULL OR user_id IS NOT NULL)) AS private"
+        " FROM memories"
     ).fetchone()
     by_type = {
         r[0]: r[1]
         for r in conn.execute(
-            "SELECT type, COUNT(*) FROM memories WHERE is_deleted = 0 GROUP BY type"
+            "SELECT type, COUNT(*) FROM memories WHERE is_deleted = 0 AND superseded_at IS NULL"
+            " GROUP BY type"
         )
     }
     return {
         "total": row["total"] or 0,
         "live": row["live"] or 0,
+        "private": row["private"] or 0,
+        "superseded": row["superseded"] or 0,
         "deleted": row["deleted"] or 0,
         "pinned": row["pinned"] or 0,
         "by_type": by_type,
