@@ -201,7 +201,8 @@ def test_extract_job_enqueued_once(tmp_path) -> None:
         post(live, content="the marketing site is built with astro.")
         with db(live) as conn:
             rows = conn.execute(
-                "SELECT job_type, status FROM memory_jobs WHERE memory_id = ?", (mid,)
+                "SELECT job_type, status FROM memory_jobs WHERE memory_id = ?"
+                " AND job_type = 'extract'", (mid,)
             ).fetchall()
     assert [tuple(r) for r in rows] == [("extract", "pending")]
 

@@ -38,7 +38,7 @@ def test_list_is_a_table_with_filters_and_json(live):
     out = run(live, "list", "--project", "list-a")
     assert out.exit_code == 0, out.output
     lines = out.output.splitlines()
-    assert lines[0].split() == ["date", "project", "type", "who", "id", "content"]
+    assert lines[0].split() == ["when", "stored", "project", "type", "who", "id", "content"]
     assert len(lines) == 2
     row = lines[1]
     assert a["created_at"][:10] in row and "list-a" in row and "fact" in row

@@ -85,3 +85,18 @@ def test_a_changed_fact_is_never_injected_in_its_old_value(tmp_path: Path) -> No
         # recall itself still finds both (only the hooks decide what an agent is handed)
         ids = {r["id"] for r in live.recall("staging cluster region", limit=10)["results"]}
         assert {stale["id"], current["id"]} <= ids
+
+
+def test_session_start_hands_over_only_the_current_decision(tmp_path: Path) -> None:
+    repo = tmp_path / "shop"
+    repo.mkdir()
+    with run_daemon(tmp_path / "home") as live:
+        old = live.remember("decision: the shop deploys with Helm 2 charts", project="shop",
+                            occurred_at="2026-01-10T09:00:00Z")
+        new = live.remember("decision: the shop deploys with Helm 3 charts", project="shop",
+                            occurred_at="2026-04-10T09:00:00Z")
+        live.flush()
+        body = payload("SessionStart", "s-start", repo, source="startup")
+        got = live.http.post("/api/hooks/session-start", json=body).json()
+        assert new["id"] in got["memories"] and old["id"] not in got["memories"]
+        assert "Helm 3" in got["context"] and "Helm 2" not in got["context"]

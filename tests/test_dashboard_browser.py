@@ -185,7 +185,7 @@ def test_graph_page_draws_entities_coloured_by_community(site, browser):
     # a click on an entity searches the memories that name it
     browser.execute_script(
         "const net = window.mnemonistGraph;"
-        "const alice = net.body.data.nodes.get().find(n => n.label === 'Alice Jones');"
+        "const alice = net.body.data.nodes.get().find(n => n.name === 'Alice Jones');"
         "net.body.emitter.emit('click', {nodes: [alice.id], edges: [], event: {}});")
     text_in(browser, "#results", "Alice Jones tunes PostgreSQL autovacuum")
     assert browser.find_element(By.ID, "q").get_attribute("value") == "Alice Jones"

@@ -43,7 +43,7 @@ def test_a_paraphrase_is_recalled_by_vector_once_embedded(daemon: LiveDaemon) ->
                            project="vectors")
     daemon.remember("The office plants are watered on Fridays", project="vectors")
     daemon.flush()
-    got = daemon.recall("which relational engine backs prod?", project="vectors")
+    got = daemon.recall("what kind of db server do we run live?", project="vectors")
     assert ids(got)[0] == made["id"]
     scores = got["results"][0]["scores"]
     assert not scores.get("keyword") and scores["vector"] > 0.1  # found by meaning alone

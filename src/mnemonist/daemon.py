@@ -31,7 +31,7 @@ from mnemonist.service import MemoryService
 from mnemonist.settings import ConfigError, Paths, home_dir, load_config
 from mnemonist.store.backend import open_database
 from mnemonist.store.home_lock import AlreadyRunning, HomeLock
-from mnemonist.store.migrations import migrate
+from mnemonist.store.migrations import SchemaTooNew, migrate
 from mnemonist.store.private_files import private_folder
 
 log = logging.getLogger(__name__)
@@ -50,6 +50,9 @@ class Daemon:
         try:
             self._open(paths, config, workers)
         except BaseException:
+            db = getattr(self, "db", None)
+            if db is not None:  # e.g. a schema newer than this code: leave the file as it was
+                db.close()
             self.lock.release()
             raise
 
@@ -208,7 +211,7 @@ def serve(home: str | None = None, host: str | None = None, port: int | None = N
     sock = bind_socket(host, port)
     try:
         daemon = Daemon(paths, config).start()
-    except AlreadyRunning as exc:
+    except (AlreadyRunning, SchemaTooNew) as exc:
         sock.close()
         raise SystemExit(f"mnemonist: {exc}") from None
     except BaseException:

@@ -15,7 +15,8 @@ Each request passes these checks in order; the first that fails answers with a J
 3. **Token** (401 `unauthorized`) on every path but `/health`, `/login` and the dashboard's
    static files (`/ui/static/…`: scripts and styles, no data) when `server.token` is set: as
    `Authorization: Bearer …`, `X-Mnemonist-Token: …`, or the dashboard's cookie
-   (`mnemonist_token`, HttpOnly, SameSite=Strict, set by `/login`). A browser asking for a
+   (`mnemonist_token`, HttpOnly, SameSite=Strict, set by `/login`; it holds an HMAC of the
+   token under a secret this daemon drew at start, never the token). A browser asking for a
    dashboard page (`/`, `/ui/…`, accepting text/html) without it is sent to `/login` (303).
 4. **Body size** (413 `body_too_large`): `server.max_body_bytes`, checked on Content-Length
    before anything is read and counted while reading.
@@ -27,9 +28,11 @@ Each request passes these checks in order; the first that fails answers with a J
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import ipaddress
 import json
+import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,7 +53,7 @@ DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 OPEN_PATHS = frozenset({"/health", "/login"})
 #: the dashboard's scripts, styles and vendored libraries: the same for everyone, no data
 OPEN_PREFIXES = ("/ui/static/",)
-#: the dashboard's session cookie: the token itself, HttpOnly and SameSite=Strict
+#: the dashboard's session cookie (HttpOnly, SameSite=Strict): `BoundaryPolicy.session_cookie()`
 TOKEN_COOKIE = "mnemonist_token"
 LOGIN_PATH = "/login"
 
@@ -111,6 +114,8 @@ class BoundaryPolicy:
     body_limits: Mapping[str, int] = field(default_factory=dict)
     open_paths: frozenset[str] = OPEN_PATHS
     open_prefixes: tuple[str, ...] = OPEN_PREFIXES
+    #: drawn at start: the key of the dashboard's cookie (a restart logs browsers out)
+    cookie_secret: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)
 
     @property
     def loopback(self) -> bool:
@@ -137,14 +142,23 @@ class BoundaryPolicy:
                 return True
         return False
 
+    def session_cookie(self) -> str:
+        """What the dashboard's cookie holds: HMAC-SHA256 of the token under this daemon's
+        secret. Browsers send a cookie to every port of its host: another server there gets
+        a value that is not the token, opens nothing else, and dies with this daemon."""
+        return hmac.new(self.cookie_secret, self.token.encode(), hashlib.sha256).hexdigest()
+
     def token_ok(self, headers: Mapping[str, str]) -> bool:
         if not self.token:
             return True
         header = headers.get("authorization", "")
         given = header[7:] if header.lower().startswith("bearer ") else ""
         given = given or headers.get("x-mnemonist-token", "")
-        given = given or unquote(cookie_value(headers.get("cookie", ""), TOKEN_COOKIE))
-        return hmac.compare_digest(given.encode(), self.token.encode())
+        if given:
+            return hmac.compare_digest(given.encode(), self.token.encode())
+        cookie = unquote(cookie_value(headers.get("cookie", ""), TOKEN_COOKIE))
+        return bool(cookie) and hmac.compare_digest(cookie.encode(),
+                                                    self.session_cookie().encode())
 
     def body_limit(self, path: str) -> int:
         limit = self.max_body_bytes

@@ -51,8 +51,10 @@ def describe_validation(errors: list[Any]) -> str:
     return "; ".join(parts) or "invalid request"
 
 
-def error(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
-    return JSONResponse({"error": code, "message": message, **extra}, status_code=status)
+def error(status: int, code: str, message: str, headers: dict[str, str] | None = None,
+          **extra: Any) -> JSONResponse:
+    return JSONResponse({"error": code, "message": message, **extra}, status_code=status,
+                        headers=headers)
 
 
 def storage_error(exc: StorageFault) -> JSONResponse:
@@ -78,9 +80,14 @@ def install_handlers(app: FastAPI) -> None:
         return storage_error(exc)
 
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(_: Request, exc: StarletteHTTPException):
+    async def http_error(request: Request, exc: StarletteHTTPException):
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-        return error(exc.status_code, code, str(exc.detail))
+        # the router's own headers stay: a 405 says which methods the path takes (`Allow`)
+        headers = dict(exc.headers or {})
+        message = str(exc.detail)
+        if exc.status_code == 405 and headers.get("Allow"):
+            message = f"{request.method} is not allowed here; allowed: {headers['Allow']}"
+        return error(exc.status_code, code, message, headers=headers or None)
 
 
 class CrashGuard:

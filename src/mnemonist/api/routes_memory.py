@@ -90,7 +90,8 @@ def get_memory(memory_id: str, request: Request):
 
 @router.patch("/api/memory/{memory_id}")
 def patch_memory(memory_id: str, body: MemoryPatch, request: Request):
-    return svc(request).patch(memory_id, body, caller=caller_of(request))
+    return svc(request).patch(memory_id, body, changed_by=body.changed_by,
+                              caller=caller_of(request))
 
 
 @router.delete("/api/memory/{memory_id}")

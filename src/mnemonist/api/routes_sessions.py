@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Query, Request
 
-from mnemonist.api.deps import svc
+from mnemonist.api.deps import caller_of, svc
 from mnemonist.model.requests import MAX_OFFSET
 
 router = APIRouter()
@@ -23,4 +23,4 @@ def get_session(request: Request, session_key: str,
                 offset: int = Query(0, ge=0, le=MAX_OFFSET),
                 transcript: bool = False):
     return svc(request).get_session(session_key, turns=turns, offset=offset,
-                                    transcript=transcript)
+                                    transcript=transcript, caller=caller_of(request))

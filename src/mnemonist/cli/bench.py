@@ -173,12 +173,33 @@ def agent_memory(settings: tuple[str, ...], variants: tuple[str, ...], as_json: 
     report = run_agent_memory(parse_settings(settings), parsed)
     click.echo(json.dumps(report, indent=2) if as_json else markdown(report))
 
+
+@bench.command("over-time")
+@click.option("--seed", type=int, default=7, show_default=True, help="stream seed")
+@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
+              help="a setting for the run's daemon, e.g. search.alpha=0.5 (repeatable)")
+@click.option("--facts", type=click.IntRange(min=1), default=None,
+              help="only the first N changing facts (default: all)")
+@click.option("--fillers", type=click.IntRange(min=0), default=200, show_default=True,
+              help="unrelated notes between the statements")
+@click.option("--json", "as_json", is_flag=True, help="print JSON instead of the table")
+def over_time(seed: int, settings: tuple[str, ...], facts: int | None, fillers: int,
+              as_json: bool) -> None:
+    """Memory over time: is a changed fact's current value ranked above its stale one?"""
+    from mnemonist.bench.over_time import markdown, run_over_time
+    from mnemonist.bench.over_time_set import max_facts
+
+    if facts is not None and facts > max_facts():
+        raise click.BadParameter(f"the stream has {max_facts()} facts", param_hint="--facts")
+    report = run_over_time(seed, parse_settings(settings), facts=facts, fillers=fillers)
+    click.echo(json.dumps(report, indent=2) if as_json else markdown(report))
+
 bench.add_command(sessions)
 
 
 @bench.command("import")
 @click.option("--n", "n", type=int, default=10_000, show_default=True, help="memories")
-@click.option("--seed", type=int, default=7, show_default=True)
+@click.option("--seed", type=int, default=7, show_default=True, help="synthetic corpus seed")
 @click.option("--json", "as_json", is_flag=True, help="print JSON instead of the table")
 def import_(n: int, seed: int, as_json: bool) -> None:
     """Bulk-import throughput (the synchronous write), first run and idempotent re-run."""

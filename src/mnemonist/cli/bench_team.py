@@ -21,8 +21,9 @@ def _postgres_url(ctx: click.Context, param: click.Parameter, value: str) -> str
                    " there and dropped)")
 @click.option("--n", "n", type=click.IntRange(min=100), default=50_000, show_default=True,
               help="vectors")
-@click.option("--queries", type=click.IntRange(min=1), default=200, show_default=True)
-@click.option("--seed", type=int, default=7, show_default=True)
+@click.option("--queries", type=click.IntRange(min=1), default=200, show_default=True,
+              help="queries measured")
+@click.option("--seed", type=int, default=7, show_default=True, help="synthetic vectors seed")
 @click.option("--generated", is_flag=True,
               help="generate most vectors (a pool of 2,000 real ones plus noise) instead of"
                    " embedding every memory: quick, and harder for HNSW than real ones")
@@ -38,7 +39,8 @@ def hnsw(url: str, n: int, queries: int, seed: int, generated: bool, as_json: bo
 @click.command("team")
 @click.option("--storage", "url", required=True, callback=_postgres_url,
               help="postgresql:// URL of an empty database with pgvector")
-@click.option("--daemons", type=click.IntRange(1, 16), default=2, show_default=True)
+@click.option("--daemons", type=click.IntRange(1, 16), default=2, show_default=True,
+              help="daemons started on the database")
 @click.option("--clients", type=click.IntRange(1, 64), default=8, show_default=True,
               help="client threads per daemon")
 @click.option("--writes", type=click.IntRange(1, 100_000), default=500, show_default=True,

@@ -24,9 +24,10 @@ def duplicates() -> None:
 
 @duplicates.command("list")
 @click.option("--status", type=click.Choice(["open", "dismissed", "resolved"]), default="open",
-              show_default=True)
-@click.option("-n", "--limit", type=click.IntRange(1, 500), default=20, show_default=True)
-@click.option("--json", "as_json", is_flag=True)
+              show_default=True, help="which pairs: still to review, or decided")
+@click.option("-n", "--limit", type=click.IntRange(1, 500), default=20, show_default=True,
+              help="how many pairs to show")
+@click.option("--json", "as_json", is_flag=True, help="print the JSON answer instead of text")
 @daemon_options
 @click.pass_context
 def list_(ctx: click.Context, status: str, limit: int, as_json: bool) -> None:
@@ -48,7 +49,7 @@ def list_(ctx: click.Context, status: str, limit: int, as_json: bool) -> None:
 
 @duplicates.command("dismiss")
 @click.argument("candidate_id")
-@click.option("--reason", default=None)
+@click.option("--reason", default=None, help="why they are not duplicates (kept)")
 @daemon_options
 @click.pass_context
 def dismiss(ctx: click.Context, candidate_id: str, reason: str | None) -> None:
@@ -72,7 +73,7 @@ def merge(ctx: click.Context, candidate_id: str, keep: str, reason: str) -> None
 
 
 @duplicates.command("sweep")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="print the JSON answer instead of text")
 @daemon_options
 @click.pass_context
 def sweep(ctx: click.Context, as_json: bool) -> None:

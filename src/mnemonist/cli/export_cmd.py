@@ -165,7 +165,7 @@ def post_items(client: Client, items: list[dict[str, Any]], show_progress: bool
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto",
               help="what the file is (default: told from its content)")
 @click.option("--project", default=None, help="project for items that name none")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="print the JSON answer instead of text")
 @click.pass_context
 def import_(ctx: click.Context, path: Path, fmt: str, project: str | None,
             as_json: bool) -> None:
@@ -210,7 +210,7 @@ def import_(ctx: click.Context, path: Path, fmt: str, project: str | None,
 @click.command("backup")
 @click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="replace PATH when it exists")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="print the JSON answer instead of text")
 @click.pass_context
 def backup(ctx: click.Context, path: Path, force: bool, as_json: bool) -> None:
     """Copy the live database to PATH while the daemon keeps running (SQLite online backup).

@@ -17,7 +17,7 @@ SYNC_TIMEOUT_S = 600.0  # a forced sync of many files reads and chunks them all
 @click.command("sync")
 @click.option("--force", is_flag=True, help="read and re-chunk every file, changed or not")
 @click.option("--root", default=None, help="only this project root (a folder)")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="print the JSON answer instead of text")
 @daemon_options
 @click.pass_context
 def sync(ctx: click.Context, force: bool, root: str | None, as_json: bool) -> None:
@@ -42,7 +42,7 @@ def sync(ctx: click.Context, force: bool, root: str | None, as_json: bool) -> No
 
 
 @click.command("files")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="print the JSON answer instead of text")
 @daemon_options
 @click.pass_context
 def files(ctx: click.Context, as_json: bool) -> None:

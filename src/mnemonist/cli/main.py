@@ -48,7 +48,7 @@ def cli(ctx: click.Context, url: str | None, timeout: float | None, agent: str |
 @click.option("--host", default=None, help="bind address (default 127.0.0.1)")
 @click.option("--port", type=int, default=None, help="port (default 3850)")
 @click.option("--home", envvar="MNEMONIST_HOME", default=None, help="home folder (~/.agents)")
-@click.option("-v", "--verbose", is_flag=True)
+@click.option("-v", "--verbose", is_flag=True, help="log what the daemon does (INFO) to stderr")
 def serve(host: str | None, port: int | None, home: str | None, verbose: bool) -> None:
     """Start the daemon (prints where it listens once it answers)."""
     from mnemonist.daemon import ListenError
@@ -68,7 +68,7 @@ def serve(host: str | None, port: int | None, home: str | None, verbose: bool) -
 
 
 @cli.command()
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="print the JSON answer instead of text")
 @daemon_options
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
@@ -109,7 +109,8 @@ def config() -> None:
 
 
 @config.command("show")
-@click.option("--home", envvar="MNEMONIST_HOME", default=None)
+@click.option("--home", envvar="MNEMONIST_HOME", default=None,
+              help="home folder (default MNEMONIST_HOME, else ~/.agents)")
 def config_show(home: str | None) -> None:
     """Print the effective configuration (agent.yaml over the defaults)."""
     from mnemonist.settings import ConfigError, Paths, config_as_yaml, home_dir, load_config
@@ -149,6 +150,51 @@ cli.add_command(files)
 cli.add_command(migrate_cmd)
 for _command in CARRY_COMMANDS:  # export, import, backup
     cli.add_command(_command)
+
+#: what `mnemonist --help` (and a group's --help) lists for a command whose first sentence is
+#: longer than the listing shows (click cuts it at about 45 characters, with "...")
+SHORT_HELP = {
+    ("config", "show"): "Print the effective configuration.",
+    ("config", "reference"): "Print every configuration key (markdown).",
+    ("bench",): "Benchmarks (each runs its own daemon in-process).",
+    ("bench", "scale"): "Latency, throughput and memory at N memories.",
+    ("bench", "temporal"): "Recall of queries that name a time.",
+    ("bench", "corroboration"): "Corroboration as a ranking signal.",
+    ("bench", "locomo"): "Recall on LoCoMo against BM25 and dense alone.",
+    ("bench", "agent-memory"): "Recall on a labelled agent-memory set.",
+    ("bench", "sessions"): "LoCoMo replayed as Claude Code sessions.",
+    ("bench", "import"): "Bulk-import throughput.",
+    ("bench", "hnsw"): "pgvector HNSW recall against the exact scan.",
+    ("bench", "team"): "Several daemons writing to one PostgreSQL.",
+    ("bench", "inject"): "What the session hooks inject, question by question.",
+    ("bench", "relevance"): "Fit and report the calibrated relevance model.",
+    ("pin",): "Pin a memory: always in session context.",
+    ("hook",): "Run a harness hook (reads its JSON on stdin).",
+    ("connect",): "Add the hooks and MCP server to a harness.",
+    ("mcp",): "The memory tools over MCP on stdio.",
+    ("sessions", "show"): "One session: turns, checkpoints, transcript.",
+    ("duplicates",): "Near-duplicate memories flagged for review.",
+    ("duplicates", "list"): "Flagged pairs, newest first.",
+    ("duplicates", "merge"): "Keep one memory of a pair.",
+    ("duplicates", "sweep"): "Run one batch of the near-duplicate sweep.",
+    ("sync",): "Index the memory files of every project now.",
+    ("migrate",): "Copy a SQLite home into PostgreSQL.",
+    ("export",): "Write memories as a JSON-lines bundle.",
+    ("import",): "Import a bundle, a chat export or items.",
+    ("backup",): "Copy the live database to a file.",
+}
+
+
+def _set_short_help() -> None:
+    for path, text in SHORT_HELP.items():
+        command: click.Command = cli
+        for name in path:
+            assert isinstance(command, click.Group)
+            command = command.commands[name]
+        command.short_help = text
+
+
+_set_short_help()
 
 if __name__ == "__main__":
     cli()

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from mnemonist.cli.common import call, client, daemon_options, emit, fail, identity
+from mnemonist.model.memory import MEMORY_TYPES
 
 #: the id prefix `recall` and `list` print (the daemon accepts any unique prefix of 4 or more)
 SHORT_ID = 8
@@ -21,19 +22,22 @@ def _one_line(text: str, width: int) -> str:
     return flat if len(flat) <= width else flat[: max(width - 1, 1)] + "…"
 
 
-@click.command()
+@click.command(short_help="Store a memory.")
 @click.argument("content", nargs=-1, required=True)
-@click.option("--type", "type_", default=None)
-@click.option("--importance", type=float, default=None)
-@click.option("--tags", default=None, help="comma-separated")
+@click.option("--type", "type_", type=click.Choice(MEMORY_TYPES), default=None,
+              help="what kind of memory (default: inferred from the text)")
+@click.option("--importance", type=click.FloatRange(0, 1), default=None,
+              help="0 to 1; ranks it higher in recall (default: inferred)")
+@click.option("--tags", default=None, help="comma-separated tags (or a '[a,b]:' prefix)")
 @click.option("--who", default=None, help="who states it (default: --agent, else cli)")
-@click.option("--project", default=None)
-@click.option("--pinned", is_flag=True, default=None)
+@click.option("--project", default=None, help="the project it belongs to (default: none)")
+@click.option("--pinned", is_flag=True, default=None,
+              help="pin it: always in session context (or a 'critical:' prefix)")
 @click.option("--at", "occurred_at", default=None, help="when it happened (ISO 8601)")
 @click.option("--source", "source_id", default=None, help="source id (conversation, file...)")
 @click.option("--private", is_flag=True,
               help="private to --agent / --user (MNEMONIST_AGENT / MNEMONIST_USER)")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="print the JSON answer instead of text")
 @click.option("-q", "--quiet", is_flag=True,
               help="print only the memory's id (in a script: ID=$(mnemonist remember -q ...))")
 @daemon_options
@@ -57,20 +61,26 @@ def remember(ctx, content, type_, importance, tags, who, project, pinned, occurr
     click.echo(f"{what}: {out['id']} ({out['type']})")
 
 
-@click.command()
+@click.command(short_help="Find the memories that answer a query.")
 @click.argument("query", nargs=-1, required=True)
-@click.option("-n", "--limit", type=int, default=10)
-@click.option("--type", "type_", default=None)
-@click.option("--tags", default=None)
-@click.option("--who", default=None)
-@click.option("--project", default=None)
-@click.option("--since", default=None)
-@click.option("--until", default=None)
-@click.option("--json", "as_json", is_flag=True)
+@click.option("-n", "--limit", type=click.IntRange(1, 200), default=10, show_default=True,
+              help="how many results at most")
+@click.option("--type", "type_", type=click.Choice(MEMORY_TYPES), default=None,
+              help="only memories of this type")
+@click.option("--tags", default=None, help="comma-separated: only memories with all of them")
+@click.option("--who", default=None, help="only memories stated by this author")
+@click.option("--project", default=None, help="only this project's memories")
+@click.option("--since", default=None, help="happened at or after (ISO 8601)")
+@click.option("--until", default=None, help="happened at or before (ISO 8601)")
+@click.option("--json", "as_json", is_flag=True, help="print the JSON answer instead of text")
 @daemon_options
 @click.pass_context
 def recall(ctx, query, limit, type_, tags, who, project, since, until, as_json) -> None:
-    """Hybrid search (ids are printed as 8-character prefixes every command accepts)."""
+    """Find the memories that answer QUERY: keyword and vector search together.
+
+    Prints each result's score, id (its first 8 characters: every command accepts them),
+    type and text. Memories remembered a moment ago are found at once (a recall embeds the
+    few still waiting for their vector); when more are waiting, it says so on stderr."""
     body = {"query": " ".join(query), "limit": limit, "type": type_, "tags": tags, "who": who,
             "project": project, "since": since, "until": until}
     out = call(lambda: client(ctx).post("/api/memory/recall", body, idempotent=True))
@@ -88,37 +98,48 @@ def recall(ctx, query, limit, type_, tags, who, project, since, until, as_json) 
                    " only their words can find them)", err=True)
 
 
-@click.command("list")
-@click.option("--project", default=None)
-@click.option("--type", "type_", default=None)
-@click.option("--who", default=None)
-@click.option("--since", default=None, help="created at or after (ISO 8601)")
-@click.option("--until", default=None, help="created before (ISO 8601)")
-@click.option("-n", "--limit", type=click.IntRange(1, 1000), default=50, show_default=True)
+@click.command("list", short_help="Memories, most recent first (when they happened).")
+@click.option("--project", default=None, help="only this project's memories")
+@click.option("--type", "type_", type=click.Choice(MEMORY_TYPES), default=None,
+              help="only memories of this type")
+@click.option("--who", default=None, help="only memories stated by this author")
+@click.option("--since", default=None,
+              help="happened at or after (ISO 8601 date or time, e.g. 2025-01-01)")
+@click.option("--until", default=None, help="happened at or before (ISO 8601)")
+@click.option("--order", type=click.Choice(["occurred_at", "created_at", "updated_at",
+                                            "importance"]),
+              default="occurred_at", show_default=True,
+              help="newest first by when it happened, was stored, was changed; or importance")
+@click.option("-n", "--limit", type=click.IntRange(1, 1000), default=50, show_default=True,
+              help="how many to show")
 @click.option("--deleted", is_flag=True, help="soft-deleted memories too")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="print the API's JSON answer")
 @daemon_options
 @click.pass_context
-def list_(ctx, project, type_, who, since, until, limit, deleted, as_json) -> None:
-    """Memories, newest first: date, project, type, who, id prefix and content."""
+def list_(ctx, project, type_, who, since, until, order, limit, deleted, as_json) -> None:
+    """Memories, most recent first: when it happened, when it was stored, project, type,
+    who, id prefix and content. "when" is the event time (a 2024 chat message imported today
+    says 2024; `remember --at` sets it), "stored" when the daemon wrote it."""
     out = call(lambda: client(ctx).get(
         "/api/memories", project=project, type=type_, who=who, since=since, until=until,
-        limit=limit, include_deleted=deleted or None))
+        order=order, limit=limit, include_deleted=deleted or None))
     if as_json:
         return emit(out)
     if not out["memories"]:
         click.echo("no memories")
         return
-    rows = [(m["created_at"][:16].replace("T", " "), m.get("project") or "-", m["type"],
+    rows = [((m.get("occurred_at") or m["created_at"])[:16].replace("T", " "),
+             m["created_at"][:10], m.get("project") or "-", m["type"],
              m.get("who") or "-", m["id"][:SHORT_ID],
              ("[deleted] " if m.get("is_deleted") else "")
              + ("[pinned] " if m.get("pinned") else "") + m["content"]) for m in out["memories"]]
-    head = ("date", "project", "type", "who", "id", "content")
-    widths = [min(max(len(r[i]) for r in [head, *rows]), 20) for i in range(5)]
-    room = max(shutil.get_terminal_size((120, 24)).columns - sum(widths) - 2 * 5, 30)
+    head = ("when", "stored", "project", "type", "who", "id", "content")
+    cols = len(head) - 1
+    widths = [min(max(len(r[i]) for r in [head, *rows]), 20) for i in range(cols)]
+    room = max(shutil.get_terminal_size((120, 24)).columns - sum(widths) - 2 * cols, 30)
     for r in [head, *rows]:
-        cells = [_one_line(r[i], widths[i]).ljust(widths[i]) for i in range(5)]
-        click.echo("  ".join([*cells, _one_line(r[5], room)]).rstrip())
+        cells = [_one_line(r[i], widths[i]).ljust(widths[i]) for i in range(cols)]
+        click.echo("  ".join([*cells, _one_line(r[cols], room)]).rstrip())
     if out["has_more"]:
         click.echo(f"... {out['total']} in all (--limit)")
 
@@ -144,20 +165,28 @@ def history(ctx, memory_id) -> None:
                    f" {e['reason'] or ''}")
 
 
+def _actor(ctx: click.Context) -> str:
+    """Who a change made from the CLI is recorded as: --agent (MNEMONIST_AGENT), else cli."""
+    return identity(ctx).get("agent_id") or "cli"
+
+
 def _patch(ctx: click.Context, memory_id: str, body: dict[str, Any]) -> dict[str, Any]:
     c = client(ctx)
+    body = {**body, "changed_by": _actor(ctx)}
     return call(lambda: c.request("PATCH", f"/api/memory/{memory_id}",
                                   json={k: v for k, v in body.items() if v is not None}))
 
 
-@click.command()
+@click.command(short_help="Change a memory's text, tags, importance or type.")
 @click.argument("memory_id")
 @click.option("--content", default=None, help="the new text")
 @click.option("--tags", default=None, help="comma-separated; replaces the tags")
-@click.option("--importance", type=float, default=None)
-@click.option("--type", "type_", default=None)
+@click.option("--importance", type=click.FloatRange(0, 1), default=None,
+              help="the new importance, 0 to 1")
+@click.option("--type", "type_", type=click.Choice(MEMORY_TYPES), default=None,
+              help="the new type")
 @click.option("--reason", required=True, help="why (kept in the history)")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="print the JSON answer instead of text")
 @daemon_options
 @click.pass_context
 def modify(ctx, memory_id, content, tags, importance, type_, reason, as_json) -> None:
@@ -186,7 +215,8 @@ def _pin(ctx: click.Context, memory_id: str, pinned: bool, reason: str) -> None:
 
 @click.command()
 @click.argument("memory_id")
-@click.option("--reason", default="pinned from the CLI", show_default=True)
+@click.option("--reason", default="pinned from the CLI", show_default=True,
+              help="why (kept in the history)")
 @daemon_options
 @click.pass_context
 def pin(ctx, memory_id, reason) -> None:
@@ -196,7 +226,8 @@ def pin(ctx, memory_id, reason) -> None:
 
 @click.command()
 @click.argument("memory_id")
-@click.option("--reason", default="unpinned from the CLI", show_default=True)
+@click.option("--reason", default="unpinned from the CLI", show_default=True,
+              help="why (kept in the history)")
 @daemon_options
 @click.pass_context
 def unpin(ctx, memory_id, reason) -> None:
@@ -212,7 +243,7 @@ def unpin(ctx, memory_id, reason) -> None:
 def recover(ctx, memory_id, reason) -> None:
     """Undo a forget (a soft delete) within the retention window."""
     out = call(lambda: client(ctx).post(f"/api/memory/{memory_id}/recover",
-                                        {"reason": reason}))
+                                        {"reason": reason, "changed_by": _actor(ctx)}))
     click.echo(f"recovered {out['id']} (version {out['newVersion']})")
 
 
@@ -220,12 +251,13 @@ def _named(candidate_id: str, ref: str) -> bool:
     return candidate_id == ref or candidate_id.startswith(ref.lower())
 
 
-@click.command()
+@click.command(short_help="Forget memories by id or query (asks first; --yes).")
 @click.argument("ids", nargs=-1)
 @click.option("--query", default=None, help="forget what this query clearly matches")
-@click.option("--reason", default=None, help="why (required to execute)")
-@click.option("--project", default=None)
-@click.option("--type", "type_", default=None)
+@click.option("--reason", default=None, help="why (kept in the history; asked when missing)")
+@click.option("--project", default=None, help="only this project's memories")
+@click.option("--type", "type_", type=click.Choice(MEMORY_TYPES), default=None,
+              help="only memories of this type")
 @click.option("--include-pinned", is_flag=True, help="pinned memories may be selected too")
 @click.option("--purge", "--hard", "purge", is_flag=True,
               help="remove the text for good (history, indexes, file), soft-deleted ones too")
@@ -244,7 +276,8 @@ def forget(ctx, ids, query, reason, project, type_, include_pinned, purge, yes) 
     it forgot nothing, or not every id named."""
     c = client(ctx)
     sel = {"ids": list(ids) or None, "query": query, "project": project, "type": type_,
-           "force": purge, "include_pinned": include_pinned or None}
+           "force": purge, "include_pinned": include_pinned or None,
+           "changed_by": _actor(ctx)}
     preview = call(lambda: c.post("/api/memory/forget", {**sel, "mode": "preview"}))
     for skipped in preview.get("excluded", []):
         click.echo(f"  not selected  {skipped['id'][:SHORT_ID]}  {skipped['why']}:"

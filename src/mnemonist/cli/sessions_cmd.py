@@ -20,9 +20,10 @@ def sessions() -> None:
 
 
 @sessions.command("list")
-@click.option("--project", default=None)
-@click.option("-n", "--limit", type=click.IntRange(1, 1000), default=20, show_default=True)
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--project", default=None, help="only this project's sessions")
+@click.option("-n", "--limit", type=click.IntRange(1, 1000), default=20, show_default=True,
+              help="how many sessions to show")
+@click.option("--json", "as_json", is_flag=True, help="print the JSON answer instead of text")
 @daemon_options
 @click.pass_context
 def list_(ctx: click.Context, project: str | None, limit: int, as_json: bool) -> None:
@@ -46,9 +47,10 @@ def list_(ctx: click.Context, project: str | None, limit: int, as_json: bool) ->
 
 @sessions.command("show")
 @click.argument("session_id")
-@click.option("-n", "--turns", type=click.IntRange(0, 10000), default=50, show_default=True)
+@click.option("-n", "--turns", type=click.IntRange(0, 10000), default=50, show_default=True,
+              help="how many of its turns to show")
 @click.option("--transcript", is_flag=True, help="print the stored transcript too")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="print the JSON answer instead of text")
 @daemon_options
 @click.pass_context
 def show(ctx: click.Context, session_id: str, turns: int, transcript: bool,

@@ -1,15 +1,15 @@
 """How a browser presents the token: `/login` checks it once and keeps it in a cookie.
 
-The cookie (`mnemonist_token`) holds the token itself, percent-encoded, HttpOnly (page scripts
-cannot read it) and SameSite=Strict (no other site's page makes the browser send it); the
-boundary accepts it wherever it accepts the bearer header. With no token configured every
+The cookie (`mnemonist_token`) holds an HMAC of the token under a secret the daemon drew at
+start (`BoundaryPolicy.session_cookie`), never the token; HttpOnly (page scripts cannot read
+it) and SameSite=Strict (no other site's page makes the browser send it); the boundary
+accepts it wherever it accepts the bearer header. With no token configured every
 page just works and `/login` sends the browser on to the dashboard.
 """
 
 from __future__ import annotations
 
 import hmac
-from urllib.parse import quote
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -41,9 +41,9 @@ def matches(request: Request, given: str) -> bool:
     return bool(token) and hmac.compare_digest(given.encode(), token.encode())
 
 
-def with_cookie(response: Response, token: str) -> Response:
-    response.set_cookie(TOKEN_COOKIE, quote(token, safe=""), httponly=True, samesite="strict",
-                        path="/")
+def with_cookie(request: Request, response: Response) -> Response:
+    value = request.app.state.policy.session_cookie()
+    response.set_cookie(TOKEN_COOKIE, value, httponly=True, samesite="strict", path="/")
     return response
 
 
@@ -55,7 +55,7 @@ def login_page(request: Request, token: str = "") -> Response:
         return RedirectResponse("/", status_code=303)
     if token:
         if matches(request, token):
-            return with_cookie(RedirectResponse("/", status_code=303), token)
+            return with_cookie(request, RedirectResponse("/", status_code=303))
         problem = "That token is not this daemon's."
         status = 401
     else:
@@ -77,7 +77,7 @@ async def login(request: Request) -> Response:
     if not matches(request, given):
         return JSONResponse({"error": "unauthorized", "message": "that token is not this"
                              " daemon's"}, status_code=401)
-    return with_cookie(Response(status_code=204), given)
+    return with_cookie(request, Response(status_code=204))
 
 
 @router.post("/ui/logout")

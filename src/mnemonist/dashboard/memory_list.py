@@ -91,12 +91,24 @@ def provenance(m: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
+def when_and_stored(m: dict[str, Any]) -> str:
+    """When it happened (event time: a 2024 chat message says 2024), and when it was stored
+    when that is another minute (an import, a back-dated remember)."""
+    when = short_time(m.get("occurred_at") or m.get("created_at"))
+    stored = short_time(m.get("created_at"))
+    out = f'<span class="when" title="when it happened">{esc(when)}</span>'
+    if stored and stored != when:
+        out += f'<span class="stored" title="when it was stored">stored {esc(stored)}</span>'
+    return out
+
+
 def render_hits(items: list[dict[str, Any]], *, recall: bool, method: str | None = None,
                 total: int | None = None) -> str:
     if recall:
         head = f"{len(items)} found by recall ({esc(method or 'hybrid')})"
     else:
-        head = f"{plural(total, 'memory', 'memories')}, newest first" if total is not None else ""
+        head = (f"{plural(total, 'memory', 'memories')}, most recent first (by when it"
+                " happened)" if total is not None else "")
     if not items:
         return f'<p class="count">{head}</p><p class="empty">No memories match.</p>'
     rows = [f'<p class="count">{head}</p><ol class="memories">']
@@ -122,7 +134,7 @@ def render_hits(items: list[dict[str, Any]], *, recall: bool, method: str | None
             f'<div class="meta"><span>{esc(m.get("type"))}</span>'
             f'<span>{esc(m.get("project") or "no project")}</span>'
             f'<span>{esc(provenance(m))}</span>'
-            f'<span>{esc(short_time(m.get("created_at")))}</span>'
+            f'{when_and_stored(m)}'
             f'<span class="id">{esc(m["id"][:8])}</span></div></li>')
     rows.append("</ol>")
     return "".join(rows)

@@ -91,7 +91,8 @@ def turns_list(turns: list[dict[str, Any]]) -> str:
 def session_page(session_key: str, request: Request) -> HTMLResponse:
     service = svc(request)
     try:
-        s = service.get_session(session_key, turns=TURNS_SHOWN, transcript=True)
+        s = service.get_session(session_key, turns=TURNS_SHOWN, transcript=True,
+                                caller=OWNER)  # the owner's view: everything
     except ServiceError as exc:
         return problem_page("Session", "sessions", exc.status, exc.message)
     contents: dict[str, str] = {}

@@ -115,6 +115,45 @@ def drop_created_file(path: Path, data: dict[str, Any], created: set[str] | None
     return True
 
 
+def note_created_folders(record: Path | None, path: Path) -> None:
+    """Before `path` is written: remember the folders above it that do not exist yet (writing
+    it creates them), so that disconnect can remove them again once they are empty."""
+    missing: list[str] = []
+    folder = path.absolute().parent
+    while not folder.exists():
+        missing.append(str(folder))
+        folder = folder.parent
+    if record is None or not missing:
+        return
+    data = _record_load(record)
+    known = data.get("folders") if isinstance(data.get("folders"), list) else []
+    data["folders"] = list(dict.fromkeys([*known, *missing]))
+    write_atomic(record, json.dumps(data, indent=2) + "\n")
+
+
+def drop_created_folders(record: Path | None) -> None:
+    """After a disconnect: remove the folders connect created that are empty now (deepest
+    first); one that still holds anything (the other part of the harness's setup, or a file
+    of the user's) stays, and stays recorded."""
+    if record is None or not record.exists():
+        return
+    data = _record_load(record)
+    folders = data.get("folders")
+    if not isinstance(folders, list) or not folders:
+        return
+    kept = []
+    for name in sorted((f for f in folders if isinstance(f, str)), key=len, reverse=True):
+        folder = Path(name)
+        try:
+            folder.rmdir()
+        except FileNotFoundError:
+            continue
+        except OSError:  # not empty, or not ours to remove
+            kept.append(name)
+    data["folders"] = kept
+    write_atomic(record, json.dumps(data, indent=2) + "\n")
+
+
 def _key(path: Path, part: str) -> str:
     return f"{path.resolve()}#{part}"
 
@@ -211,6 +250,7 @@ def connect_hooks(path: Path, executable: str, timeout_s: int, record: Path | No
             changes.append(f"removed a duplicate {event} hook")
     if changes:
         original = _original(path, existed)
+        note_created_folders(record, path)
         save(path, data, style)
         _record_update(record, _key(path, "hooks"), created, original)
     return changes
@@ -261,6 +301,7 @@ def disconnect_hooks(path: Path, record: Path | None = None) -> list[str]:
         if not drop_created_file(path, data, created):
             _save_back(path, data, style, record, _key(path, "hooks"))
         _record_update(record, _key(path, "hooks"), None)
+        drop_created_folders(record)
     return changes
 
 
@@ -292,6 +333,7 @@ def connect_mcp(path: Path, executable: str, record: Path | None = None, *,
             " left as it is")
     servers[SERVER_NAME] = want
     original = _original(path, existed)
+    note_created_folders(record, path)
     save(path, data, style)
     _record_update(record, _key(path, "mcp"), created, original)
     return [f"{'updated' if current else 'registered'} MCP server {SERVER_NAME}"]
@@ -312,4 +354,5 @@ def disconnect_mcp(path: Path, record: Path | None = None, *,
     if not drop_created_file(path, data, created):
         _save_back(path, data, style, record, _key(path, "mcp"))
     _record_update(record, _key(path, "mcp"), None)
+    drop_created_folders(record)
     return [f"removed MCP server {SERVER_NAME}"]

@@ -70,6 +70,7 @@ def connect_mcp(path: Path, executable: str, record: Path | None = None) -> list
         raise SettingsError(f"{path}: an MCP server named 'mnemonist' exists and is not"
                             " mnemonist's; left as it is")
     sep = "" if not text else "\n" if text.endswith("\n") else "\n\n"  # a blank line before
+    cc.note_created_folders(record, path)
     write_atomic(path, text + sep + block)
     created = (["file"] if not existed else []) + [f"separator:{len(sep)}"]
     cc._record_update(record, cc._key(path, "mcp"), created)
@@ -94,4 +95,5 @@ def disconnect_mcp(path: Path, record: Path | None = None) -> list[str]:
     else:
         write_atomic(path, rest)
     cc._record_update(record, cc._key(path, "mcp"), None)
+    cc.drop_created_folders(record)
     return ["removed MCP server mnemonist"]

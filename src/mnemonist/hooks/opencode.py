@@ -61,6 +61,7 @@ def connect_plugin(path: Path, executable: str, record: Path | None = None) -> l
     else:
         created = [] if path.parent.exists() else ["folder"]
         cc._record_update(record, cc._key(path, "plugin"), created)
+        cc.note_created_folders(record, path)
     updated = path.exists()
     write_atomic(path, want)
     path.with_name(path.name + ".bak").unlink(missing_ok=True)  # only ever our own text
@@ -75,4 +76,5 @@ def disconnect_plugin(path: Path, record: Path | None = None) -> list[str]:
     if "folder" in created and not any(path.parent.iterdir()):
         path.parent.rmdir()
     cc._record_update(record, cc._key(path, "plugin"), None)
+    cc.drop_created_folders(record)
     return ["removed plugin"]

@@ -17,7 +17,8 @@ class ExtractionConfig(CamelModel):
     # Default "none", not the documents' "claude-code": nothing leaves the machine unless the
     # user configures a provider (the claude CLI sends memories to a remote API).
     provider: Literal["ollama", "claude-code", "opencode", "openai", "anthropic", "none"] = Field(
-        default="none", description="the LLM of extraction and decisions; none: pipeline waits"
+        default="none",
+        description="the LLM of extraction and decisions; none: no extraction (nothing is queued)",
     )
     model: str = "haiku"
     base_url: str = ""

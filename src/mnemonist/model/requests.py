@@ -303,6 +303,8 @@ class MemoryPatch(Request):
     occurred_at: Timestamp | None = None
     reason: Reason | None = None
     if_version: int | None = Field(default=None, ge=1)
+    #: who makes the change, kept in the history (PATCH; a batch has its own): default "api"
+    changed_by: str | None = Field(default=None, max_length=200)
 
     _tags = field_validator("tags")(lambda cls, v: _clean_tags(v))
 
@@ -356,7 +358,8 @@ class ListRequest(RecallFilters):
     limit: int = Field(default=50, ge=1, le=1000)
     offset: int = Field(default=0, ge=0, le=MAX_OFFSET)
     include_deleted: bool = False
-    order: Literal["created_at", "updated_at", "occurred_at", "importance"] = "created_at"
+    #: newest first by when it happened (event time); created_at: by when it was stored
+    order: Literal["created_at", "updated_at", "occurred_at", "importance"] = "occurred_at"
 
 
 class ImportRequest(Request):

@@ -38,6 +38,9 @@ _SCOPE_ID: TypeAdapter[str] = TypeAdapter(ScopeId)
 #: owner columns: an id is validated as the same field of a request body is (not scrubbed:
 #: an id with a credential in it is refused, never rewritten into someone else's scope)
 _IDENTITY = ("agent_id", "user_id")
+#: who said or changed something: a name as a request's `who` / `changed_by` (200 characters)
+_ACTORS = ("who", "updated_by", "changed_by")
+MAX_ACTOR_CHARS = 200
 
 _NOT_SCRUBBED = {"id", "normalized_content", "content_hash", "text_hash", "vector", "tags"}
 
@@ -136,6 +139,7 @@ class BundleImportOps(ServiceBase):
         changed = 0
         for table, values in rows:
             _check_identity(values, where)
+            _check_actors(values, where)
             changed += _scrub(table, values)
         if kind == "embedding":
             _check_vector(rows[0][1], where)
@@ -268,6 +272,29 @@ def _check_identity(values: dict[str, Any], where: str) -> None:
         if clean != value:
             raise BadRequest(f"{where}: {name} has spaces around it",
                              code="invalid_record", field=name)
+
+
+def _check_actors(values: dict[str, Any], where: str) -> None:
+    """`who`, `updated_by`, `changed_by`: none or a name a request could give; `observed_by`:
+    the JSON list of such names that corroboration keeps (a text that is not one would fail
+    every later read of the memory)."""
+    for name in _ACTORS:
+        value = values.get(name)
+        if value is not None and (not isinstance(value, str) or len(value) > MAX_ACTOR_CHARS):
+            raise BadRequest(f"{where}: {name} must be a string of at most {MAX_ACTOR_CHARS}"
+                             " characters", code="invalid_record", field=name)
+    raw = values.get("observed_by")
+    if raw is None:
+        return
+    try:
+        names = json.loads(raw) if isinstance(raw, str) else None
+    except ValueError:
+        names = None
+    if not isinstance(names, list) or not all(
+            isinstance(n, str) and 0 < len(n) <= MAX_ACTOR_CHARS for n in names):
+        raise BadRequest(f"{where}: observed_by must be a JSON list of names (text such as"
+                         f' \'["agent-a"]\', each at most {MAX_ACTOR_CHARS} characters)',
+                         code="invalid_record", field="observed_by")
 
 
 def _check_vector(values: dict[str, Any], where: str) -> None:

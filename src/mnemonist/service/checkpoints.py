@@ -3,13 +3,21 @@ recovery digest, and the `/api/checkpoints` operations (document 000, Session Ch
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from mnemonist.model.hooks import CheckpointRequest, HookRequest
 from mnemonist.model.memory import utcnow
 from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import BadRequest, NotFound
-from mnemonist.sessions.digest import TRIGGERS, CheckpointDraft, clip, recovery_digest
+from mnemonist.sessions.digest import (
+    TRIGGERS,
+    CheckpointDraft,
+    capped,
+    clip,
+    format_digest,
+    recovery_digest,
+)
 from mnemonist.sessions.queue import CheckpointQueue, scrub
 from mnemonist.sessions.transcript import Activity, normalize_project, project_of
 from mnemonist.store import sessions as store
@@ -119,13 +127,28 @@ class CheckpointOps(ServiceBase):
     def write_checkpoint(
         self, state: dict[str, Any], draft: CheckpointDraft, *, immediate: bool
     ) -> str | None:
-        """Queue (or write) a checkpoint and move the session's checkpoint marks."""
-        checkpoint_id = self.checkpoint_queue.submit(draft, immediate=immediate)
+        """Queue (or write) a checkpoint and move the session's checkpoint marks. A checkpoint
+        written now that would say exactly what the session's latest says (a session-end hook
+        sent twice) is not written again: the latest one's id is the answer."""
+        repeated = self._same_as_latest(draft) if immediate else None
+        checkpoint_id = repeated or self.checkpoint_queue.submit(draft, immediate=immediate)
         with self.db.write_tx() as conn:
             store.update_state(conn, state["session_key"],
                                checkpoint_prompt_count=state["prompt_count"],
                                last_checkpoint_at=utcnow())
         return checkpoint_id
+
+    def _same_as_latest(self, draft: CheckpointDraft) -> str | None:
+        """The id of the session's latest checkpoint when `draft` would repeat it: same
+        trigger, same digest apart from the time it is written at. None when a draft of the
+        session waits in the queue (it would be merged into this one)."""
+        if self.checkpoint_queue.pending(draft.session_key):
+            return None
+        latest = store.latest_checkpoint(self.db.reader(), session_key=draft.session_key)
+        if latest is None or latest["trigger"] != draft.trigger:
+            return None
+        then = capped(replace(draft, created_at=latest["created_at"]))
+        return latest["id"] if scrub(format_digest(then)) == latest["digest"] else None
 
     def recovery_for(
         self, state: dict[str, Any], *, budget: int, project_fallback: bool = False

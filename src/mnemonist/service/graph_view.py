@@ -3,6 +3,7 @@ relations among them, and communities (Louvain, seeded so the same graph colours
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import networkx as nx
@@ -32,19 +33,24 @@ def communities_of(nodes: list[str], edges: list[dict[str, Any]]) -> list[list[s
 
 
 class GraphViewOps(ServiceBase):
-    def graph_overview(self, limit: int = 100) -> dict[str, Any]:
-        """Nodes (entity, live mentions, community), edges (relation, weight = strength ×
-        mentions) and each community's size and best-known members."""
+    def graph_overview(self, limit: int = 100, project: str | None = None) -> dict[str, Any]:
+        """Nodes (entity, its project, live mentions, community), edges (relation, weight =
+        strength × mentions) and each community's size and best-known members; with
+        `project`, that project's entities only."""
         if not 1 <= limit <= MAX_GRAPH_NODES:
             raise BadRequest(f"limit must be between 1 and {MAX_GRAPH_NODES}", field="limit")
         conn = self.db.reader()
-        entities = graph_overview.top_entities(conn, limit)
+        entities = graph_overview.top_entities(conn, limit, project)
         ids = [e["id"] for e in entities]
         edges = graph_overview.relations_among(conn, ids)
         groups = communities_of(ids, edges)
         community = {node: n for n, group in enumerate(groups) for node in group}
         nodes = [{**e, "community": community[e["id"]]} for e in entities]
-        names = {e["id"]: e["name"] for e in entities}
+        seen = Counter(e["name"] for e in entities)
+        several = {name for name, n in seen.items() if n > 1}
+        # a name that is an entity in several projects is told apart by its project
+        names = {e["id"]: f"{e['name']} ({e['project'] or 'no project'})"
+                 if e["name"] in several else e["name"] for e in entities}
         return {
             "nodes": nodes,
             "edges": edges,

@@ -194,17 +194,22 @@ class HookOps(SessionTurnOps):
         pinned = store.context_memories(conn, names, pinned=True, limit=cap, visible=visible)
         decisions = store.context_memories(conn, names, types=DECISION_TYPES, order="recent",
                                            limit=10, visible=visible)
-        sections += [memory_section("Pinned", pinned, chars),
-                     memory_section("Decisions and rules", decisions, chars)]
+        best: dict[str, Memory] = {}
         if project:
-            best: dict[str, Memory] = {
-                m.id: m for m in store.context_memories(conn, names, only_project=True,
-                                                        limit=10, visible=visible)
-            }
+            best = {m.id: m for m in store.context_memories(conn, names, only_project=True,
+                                                            limit=10, visible=visible)}
             for hit in self._search(project, names, 10, caller=caller, no_turns=True):
                 if self._relevant(hit, hooks.prompt_min_relevance):
                     best.setdefault(hit.memory.id, hit.memory)
-            sections.append(memory_section(f"Project {project}", list(best.values()), chars))
+        # a statement that a newer one among them contradicts is never handed over
+        current, _ = current_only([*pinned, *decisions, *best.values()])
+        alive = {m.id for m in current}
+        pinned, decisions = ([m for m in ms if m.id in alive] for ms in (pinned, decisions))
+        sections += [memory_section("Pinned", pinned, chars),
+                     memory_section("Decisions and rules", decisions, chars)]
+        if project:
+            sections.append(memory_section(f"Project {project}",
+                                           [m for m in best.values() if m.id in alive], chars))
         text, ids = render(header, sections, hooks.session_start_budget_chars, cap)
         now = utcnow()
         with self.db.write_tx() as w:

@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from mnemonist.model.memory import utcnow
-from mnemonist.model.requests import parse_when
+from mnemonist.model.requests import Caller, parse_when
 from mnemonist.pipeline.summary_worker import summary_unavailable
+from mnemonist.search.filters import visible_ids
 from mnemonist.service.checkpoints import CheckpointOps
 from mnemonist.service.errors import NotFound
 from mnemonist.service.remember import RememberOps
@@ -244,9 +245,12 @@ class SessionTurnOps(CheckpointOps, RememberOps):
                 "has_more": offset + len(items) < total}
 
     def get_session(self, session_key: str, *, turns: int = 200, offset: int = 0,
-                    transcript: bool = False) -> dict[str, Any]:
+                    transcript: bool = False, caller: Caller | None = None) -> dict[str, Any]:
         """A session: its state, what was read of it, its turns (in order), checkpoints,
-        what it was given, and with `transcript` the lossless transcript."""
+        what it was given, and with `transcript` the lossless transcript.
+
+        `injected` lists only the memories `caller` may see (None: global ones): another
+        agent's or user's private memory given to their session is not named to others."""
         conn = self.db.reader()
         state = sessions_store.get_state(conn, session_key)
         ingest = store.get(conn, session_key)
@@ -259,13 +263,20 @@ class SessionTurnOps(CheckpointOps, RememberOps):
             "session_key": session_key, "state": state, "ingest": ingest,
             "turns": [m.to_public() for m in items], "turns_total": total,
             "turns_offset": offset, "checkpoints": checkpoints,
-            "injected": sessions_store.session_memories(conn, session_key),
+            "injected": self._visible_injected(conn, session_key, caller),
         }
         if transcript:
             row = conn.execute("SELECT content FROM session_transcripts WHERE session_key = ?",
                                (session_key,)).fetchone()
             out["transcript"] = row[0] if row else None
         return out
+
+    @staticmethod
+    def _visible_injected(conn: Any, session_key: str,
+                          caller: Caller | None) -> list[dict[str, Any]]:
+        given = sessions_store.session_memories(conn, session_key)
+        seen = visible_ids(conn, [r["memory_id"] for r in given], caller)
+        return [r for r in given if r["memory_id"] in seen]
 
     # -- status --------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:

@@ -7,17 +7,22 @@ import sqlite3
 from typing import Any
 
 
-def top_entities(conn: sqlite3.Connection, limit: int) -> list[dict[str, Any]]:
-    """The `limit` entities named by the most live memories, most-mentioned first."""
+def top_entities(conn: sqlite3.Connection, limit: int,
+                 project: str | None = None) -> list[dict[str, Any]]:
+    """The `limit` entities named by the most live memories, most-mentioned first; with
+    `project`, only that project's ("" : the entities of memories without a project). Each
+    says its project (None: no project): one name may be an entity in several projects."""
+    where, args = ("", []) if project is None else (" WHERE e.project = ?", [project])
     rows = conn.execute(
-        "SELECT e.id, e.name, e.entity_type, COUNT(*) AS mentions"
+        "SELECT e.id, e.name, e.entity_type, COUNT(*) AS mentions, e.project"
         " FROM memory_entity_mentions x"
         " JOIN entities e ON e.id = x.entity_id"
         " JOIN memories m ON m.id = x.memory_id AND m.is_deleted = 0"
-        " GROUP BY e.id ORDER BY mentions DESC, e.canonical_name LIMIT ?",
-        (limit,),
+        f"{where} GROUP BY e.id ORDER BY mentions DESC, e.canonical_name, e.project LIMIT ?",
+        (*args, limit),
     ).fetchall()
-    return [{"id": r[0], "name": r[1], "type": r[2], "mentions": int(r[3])} for r in rows]
+    return [{"id": r[0], "name": r[1], "type": r[2], "mentions": int(r[3]),
+             "project": r[4] or None} for r in rows]
 
 
 def relations_among(conn: sqlite3.Connection, entity_ids: list[str]) -> list[dict[str, Any]]:

@@ -86,8 +86,23 @@ def applied_versions(conn: sqlite3.Connection) -> set[int]:
     return {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
 
 
+class SchemaTooNew(RuntimeError):
+    """The database was migrated by a newer mnemonist than this one: this code does not know
+    what those migrations changed, so it does not open it (nothing is written)."""
+
+
+def refuse_newer(have: set[int], migrations: list[Migration]) -> None:
+    known = max(m.version for m in migrations)
+    if have and max(have) > known:
+        raise SchemaTooNew(
+            f"the database is at schema {max(have)}, newer than this mnemonist ({known}): a"
+            " newer version has opened it. Run that version, or restore the backup taken"
+            " before upgrading (docs/upgrading.md)")
+
+
 def migrate(db: Database) -> list[int]:
-    """Apply every pending migration; returns the versions applied now."""
+    """Apply every pending migration; returns the versions applied now. A database at a
+    schema newer than this code knows is refused (SchemaTooNew) before anything is written."""
     if getattr(db, "dialect", "sqlite") == "postgresql":
         from mnemonist.store.postgres.schema import migrate_postgres
 
@@ -95,6 +110,7 @@ def migrate(db: Database) -> list[int]:
     done: list[int] = []
     with db.write_tx() as conn:
         have = applied_versions(conn)
+    refuse_newer(have, MIGRATIONS)
     for m in MIGRATIONS:
         if m.version in have:
             continue

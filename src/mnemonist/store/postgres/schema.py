@@ -34,10 +34,13 @@ def _applied(raw: Any) -> set[int]:
 
 def migrate_postgres(db: Any, migrations: list[Any], baseline: int) -> list[int]:
     """Apply the baseline (once) and every later migration not yet recorded."""
+    from mnemonist.store.migrations import refuse_newer
+
     done: list[int] = []
     with db.write_tx() as conn:
         raw = conn.raw
         raw.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+        refuse_newer(_applied(raw), migrations)  # migrated by a newer mnemonist: not opened
         raw.execute("CREATE EXTENSION IF NOT EXISTS vector")
         if not _applied(raw):
             for statement in _statements(BASELINE.read_text(encoding="utf-8")):
