@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from conftest import run_daemon
 from hook_payloads import payload
-
 from mnemonist.model.memory import Memory
 from mnemonist.search.current import current_only
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_daemon
 
+from conftest import run_daemon
 from mnemonist.bench.offtopic_prompts import NONSENSE
 from mnemonist.bench.synthetic import SyntheticCorpus
 from mnemonist.search import relevance

@@ -573,7 +573,8 @@ def test_others_private_memories_take_no_place_in_the_vector_leg(tmp_path: Path)
             live.remember(f"Our team retreat is held in {city} this year", agent_id=A)
         live.flush()
         query = "where is the company retreat held?"
-        as_b = [r["id"] for r in live.recall(query, agent_id=B, min_score=0, min_relevance=0)["results"]]
+        seen = live.recall(query, agent_id=B, min_score=0, min_relevance=0)["results"]
+        as_b = [r["id"] for r in seen]
         assert answer["id"] in as_b
         as_a = live.recall(query, agent_id=A, min_score=0, min_relevance=0)["results"]
         assert all(r["agent_id"] == A for r in as_a[:3])
