@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import sys
 
 import click
@@ -185,13 +186,21 @@ SHORT_HELP = {
 }
 
 
-def _set_short_help() -> None:
-    for path, text in SHORT_HELP.items():
-        command: click.Command = cli
-        for name in path:
-            assert isinstance(command, click.Group)
-            command = command.commands[name]
-        command.short_help = text
+def _first_sentence(text: str | None) -> str:
+    para = " ".join((text or "").split("\n\n")[0].split())
+    end = re.search(r"[.?!](?=\s|$)", para)
+    return para if end is None else para[: end.end()]
+
+
+def _set_short_help(group: click.Group = cli, path: tuple[str, ...] = ()) -> None:
+    """Each command's listing: its entry in SHORT_HELP, else its whole first sentence (click
+    wraps a long one rather than cutting it)."""
+    for name, command in group.commands.items():
+        where = (*path, name)
+        command.short_help = SHORT_HELP.get(where) or command.short_help or _first_sentence(
+            command.help)
+        if isinstance(command, click.Group):
+            _set_short_help(command, where)
 
 
 _set_short_help()

@@ -231,8 +231,9 @@ LIST_INPUT = _object(
         "order": {
             "type": "string",
             "enum": ["created_at", "updated_at", "occurred_at", "importance"],
-            "default": "created_at",
-            "description": "Sort key, newest (or most important) first.",
+            "default": "occurred_at",
+            "description": "Sort key, newest (or most important) first: occurred_at is when"
+                           " it happened, created_at when it was stored.",
         },
         **READER,
     },
