@@ -10,10 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
 from conftest import run_daemon
 from mnemonist.bench.offtopic_prompts import NONSENSE
 from mnemonist.bench.synthetic import SyntheticCorpus
+from mnemonist.cli.main import cli
 from mnemonist.search import relevance
 from mnemonist.search.relevance import (
     FEATURES,
@@ -89,6 +91,28 @@ def test_recall_of_a_string_stored_nowhere_returns_nothing(tmp_path: Path) -> No
         strict = live.recall("when do we deploy to production?", limit=5, min_relevance=0.2)
         assert all(r["relevance"] >= 0.2 for r in strict["results"])
         assert strict["count"] < asked["count"]
+
+
+def test_the_cli_prints_relevance_and_takes_min_relevance(tmp_path: Path) -> None:
+    with run_daemon(tmp_path / "home") as live:
+        live.remember("The release train leaves every second Tuesday")
+        live.remember("The office plants are watered on Fridays")
+        live.flush()
+
+        def recall(*args: str) -> str:
+            out = CliRunner().invoke(cli, ["--url", live.url, "recall", *args],
+                                     catch_exceptions=False)
+            assert out.exit_code == 0, out.output
+            return out.output
+
+        found = recall("when does the release train leave?")
+        first = found.splitlines()[0]
+        assert "release train" in first and 0 < float(first.split()[0]) <= 1
+        assert recall("ZEBRA-QUOKKA-4471").strip() == "no memories found"
+        strict = recall("when does the release train leave?", "--min-relevance", "0.999")
+        assert strict.strip() == "no memories found"  # the bar reaches the daemon
+        help_text = CliRunner().invoke(cli, ["recall", "--help"]).output
+        assert "--min-relevance" in help_text
 
 
 def test_min_relevance_is_validated(tmp_path: Path) -> None:

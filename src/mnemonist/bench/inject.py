@@ -7,7 +7,8 @@ session-start hook runs, then the prompt hook with the question as the prompt, b
 the service calls the HTTP routes make. What the prompt hook injected is scored against the
 question's evidence turns:
 
-- hit: questions whose injection holds at least one evidence turn;
+- hit: questions whose injection holds at least one evidence turn (in context: counting what
+  the session-start block gave too, which the prompt hook does not repeat);
 - memories per question, and precision: the share of injected memories that are evidence;
 - off-topic: coding requests that no conversation answers (`bench/offtopic_prompts.py`),
   each sent in every conversation's folder; the share that got anything injected (the
@@ -46,14 +47,17 @@ class Tally:
 
     questions: int = 0
     hits: int = 0
+    in_context: int = 0  # evidence among what session start and the prompt hook gave together
     given: int = 0
     good: int = 0
     latency_s: list[float] = field(default_factory=list)
 
-    def add(self, injected: Sequence[str], relevant: set[str], took: float) -> None:
+    def add(self, injected: Sequence[str], relevant: set[str], took: float,
+            at_start: Sequence[str] = ()) -> None:
         self.questions += 1
         good = sum(1 for m in injected if m in relevant)
         self.hits += good > 0
+        self.in_context += good > 0 or any(m in relevant for m in at_start)
         self.given += len(injected)
         self.good += good
         self.latency_s.append(took)
@@ -63,6 +67,7 @@ class Tally:
         return {
             "questions": self.questions,
             "hit": round(self.hits / n, 4),
+            "in_context": round(self.in_context / n, 4),
             "memories_per_question": round(self.given / n, 3),
             "precision": round(self.good / max(1, self.given), 4),
             "latency_ms": summarize_ms(self.latency_s),
@@ -78,7 +83,8 @@ class Replayer:
         self.sessions = 0
         self.start_memories = 0
 
-    def ask(self, folder: str, prompt: str) -> tuple[list[str], float]:
+    def ask(self, folder: str, prompt: str) -> tuple[list[str], float, list[str]]:
+        """(what the prompt hook injected, its latency, what session start injected)"""
         cwd = self.root / folder
         cwd.mkdir(parents=True, exist_ok=True)
         self.sessions += 1
@@ -89,7 +95,7 @@ class Replayer:
         started = time.perf_counter()
         out = self.service.hook_user_prompt_submit(PromptSubmitRequest(
             session_id=key, cwd=str(cwd), prompt=prompt, harness="bench"))
-        return list(out["memories"]), time.perf_counter() - started
+        return list(out["memories"]), time.perf_counter() - started, list(start["memories"])
 
 
 def run_inject(
@@ -130,17 +136,17 @@ def _run(service: Any, conversations: list[Any], limit_questions: int | None,
         items = [q for q in state.conv.qa if q.evidence and q.question.strip()]
         for qa in items[:limit_questions]:
             relevant = {state.dia_to_id[d] for d in qa.evidence}
-            injected, took = replay.ask(sid, qa.question)
-            by_category.setdefault(qa.category, Tally()).add(injected, relevant, took)
+            injected, took, at_start = replay.ask(sid, qa.question)
+            by_category.setdefault(qa.category, Tally()).add(injected, relevant, took, at_start)
             if qa.category in OVERALL_CATEGORIES:
-                overall.add(injected, relevant, took)
+                overall.add(injected, relevant, took, at_start)
             show.show(f"[inject] {sid}: {overall.questions} questions")
     fitted = set(FIT)
     off: dict[str, list[bool]] = {"held": [], "fitted": []}
     off_latency: list[float] = []
     for state in states:
         for prompt in PROMPTS:
-            injected, took = replay.ask(state.conv.sample_id, prompt)
+            injected, took, _ = replay.ask(state.conv.sample_id, prompt)
             off["fitted" if prompt in fitted else "held"].append(bool(injected))
             off_latency.append(took)
         show.show(f"[inject] off-topic in {state.conv.sample_id}")
@@ -172,24 +178,26 @@ def _agent_memory(service: Any, replay: Replayer) -> Tally:
     service.flush(timeout=600.0)
     tally = Tally()
     for question, keys in QUESTIONS:
-        injected, took = replay.ask(AGENT_FOLDER, question)
-        tally.add(injected, {ids[k] for k in keys}, took)
+        injected, took, at_start = replay.ask(AGENT_FOLDER, question)
+        tally.add(injected, {ids[k] for k in keys}, took, at_start)
     return tally
 
 
 def markdown(report: dict[str, Any]) -> str:
     def row(name: str, t: dict[str, Any]) -> str:
         lat = t["latency_ms"]
-        return (f"| {name} | {t['questions']} | {t['hit']:.3f} | {t['memories_per_question']:.2f}"
-                f" | {t['precision']:.3f} | {lat.get('p50', 0):.1f} / {lat.get('p95', 0):.1f} |")
+        return (f"| {name} | {t['questions']} | {t['hit']:.3f} | {t['in_context']:.3f}"
+                f" | {t['memories_per_question']:.2f} | {t['precision']:.3f}"
+                f" | {lat.get('p50', 0):.1f} / {lat.get('p95', 0):.1f} |")
 
     off = report["offtopic"]
     lines = [
         f"# mnemonist inject benchmark, {report['started_at']}", "",
         f"Data: {report['data']} ({', '.join(report['conversations'])}); a fresh session per"
         " question, the folder named after its conversation, default hooks settings.", "",
-        "| set | questions | hit | memories / question | precision | hook p50 / p95 ms |",
-        "|---|---|---|---|---|---|",
+        "| set | questions | hit | in context | memories / question | precision"
+        " | hook p50 / p95 ms |",
+        "|---|---|---|---|---|---|---|",
         row("LoCoMo, categories 1-4", report["locomo"]),
         *(row(f"category {c} {t['name']}", t) for c, t in report["by_category"].items()),
         row("agent-memory set", report["agent_memory"]), "",

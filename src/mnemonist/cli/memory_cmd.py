@@ -72,17 +72,24 @@ def remember(ctx, content, type_, importance, tags, who, project, pinned, occurr
 @click.option("--project", default=None, help="only this project's memories")
 @click.option("--since", default=None, help="happened at or after (ISO 8601)")
 @click.option("--until", default=None, help="happened at or before (ISO 8601)")
+@click.option("--min-relevance", type=click.FloatRange(0.0, 1.0), default=None,
+              help="only results at least this likely to answer the query (0-1); 0: every"
+                   " candidate. Unset: nothing when nothing in scope is likely to answer")
 @click.option("--json", "as_json", is_flag=True, help="print the JSON answer instead of text")
 @daemon_options
 @click.pass_context
-def recall(ctx, query, limit, type_, tags, who, project, since, until, as_json) -> None:
+def recall(ctx, query, limit, type_, tags, who, project, since, until, min_relevance,
+           as_json) -> None:
     """Find the memories that answer QUERY: keyword and vector search together.
 
-    Prints each result's score, id (its first 8 characters: every command accepts them),
-    type and text. Memories remembered a moment ago are found at once (a recall embeds the
-    few still waiting for their vector); when more are waiting, it says so on stderr."""
+    Prints each result's relevance (the probability that it answers the query; "?" for a
+    memory not embedded yet), id (its first 8 characters: every command accepts them), type
+    and text. When nothing in scope is likely to answer (a code or a name stored nowhere), it
+    says so and prints nothing. Memories remembered a moment ago are found at once (a recall
+    embeds the few still waiting for their vector); when more are waiting, it says so on
+    stderr."""
     body = {"query": " ".join(query), "limit": limit, "type": type_, "tags": tags, "who": who,
-            "project": project, "since": since, "until": until}
+            "project": project, "since": since, "until": until, "min_relevance": min_relevance}
     out = call(lambda: client(ctx).post("/api/memory/recall", body, idempotent=True))
     if as_json:
         return emit(out)
@@ -90,7 +97,8 @@ def recall(ctx, query, limit, type_, tags, who, project, since, until, as_json) 
         click.echo("no memories found")
     for r in out["results"]:
         pin = " [pinned]" if r["pinned"] else ""
-        click.echo(f"{r['score']:.3f}  {r['id'][:SHORT_ID]}  {r['type']}{pin}  {r['content']}")
+        rel = "  ?  " if r.get("relevance") is None else f"{r['relevance']:.3f}"
+        click.echo(f"{rel}  {r['id'][:SHORT_ID]}  {r['type']}{pin}  {r['content']}")
     waiting = out.get("pending_embeddings")
     if waiting:
         more = "+" if waiting >= 1000 else ""

@@ -1,11 +1,14 @@
 """Harness hooks: session start, prompt submit, pre-compaction, compaction complete and
 session end (`/api/hooks/*`, `mnemonist hook <event>`).
 
-- session start: pinned memories, recent decisions and rules, the project's best memories,
+- session start: pinned memories, recent decisions and rules, the project's best memories
+  (current statements only),
   and after a compaction or resume the recovery digest, else a recap of the project's last
   session (sessions/recap.py), within a character budget;
-- prompt submit: recall for the prompt, only above a score, at most N within a budget, never
-  what the session already holds; counts prompts and fires the periodic checkpoint;
+- prompt submit: recall for the prompt; nothing unless the best memory is relevant enough,
+  then as many as have a real chance of helping (search/relevance.py), never a statement a
+  newer one contradicts (search/current.py), never what the session already holds, laid out
+  by sessions/construct.py within a budget; counts prompts and fires the periodic checkpoint;
 - pre-compaction: a checkpoint with the working state read from the transcript, and what the
   summary should keep; compaction complete: the next start (or prompt) recovers;
 - session end: the transcript stored losslessly (scrubbed), a checkpoint, a summary job.
