@@ -165,7 +165,7 @@ def test_soft_deleted_memory_is_never_recalled_until_recovered(live: LiveDaemon)
 
     def visible() -> dict[str, bool]:
         kw = live.recall("lighthouse keeper notebook", limit=50, min_score=0.0)
-        vec = live.recall(by_meaning, limit=50, min_score=0.0)
+        vec = live.recall(by_meaning, limit=50, min_score=0.0, min_relevance=0)
         legacy = live.http.get("/memory/search", params={"q": "lighthouse notebook"}).json()
         listed = live.http.get("/api/memories", params={"limit": 1000}).json()
         return {

@@ -1,0 +1,165 @@
+"""Every shell command in docs/*.md runs verbatim against a real daemon.
+
+The README's commands are run by test_readme_commands.py; this is the same for the docs, one
+test per doc that holds a ```bash / ```sh / ```shell block. Each doc gets its own daemon,
+started as the README starts it (`./dev serve`, with `--port`: a free port, and a temporary
+home), and its shell blocks run in order in one bash session, as a reader pastes them into one
+terminal: `set -euo pipefail`, from a fresh project folder that holds a link to the project's
+`.venv`, with `.venv/bin` first on PATH (the README's quick start puts it there), HOME and
+MNEMONIST_HOME in the temporary folder and MNEMONIST_URL pointing at the daemon.
+
+The only change to a command is the port: `3850` becomes the test daemon's. `curl` runs with
+`--fail-with-body`, so an HTTP error (a 404 for an id that does not exist) fails the command
+as it would fail a reader. Files a reader brings (`conversations.json`, a ChatGPT export) are
+written first, and where a doc's prose states a precondition (a project root in `agent.yaml`),
+the home is set up that way before the daemon starts (AGENT_YAML). The commands not run are in
+SKIP, by doc, each with its reason; test_the_skipped_commands_are_in_the_docs keeps the list
+from going stale.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from conftest import free_port
+from test_chat_exports import chatgpt_conversation
+from test_readme_commands import MARK, ROOT, VENV, _split, commands, shell_blocks
+
+DOCS = ROOT / "docs"
+
+_MINUTES = "runs for minutes (a benchmark)"
+_POSTGRES = "needs a PostgreSQL server (db.internal, or one on 127.0.0.1:5432) that is not here"
+
+#: commands of the docs this test does not run, and why (matched at the start of a command)
+SKIP: dict[str, dict[str, str]] = {
+    "benchmarks.md": {
+        "mnemonist bench scale --n 1000000": _MINUTES,
+        "mnemonist bench sessions": _MINUTES,
+    },
+    "postgres.md": {
+        "pg_dump ": _POSTGRES,
+        "createdb ": _POSTGRES,
+        "pg_restore ": _POSTGRES,
+        "mnemonist bench team --storage postgresql://": _POSTGRES + "; " + _MINUTES,
+    },
+    "sessions.md": {
+        "mnemonist sessions show SESSION_ID": "needs the id of a session that a coding agent"
+                                              " (Claude Code, Codex, OpenCode) recorded",
+    },
+}
+
+#: the home's agent.yaml, by doc, where the doc's prose presupposes one
+AGENT_YAML = {
+    # "With `~/code/shop` among the project roots (below: in `files.roots`, ...)"
+    "files.md": "files:\n  roots:\n    - ~/code/shop\n",
+}
+
+
+def _complete(command: str) -> bool:
+    """Whether bash reads `command` as whole: no quote left open, no `do` without its `done`."""
+    return subprocess.run(["bash", "-n", "-c", command], capture_output=True).returncode == 0
+
+
+def block_commands(block: str) -> list[str]:
+    """`commands` of the README's test, with a command that runs over several lines without a
+    backslash (a quoted JSON body on two lines, a `for` loop) kept whole, as bash reads it."""
+    out: list[str] = []
+    for command in commands(block):
+        if out and not _complete(out[-1]):
+            out[-1] += "\n" + command
+        else:
+            out.append(command)
+    assert not out or _complete(out[-1]), f"bash cannot read this command: {out[-1]!r}"
+    return out
+
+
+def doc_commands(doc: str) -> list[str]:
+    text = (DOCS / doc).read_text(encoding="utf-8")
+    return [c for block in shell_blocks(text) for c in block_commands(block)]
+
+
+def docs_with_commands() -> list[str]:
+    return sorted(p.name for p in DOCS.glob("*.md") if doc_commands(p.name))
+
+
+def skipped(doc: str, command: str) -> str | None:
+    return next((why for start, why in SKIP.get(doc, {}).items() if command.startswith(start)),
+                None)
+
+
+def _path_with_venv() -> str:
+    rest = [p for p in os.environ.get("PATH", "").split(os.pathsep)
+            if p and Path(p).resolve() != (VENV / "bin").resolve()]
+    return os.pathsep.join([str(VENV / "bin"), *rest])
+
+
+@contextmanager
+def _daemon(env: dict[str, str], port: int) -> Iterator[None]:
+    daemon = subprocess.Popen([str(ROOT / "dev"), "serve", "--port", str(port)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert daemon.stdout is not None
+        line = daemon.stdout.readline()  # printed once the daemon answers
+        assert line.startswith(f"mnemonist listening on http://127.0.0.1:{port}"), (
+            line, daemon.poll() is not None and daemon.communicate()[1])
+        yield
+    finally:
+        daemon.terminate()
+        try:
+            daemon.wait(30)
+        except subprocess.TimeoutExpired:
+            daemon.kill()
+            daemon.wait(10)
+
+
+@pytest.mark.parametrize("doc", docs_with_commands())
+def test_every_command_of_the_doc_runs(doc: str, tmp_path: Path) -> None:
+    home, user_home, work = tmp_path / "agents", tmp_path / "user", tmp_path / "project"
+    for d in (home, user_home, work):
+        d.mkdir()
+    if doc in AGENT_YAML:
+        (home / "agent.yaml").write_text(AGENT_YAML[doc], encoding="utf-8")
+    (work / ".venv").symlink_to(VENV)
+    (work / "conversations.json").write_text(json.dumps([chatgpt_conversation(1, [
+        ("user", "Which bakery did you recommend for sourdough?"),
+        ("assistant", "The one on Elm Street bakes sourdough every morning.")])]))
+    port = free_port()
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MNEMONIST_TOKEN", "MNEMONIST_URL", "VIRTUAL_ENV")
+           and not k.startswith(("MNEMONIST_AGENT", "MNEMONIST_USER"))}
+    env.update(HOME=str(user_home), MNEMONIST_HOME=str(home), PATH=_path_with_venv(),
+               MNEMONIST_URL=f"http://127.0.0.1:{port}")
+    ran = [c for c in doc_commands(doc) if skipped(doc, c) is None]
+    if not ran:
+        pytest.skip(f"every command of {doc} is in SKIP: {SKIP[doc]}")
+    script = ["set -euo pipefail", 'curl() { command curl --fail-with-body "$@"; }']
+    for i, command in enumerate(ran):
+        # on a line of its own: curl's answers end without a newline
+        script.append(f"printf '\\n{MARK}{i}\\n'; printf '\\n{MARK}{i}\\n' >&2")
+        script.append(command.replace("3850", str(port)))
+    with _daemon(env, port):
+        done = subprocess.run(["bash", "-c", "\n".join(script)], cwd=work, env=env,
+                              capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        failed = max(_split(done.stderr), default=-1)
+        command = ran[failed] if failed >= 0 else "(before the first command)"
+        out = _split(done.stdout).get(failed, "")
+        err = _split(done.stderr).get(failed, done.stderr)
+        pytest.fail(f"{doc}: command failed (exit {done.returncode}): {command}\n"
+                    f"stdout:\n{out[-3000:]}\nstderr:\n{err[-3000:]}")
+    assert len(_split(done.stdout)) == len(ran)
+
+
+def test_the_skipped_commands_are_in_the_docs() -> None:
+    """SKIP names only commands the docs hold (a stale entry would hide nothing)."""
+    for doc, entries in SKIP.items():
+        held = doc_commands(doc)
+        for start in entries:
+            assert any(c.startswith(start) for c in held), (doc, start)
