@@ -229,6 +229,21 @@ def test_a_memory_file_chunk_keeps_its_line_breaks_and_its_label(env):
             "- Ferry schedule imports run at 04:00 UTC") in context
 
 
+def test_session_start_lays_out_the_project_memory_file_with_its_lines(env):
+    live, repo, _ = env
+    (repo / "MEMORY.md").write_text(
+        "# Harbor conventions\n\n- Ferry schedules are cached for 20 minutes\n"
+        "- Ferry schedule imports run at 04:00 UTC\n")
+    live.http.post("/api/hooks/session-start", json={"session_id": "c-sync2", "cwd": str(repo)})
+    assert live.http.post("/api/files/sync", json={}).status_code == 200
+    live.flush()
+    start = live.http.post("/api/hooks/session-start",
+                           json={"session_id": "c-start-file", "cwd": str(repo)}).json()
+    context = start["context"]
+    assert f"## {repo / 'MEMORY.md'}:1-4\n" in context  # not squashed onto one line
+    assert "- Ferry schedules are cached for 20 minutes\n- Ferry schedule imports" in context
+
+
 def test_turns_are_grouped_by_session_with_their_date(env):
     live, repo, transcripts = env
     key = "c-turns-1"

@@ -133,17 +133,36 @@ class HookOps(SessionTurnOps):
                       replaced: dict[str, Memory] | None = None) -> tuple[str, list[str]]:
         """The prompt hook's block for `fresh` (rank order): entity blocks, file chunks with
         their lines, turns by session, tool lines only for prompts about commands."""
-        hooks, conn, ids = self.config.hooks, self.db.reader(), [m.id for m in fresh]
-        lookups = construct.Lookups(
+        hooks = self.config.hooks
+        lookups = self._lookups(fresh, names, replaced)
+        return construct.prompt_block(
+            PROMPT_HEADER, prompt, fresh, lookups, limit=hooks.memory_chars,
+            budget=hooks.prompt_budget_chars,
+            max_items=hooks.prompt_max_memories if max_items is None else max_items)
+
+    def _lookups(self, memories: list[Memory], names: list[str],
+                 replaced: dict[str, Memory] | None = None) -> construct.Lookups:
+        """What the layout reads from the store for `memories`."""
+        conn, ids = self.db.reader(), [m.id for m in memories]
+        return construct.Lookups(
             where={mid: (x["path"], x["start_line"], x["end_line"])
                    for mid, x in files_store.lines_of(conn, ids).items()},
             mentions=graph_store.mentions_of(conn, ids),
             skip_entities=frozenset(" ".join(n.split()).lower() for n in names),
             replaced=replaced or {})
-        return construct.prompt_block(
-            PROMPT_HEADER, prompt, fresh, lookups, limit=hooks.memory_chars,
-            budget=hooks.prompt_budget_chars,
-            max_items=hooks.prompt_max_memories if max_items is None else max_items)
+
+    def _project_sections(self, project: str, memories: list[Memory], names: list[str]
+                          ) -> list[Section]:
+        """The project's memories at session start, laid out as the prompt block is (entity
+        blocks, file chunks with their lines, turns by session); one-line memories go under
+        "Project NAME"."""
+        title = f"Project {project}"
+        sections = construct.build(memories, self._lookups(memories, names),
+                                   self.config.hooks.memory_chars)
+        for sec in sections:
+            if sec.items and sec.title in ("", "Other memories"):
+                sec.title = title
+        return sections
 
     def _recap(self, state: dict[str, Any], caller: Caller) -> list[Section]:
         """The recap of the project's last sessions (never this one; decisions only those the
@@ -211,8 +230,8 @@ class HookOps(SessionTurnOps):
         sections += [memory_section("Pinned", pinned, chars),
                      memory_section("Decisions and rules", decisions, chars)]
         if project:
-            sections.append(memory_section(f"Project {project}",
-                                           [m for m in best.values() if m.id in alive], chars))
+            sections += self._project_sections(
+                project, [m for m in best.values() if m.id in alive], names)
         text, ids = render(header, sections, hooks.session_start_budget_chars, cap)
         now = utcnow()
         with self.db.write_tx() as w:
