@@ -42,6 +42,8 @@ SKIP: dict[str, dict[str, str]] = {
     "benchmarks.md": {
         "mnemonist bench scale --n 1000000": _MINUTES,
         "mnemonist bench sessions": _MINUTES,
+        "mnemonist bench locomo": _MINUTES,
+        "mnemonist bench agent-memory": _MINUTES,
     },
     "postgres.md": {
         "pg_dump ": _POSTGRES,
@@ -163,3 +165,30 @@ def test_the_skipped_commands_are_in_the_docs() -> None:
         held = doc_commands(doc)
         for start in entries:
             assert any(c.startswith(start) for c in held), (doc, start)
+
+
+
+def unmarked_blocks(markdown: str) -> list[str]:
+    """The code blocks that open with a bare ``` (no language)."""
+    out: list[str] = []
+    fence: str | None = None  # the open block's language
+    for line in markdown.splitlines():
+        if line.startswith("```"):
+            if fence is None:
+                fence, body = line[3:].strip(), []
+            else:
+                if fence == "":
+                    out.append("\n".join(body))
+                fence = None
+        elif fence is not None:
+            body.append(line)
+    return out
+
+
+def test_no_command_hides_in_an_unmarked_block() -> None:
+    """A command in a ``` block without a language would escape this test: the docs mark every
+    block of commands `bash` (or `sh`)."""
+    starts = ("mnemonist ", "curl ", "./dev ", ".venv/", "pg_dump ", "export ")
+    for path in sorted(DOCS.glob("*.md")):
+        for block in unmarked_blocks(path.read_text(encoding="utf-8")):
+            assert not block.lstrip().startswith(starts), (path.name, block[:200])
