@@ -2,9 +2,8 @@
 session end (`/api/hooks/*`, `mnemonist hook <event>`).
 
 - session start: pinned memories, recent decisions and rules, the project's best memories
-  (current statements only),
-  and after a compaction or resume the recovery digest, else a recap of the project's last
-  session (sessions/recap.py), within a character budget;
+  (current statements only), and after a compaction or resume the recovery digest, else a
+  recap of the project's last session (sessions/recap.py), within a character budget;
 - prompt submit: recall for the prompt; nothing unless the best memory is relevant enough,
   then as many as have a real chance of helping (search/relevance.py), never a statement a
   newer one contradicts (search/current.py), never what the session already holds, laid out
@@ -63,6 +62,9 @@ RESET_SOURCES = ("compact", "clear")
 DECISION_TYPES = ("decision", "constraint", "rule")
 MIN_PROMPT_CHARS = 3
 TURN_SLACK = 40  # extra candidates for the session turns dropped after the search
+#: the fused score a memory needs when its relevance is unknown (the hooks' bar before there
+#: was relevance: a paraphrase of a stored fact scores 0.5-0.8, an unrelated prompt under 0.2)
+SCORE_WITHOUT_RELEVANCE = 0.45
 
 
 class HookOps(SessionTurnOps):
@@ -99,11 +101,12 @@ class HookOps(SessionTurnOps):
 
     # -- what is handed over (search/relevance.py, search/current.py) --------------------
     def _relevant(self, hit: Hit, at_least: float) -> bool:
-        """Relevance decides; without a relevance model, the fused score does."""
-        floor = self.config.hooks.prompt_min_score
-        if hit.score < floor:
+        """Relevance decides; without it (no model, no vector yet) the fused score does."""
+        if hit.score < self.config.hooks.prompt_min_score:
             return False
-        return hit.relevance >= at_least if hit.relevance is not None else hit.score >= 0.45
+        if hit.relevance is None:
+            return hit.score >= SCORE_WITHOUT_RELEVANCE
+        return hit.relevance >= at_least
 
     def _choose(self, hits: list[Hit], held: set[str]
                 ) -> tuple[list[Memory], dict[str, Memory]]:
