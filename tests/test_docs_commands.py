@@ -19,18 +19,15 @@ from going stale.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from conftest import free_port
-from test_chat_exports import chatgpt_conversation
-from test_readme_commands import MARK, ROOT, VENV, _split, commands, shell_blocks
+from shell_session import ROOT, VENV, dev_serve, reader_env, reader_folders, run_script
+from test_readme_commands import _split, commands, shell_blocks
 
 DOCS = ROOT / "docs"
 
@@ -109,51 +106,18 @@ def _path_with_venv() -> str:
     return os.pathsep.join([str(VENV / "bin"), *rest])
 
 
-@contextmanager
-def _daemon(env: dict[str, str], port: int) -> Iterator[None]:
-    daemon = subprocess.Popen([str(ROOT / "dev"), "serve", "--port", str(port)], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert daemon.stdout is not None
-        line = daemon.stdout.readline()  # printed once the daemon answers
-        assert line.startswith(f"mnemonist listening on http://127.0.0.1:{port}"), (
-            line, daemon.poll() is not None and daemon.communicate()[1])
-        yield
-    finally:
-        daemon.terminate()
-        try:
-            daemon.wait(30)
-        except subprocess.TimeoutExpired:
-            daemon.kill()
-            daemon.wait(10)
-
-
 @pytest.mark.parametrize("doc", docs_to_run())
 def test_every_command_of_the_doc_runs(doc: str, tmp_path: Path) -> None:
-    home, user_home, work = tmp_path / "agents", tmp_path / "user", tmp_path / "project"
-    for d in (home, user_home, work):
-        d.mkdir()
+    home, user_home, work = reader_folders(tmp_path, "project")
     if doc in AGENT_YAML:
         (home / "agent.yaml").write_text(AGENT_YAML[doc], encoding="utf-8")
-    (work / ".venv").symlink_to(VENV)
-    (work / "conversations.json").write_text(json.dumps([chatgpt_conversation(1, [
-        ("user", "Which bakery did you recommend for sourdough?"),
-        ("assistant", "The one on Elm Street bakes sourdough every morning.")])]))
     port = free_port()
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("MNEMONIST_TOKEN", "MNEMONIST_URL", "VIRTUAL_ENV")
-           and not k.startswith(("MNEMONIST_AGENT", "MNEMONIST_USER"))}
-    env.update(HOME=str(user_home), MNEMONIST_HOME=str(home), PATH=_path_with_venv(),
-               MNEMONIST_URL=f"http://127.0.0.1:{port}")
+    env = reader_env(home, user_home, port, _path_with_venv())
     ran = [c for c in doc_commands(doc) if skipped(doc, c) is None]
-    script = ["set -euo pipefail", 'curl() { command curl --fail-with-body "$@"; }']
-    for i, command in enumerate(ran):
-        # on a line of its own: curl's answers end without a newline
-        script.append(f"printf '\\n{MARK}{i}\\n'; printf '\\n{MARK}{i}\\n' >&2")
-        script.append(command.replace("3850", str(port)))
-    with _daemon(env, port):
-        done = subprocess.run(["bash", "-c", "\n".join(script)], cwd=work, env=env,
-                              capture_output=True, text=True, timeout=600)
+    with dev_serve(env, port):
+        # curl fails on an HTTP error: a documented call answered 404 is a failure too
+        done = run_script(ran, port, work, env,
+                          prelude=['curl() { command curl --fail-with-body "$@"; }'])
     if done.returncode != 0:
         failed = max(_split(done.stderr), default=-1)
         command = ran[failed] if failed >= 0 else "(before the first command)"

@@ -15,8 +15,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,12 +23,9 @@ import httpx
 import pytest
 
 from conftest import free_port
-from test_chat_exports import chatgpt_conversation
+from shell_session import MARK, ROOT, VENV, dev_serve, reader_env, reader_folders, run_script
 
-ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
-VENV = Path(sys.prefix)  # the virtual environment running this test
-MARK = "@@readme-command "
 
 #: commands of the README this test does not run, and why (matched at the start of a line)
 NOT_RUN = {
@@ -105,45 +100,15 @@ def _path_without_venv() -> str:
 @pytest.fixture(scope="module")
 def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
     base = tmp_path_factory.mktemp("readme")
-    home, user_home, work = base / "agents", base / "user", base / "clone"
-    for d in (home, user_home, work):
-        d.mkdir()
-    (work / ".venv").symlink_to(VENV)  # "from the clone": its .venv, nothing else of it
-    (work / "conversations.json").write_text(json.dumps([chatgpt_conversation(1, [
-        ("user", "Which bakery did you recommend for sourdough?"),
-        ("assistant", "The one on Elm Street bakes sourdough every morning.")])]))
+    home, user_home, work = reader_folders(base, "clone")  # "from the clone": its .venv
     port = free_port()
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("MNEMONIST_TOKEN", "MNEMONIST_URL", "VIRTUAL_ENV")
-           and not k.startswith(("MNEMONIST_AGENT", "MNEMONIST_USER"))}
-    env.update(HOME=str(user_home), MNEMONIST_HOME=str(home), PATH=_path_without_venv(),
-               MNEMONIST_URL=f"http://127.0.0.1:{port}")
+    env = reader_env(home, user_home, port, _path_without_venv())
     first = readme_commands()[0]
     assert first.split("#")[0].strip() == "./dev serve", first  # the README opens with it
-    daemon = subprocess.Popen([str(ROOT / "dev"), "serve", "--port", str(port)], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert daemon.stdout is not None
-        line = daemon.stdout.readline()  # printed once the daemon answers
-        assert line.startswith(f"mnemonist listening on http://127.0.0.1:{port}"), (
-            line, daemon.poll() is not None and daemon.communicate()[1])
+    with dev_serve(env, port):
         ran = [c for c in readme_commands() if not_run(c) is None]
-        script = ["set -euo pipefail"]
-        for i, command in enumerate(ran):
-            # on a line of its own: curl's answers end without a newline
-            script.append(f"printf '\\n{MARK}{i}\\n'; printf '\\n{MARK}{i}\\n' >&2")
-            script.append(command.replace("3850", str(port)))
-        done = subprocess.run(["bash", "-c", "\n".join(script)], cwd=work, env=env,
-                              capture_output=True, text=True, timeout=600)
+        done = run_script(ran, port, work, env)
         yield Session(ran, _split(done.stdout), done.returncode, done.stderr, port)
-    finally:
-        daemon.terminate()
-        try:
-            daemon.wait(30)
-        except subprocess.TimeoutExpired:
-            daemon.kill()
-            daemon.wait(10)
-
 
 def test_every_readme_command_runs(session: Session) -> None:
     if session.returncode != 0:

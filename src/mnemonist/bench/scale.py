@@ -17,7 +17,6 @@ Timings are measured and reported, never asserted: the machines are shared.
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 import time
 from array import array
@@ -43,6 +42,7 @@ from mnemonist.bench.stats import (
     PhaseClock,
     Progress,
     SchedSample,
+    load_average_1m,
     machine,
     peak_rss_mib,
     reset_peak_rss,
@@ -209,7 +209,7 @@ def _run_one(
         overrides = {**(overrides or {})}
         overrides["hooks"] = {**overrides.get("hooks", {}),
                               "transcriptRoots": [str(transcripts)]}
-    load_start = _loadavg()
+    load_start = load_average_1m()
     peak_reset = reset_peak_rss()
     rss_start = rss_mib()
     t_open = time.perf_counter()
@@ -316,7 +316,7 @@ def _run_one(
     run["database"]["after_close"] = (pg_size(storage_url(daemon)) if storage_url(daemon)
                                       else file_sizes(daemon.paths.database))
     # Other processes on a shared machine slow every phase down: say how busy it was.
-    run["load_average_1m"] = {"start": load_start, "end": _loadavg()}
+    run["load_average_1m"] = {"start": load_start, "end": load_average_1m()}
     run["targets"] = {
         "remember_p95_ms": _check(n, run["remember"]["latency_ms"].get("p95"), "remember_p95_ms"),
         "recall_p95_ms": _check(n, run["recall"]["latency_ms"].get("p95"), "recall_p95_ms"),
@@ -329,13 +329,6 @@ def _run_one(
                                      "prompt_hook_p95_ms"),
     }
     return run
-
-
-def _loadavg() -> float | None:
-    try:
-        return round(os.getloadavg()[0], 2)
-    except OSError:
-        return None
 
 
 def _check(n: int, value: float | None, key: str) -> dict[str, Any]:

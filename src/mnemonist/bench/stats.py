@@ -263,3 +263,12 @@ class SchedSample:
             "on_cpu_ms": summarize_ms(self.on_cpu),
             "waiting_for_cpu_ms": summarize_ms(self.waiting),
         }
+
+
+def load_average_1m() -> float | None:
+    """The machine's 1-minute load average (how busy it was: other processes slow every
+    measured phase down), or None where the system does not say."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None

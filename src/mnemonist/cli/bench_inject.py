@@ -9,12 +9,11 @@ from pathlib import Path
 
 import click
 
-from mnemonist.cli.bench_locomo import DATA_ENV, parse_settings, resolve_data
+from mnemonist.cli.bench_locomo import data_option, parse_settings, resolve_data
 
 
 @click.command("inject")
-@click.option("--data", "data", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help=f"LoCoMo-format JSON (default: ${DATA_ENV} or ../shared/bench/locomo-dev.json)")
+@data_option
 @click.option("--limit", type=click.IntRange(min=1), default=None,
               help="only the first N conversations")
 @click.option("--questions", type=click.IntRange(min=1), default=None,
@@ -44,8 +43,7 @@ def inject(data: Path | None, limit: int | None, questions: int | None, out: Pat
 
 
 @click.command("relevance")
-@click.option("--data", "data", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help=f"LoCoMo-format JSON (default: ${DATA_ENV} or ../shared/bench/locomo-dev.json)")
+@data_option
 @click.option("--limit", type=click.IntRange(min=1), default=None,
               help="only the first N conversations")
 @click.option("--write", "write", type=click.Path(dir_okay=False, path_type=Path),

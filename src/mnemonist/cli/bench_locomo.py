@@ -49,6 +49,12 @@ def resolve_data(explicit: Path | None) -> Path:
     )
 
 
+#: the `--data` option of the commands that read a LoCoMo-format file
+data_option = click.option(
+    "--data", "data", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help=f"LoCoMo-format JSON (default: ${DATA_ENV} or ../shared/bench/locomo-dev.json)")
+
+
 def parse_ks(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int, ...]:
     try:
         ks = tuple(sorted({int(part) for part in value.split(",") if part.strip()}))
