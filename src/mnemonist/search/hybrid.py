@@ -139,9 +139,10 @@ def complete(conn: sqlite3.Connection, hits: list[Hit]) -> list[Hit]:
 
 @cache
 def _shipped_or_none() -> relevance.RelevanceModel | None:
-    """The shipped relevance model, or None (said once in the log) when it cannot be read."""
+    """The shipped relevance model (read once), or None (said once in the log) when it cannot
+    be read."""
     try:
-        return relevance.shipped_model()
+        return relevance.load_model()
     except (OSError, ValueError) as exc:
         log.warning("relevance model unavailable: %s", exc)
         return None

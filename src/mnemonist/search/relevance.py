@@ -23,7 +23,6 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -181,12 +180,6 @@ def model_from_json(data: dict[str, Any]) -> RelevanceModel:
 
 def load_model(path: Path = MODEL_PATH) -> RelevanceModel:
     return model_from_json(json.loads(path.read_text(encoding="utf-8")))
-
-
-@cache
-def shipped_model() -> RelevanceModel:
-    """The model that ships with mnemonist (read once)."""
-    return load_model()
 
 
 def _named(who: str | None, words: set[str], cache_: dict[str, bool]) -> bool:
