@@ -230,7 +230,9 @@ def test_a_memory_file_chunk_keeps_its_line_breaks_and_its_label(env):
 
 
 def test_session_start_lays_out_the_project_memory_file_with_its_lines(env):
-    live, repo, _ = env
+    live, harbor, _ = env
+    repo = harbor.parent / "ferry-desk"  # a project of its own: the other tests fill harbor-api
+    (repo / ".git").mkdir(parents=True, exist_ok=True)
     (repo / "MEMORY.md").write_text(
         "# Harbor conventions\n\n- Ferry schedules are cached for 20 minutes\n"
         "- Ferry schedule imports run at 04:00 UTC\n")

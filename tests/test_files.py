@@ -106,6 +106,19 @@ def live(daemon_store: str, project: Path,
         yield d
 
 
+@pytest.fixture(scope="module")
+def still(daemon_store: str, tmp_path_factory: pytest.TempPathFactory
+          ) -> Iterator[tuple[LiveDaemon, Path]]:
+    """A daemon whose files are synced only when asked: the tests that count what one sync did
+    must not race the watcher (on a loaded machine it can re-sync a file first)."""
+    root = tmp_path_factory.mktemp("still") / "desk"
+    (root / "memory").mkdir(parents=True)
+    (root / "MEMORY.md").write_text("# Desk\n\n- The desk is by the window.\n")
+    config = {"files": {"roots": [str(root)], "watch": False, "interval_minutes": 0}}
+    with run_daemon(tmp_path_factory.mktemp("still-home"), config) as d:
+        yield d, root
+
+
 def test_memory_files_are_recalled_with_their_line_ranges(live, project):
     doc = project / "memory" / "ops" / "oncall.md"
     doc.parent.mkdir(exist_ok=True)
@@ -154,7 +167,8 @@ def test_a_second_sync_with_no_change_writes_nothing(live, project):
     assert forced["chunks_kept"] >= 3
 
 
-def test_a_one_line_edit_re_embeds_at_most_two_chunks(live, project):
+def test_a_one_line_edit_re_embeds_at_most_two_chunks(still):
+    live, project = still
     doc = project / "memory" / "runbook.md"
     doc.write_text(notes(30, "runbook"))
     sync(live)
@@ -180,7 +194,8 @@ def test_a_one_line_edit_re_embeds_at_most_two_chunks(live, project):
     assert any("moved last week" in c["content"] for c in after.values())
 
 
-def test_inserted_lines_move_the_ranges_of_the_chunks_below(live, project):
+def test_inserted_lines_move_the_ranges_of_the_chunks_below(still):
+    live, project = still
     doc = project / "memory" / "moving.md"
     doc.write_text(notes(15, "moving"))
     sync(live)
