@@ -10,7 +10,8 @@ from mcp import ClientSession
 TOOL_NAMES = {
     "memory_search", "memory_store", "memory_get", "memory_list", "memory_modify",
     "memory_forget", "memory_history", "knowledge_expand", "knowledge_expand_session",
-    "graph_impact", "memory_feedback", "knowledge_relate",
+    "graph_impact", "memory_feedback", "knowledge_relate", "review_list", "review_decide",
+    "memory_restore",
 }
 REQUIRED = {
     "memory_search": ["query"],
@@ -25,12 +26,17 @@ REQUIRED = {
     "graph_impact": ["entity"],
     "memory_feedback": ["id", "helpful"],
     "knowledge_relate": ["source", "target", "relation_type", "reason"],
+    "review_list": [],
+    "review_decide": ["id", "action", "reason"],
+    "memory_restore": ["id", "reason"],
 }
 READ_ONLY = {"memory_search", "memory_get", "memory_list", "memory_history", "knowledge_expand",
-             "knowledge_expand_session", "graph_impact"}
-#: a second rating counts again; a second retract finds nothing
-NOT_IDEMPOTENT = {"memory_forget", "memory_feedback", "knowledge_relate"}
-DESTRUCTIVE = {"memory_modify", "memory_forget", "knowledge_relate"}  # retract: true
+             "knowledge_expand_session", "graph_impact", "review_list"}
+#: a second rating counts again; a second retract, decision or restore finds nothing to do
+NOT_IDEMPOTENT = {"memory_forget", "memory_feedback", "knowledge_relate", "review_decide",
+                  "memory_restore"}
+#: retract: true; keep_a / keep_b supersede the other memory
+DESTRUCTIVE = {"memory_modify", "memory_forget", "knowledge_relate", "review_decide"}
 
 
 async def call(session: ClientSession, name: str, args: dict[str, Any]) -> dict[str, Any]:

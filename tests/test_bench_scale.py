@@ -87,7 +87,13 @@ def test_every_metric_is_reported(run_result) -> None:
     assert run["database"]["while_open"]["db_mib"] > 0
     assert run["database"]["after_close"]["total_mib"] > 0
     assert set(run["targets"]) == {"remember_p95_ms", "recall_p95_ms", "peak_rss_mb",
-                                   "graph_impact_p95_ms", "prompt_hook_p95_ms"}
+                                   "graph_impact_p95_ms", "prompt_hook_p95_ms",
+                                   "consolidation_remember_p95_ms"}
+    pass_ = run["consolidation"]  # the worker stayed off; the phase read everything once
+    assert pass_["completed"] and pass_["cursor_after"] >= pass_["end_seq"] > 0
+    assert pass_["examined"] >= pass_["candidates"] > 0 and pass_["batches"] >= 1
+    assert pass_["batch_write_ms"]["count"] == pass_["batches"]
+    assert pass_["remember"]["latency_ms"]["count"] >= 1
     hook = run["prompt_hook"]
     assert hook["calls"] == run["recall"]["queries"] and hook["latency_ms"]["p95"] > 0
     assert 0 <= hook["memories_per_prompt"] <= 5
@@ -209,7 +215,8 @@ def test_generated_vectors_mode_imports_and_labels(
     # where the time goes: every phase, in order, and together about the whole run
     assert list(run["phase_s"]) == ["open and model load", "import and vectors", "remember",
                                     "embedding wait", "keyword mirror wait",
-                                    "recall and the legs", "graph tools", "prompt hook"]
+                                    "recall and the legs", "graph tools", "prompt hook",
+                                    "consolidation pass"]
     # 400 memories: the keyword mirror ("auto") waits for a larger store
     assert run["keyword_mirror"]["state"] == "waiting" and run["keyword_mirror"]["caught_up"]
     assert all(v >= 0 for v in run["phase_s"].values())

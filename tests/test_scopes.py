@@ -42,7 +42,9 @@ class World:
 
 @pytest.fixture(scope="module")
 def world(daemon_store: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    with run_daemon(tmp_path_factory.mktemp("scopes")) as live:
+    # the write gate in shadow: its log (GET /api/gates/log) holds the paraphrase, A's
+    config = {"memory": {"writeGate": {"mode": "shadow"}}}
+    with run_daemon(tmp_path_factory.mktemp("scopes"), config) as live:
         private = live.remember(SECRET, agent_id=A, pinned=True, key="vault code",
                                 source_id="scope-src", occurred_at="2026-01-02")
         assert private["agent_id"] == A and private["created"] is True
@@ -161,6 +163,7 @@ READS: dict[tuple[str, str], tuple[Probe, str, int]] = {
     ("POST", "/api/memory/{memory_id}/feedback"): (
         _send("POST", "/api/memory/{p}/feedback", {"helpful": True}), "by_id", 200),
     ("GET", "/api/repair/duplicates"): (_get("/api/repair/duplicates"), "content", 200),
+    ("GET", "/api/gates/log"): (_get("/api/gates/log"), "content", 200),
     ("POST", "/api/hooks/user-prompt-submit"): (
         _hook("user-prompt-submit", {"prompt": f"where is the {WORD} vault code kept?"}),
         "content", 200),
@@ -174,6 +177,18 @@ EXEMPT: dict[tuple[str, str], str] = {
     ("GET", "/api/diagnostics/graph"): (
         "an operator's graph sizes; community labels are entity names, never memory text"),
     ("POST", "/api/repair/{name}"): "maintenance actions answer counts",
+    ("POST", "/api/repair/sleep-replay"): "a replay cycle answers counts and its settings",
+    ("POST", "/api/repair/backfill-skipped"): "queues session summaries; answers session keys",
+    ("GET", "/api/gates/significance/{session_key}"): (
+        "a session's three checks: counts, the project's global entity names, a session key"),
+    ("POST", "/api/consolidation/run"): "a run of the consolidation engine answers counts",
+    ("GET", "/api/principles"): (
+        "principles are drawn only from shared memories (no agent or user owner)"),
+    ("POST", "/api/principles/{principle_id}/confirm"): (
+        "a change by principle id; principles hold no private memory text"),
+    ("POST", "/api/principles/{principle_id}/reject"): (
+        "a change by principle id; principles hold no private memory text"),
+    ("GET", "/api/consolidation/status"): "the engine's settings and counts",
     ("POST", "/api/repair/duplicates/{candidate_id}/dismiss"): (
         "a change by candidate id: 404 unless both memories are visible (tested below)"),
     ("POST", "/api/repair/duplicates/{candidate_id}/resolve"): (
@@ -366,6 +381,7 @@ def test_every_mcp_tool_hides_the_private_memory(world: World) -> None:
             "graph_impact": {"entity": "LockerDb"},
             "knowledge_expand_session": {"session_key": SESSION},
             "memory_feedback": {"id": mid, "helpful": True},
+            "review_list": {},  # the private near-duplicate pair (A's)
         }
 
     #: what shows that a tool's answer holds the private memory (or what only it names)
@@ -375,7 +391,9 @@ def test_every_mcp_tool_hides_the_private_memory(world: World) -> None:
         calls = tools(world.private)
         readers = set(calls)
         writers = {t.name for t in TOOLS} - readers
-        assert writers == {"memory_store", "knowledge_relate"}, "a new tool must be probed here"
+        # review_decide and memory_restore act by id: probed in test_mcp_review.py
+        assert writers == {"memory_store", "knowledge_relate", "review_decide",
+                           "memory_restore"}, "a new tool must be probed here"
         async with http_session(world.live.url) as session:
             for name, args in calls.items():
                 mark = marks.get(name, MARK)

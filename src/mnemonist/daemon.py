@@ -19,11 +19,13 @@ from mnemonist.ingest.documents import DocumentWorker
 from mnemonist.ingest.file_watcher import FileWatcher
 from mnemonist.ingest.sessions import SessionWorker
 from mnemonist.model.config import Config
+from mnemonist.pipeline.consolidation_worker import ConsolidationWorker
 from mnemonist.pipeline.continuity_score import ContinuityScorer
 from mnemonist.pipeline.extract_worker import ExtractionRuntime
 from mnemonist.pipeline.hints_worker import HintsRuntime
 from mnemonist.pipeline.maintenance import MaintenanceWorker
 from mnemonist.pipeline.retention import RetentionWorker
+from mnemonist.pipeline.sleep_replay_worker import SleepReplayWorker
 from mnemonist.pipeline.structural import StructuralRuntime
 from mnemonist.pipeline.summary_worker import SummaryWorker, settle_orphans, summary_unavailable
 from mnemonist.providers.embedding import create_embedding_provider
@@ -73,7 +75,8 @@ class Daemon:
         self.service.attach_pipeline(self.extraction)
         self.hints = HintsRuntime(self.db, config, self.extraction.llm)  # shares its budget
         self.service.attach_hints(self.hints)
-        self.retention = RetentionWorker(self.db, config.memory.retention)
+        self.retention = RetentionWorker(self.db, config.memory.retention,
+                                         unindex=self.service.unindex)
         self.documents = DocumentWorker(self.service, config)
         self.service.set_document_waker(self.documents.wake)
         self.sessions = SessionWorker(self.service, config)
@@ -84,6 +87,12 @@ class Daemon:
         self.service.attach_summaries(self.summaries)
         self.maintenance = MaintenanceWorker(self.db, config, retention=self.retention,
                                              vectors=self.service)
+        self.maintenance.principles_runner = self.service.run_principles
+        self.consolidation = ConsolidationWorker(self.service.consolidate,
+                                                 config.memory.consolidation)
+        self.service.attach_consolidation(self.consolidation)
+        self.sleep_replay = SleepReplayWorker(self.db, lambda: self.service.index, config)
+        self.service.sleep_replay = self.sleep_replay  # its state in /api/diagnostics/graph
         self.files = FileWatcher(self.service, config.files)
         self.service.attach_file_watcher(self.files)
         self.workers = workers
@@ -106,6 +115,8 @@ class Daemon:
                 else:
                     settle_orphans(self.db, pipeline)
                 self.maintenance.start()
+                self.consolidation.start()
+                self.sleep_replay.start()
                 self.files.start()
             self._started = True
         return self
@@ -122,6 +133,8 @@ class Daemon:
             return
         self._started = False
         self.files.stop()
+        self.sleep_replay.stop()
+        self.consolidation.stop()
         self.maintenance.stop()
         self.structural.stop()
         self.continuity.stop()

@@ -14,15 +14,18 @@ from mnemonist.api import (
     routes_carry,
     routes_documents,
     routes_files,
+    routes_gates,
     routes_graph,
     routes_health,
     routes_hooks,
     routes_import,
     routes_memory,
     routes_pipeline,
+    routes_principles,
     routes_repair,
     routes_sessions,
 )
+from mnemonist.api.activity import NoteActivity
 from mnemonist.api.boundary import Boundary, BoundaryPolicy, allowed_hosts_of
 from mnemonist.api.errors import CrashGuard, describe_validation, error, install_handlers
 from mnemonist.api.in_flight import InFlight
@@ -67,6 +70,9 @@ def create_app(daemon: Any, *, bind_host: str | None = None) -> FastAPI:
     app.state.service = daemon.service
     app.state.policy = policy_for(daemon, bind_host)
     install_handlers(app)
+    # innermost: a request the boundary refuses does not count (sleep replay's idle clock)
+    app.add_middleware(NoteActivity,
+                       note=getattr(getattr(daemon, "sleep_replay", None), "note_activity", None))
     app.add_middleware(CrashGuard)  # inside the boundary: refusals never reach it
     app.add_middleware(Boundary, policy=app.state.policy)
     app.add_middleware(InFlight)  # outermost: background embedding yields while a request runs
@@ -76,7 +82,9 @@ def create_app(daemon: Any, *, bind_host: str | None = None) -> FastAPI:
     app.include_router(routes_memory.router)
     app.include_router(routes_documents.router)
     app.include_router(routes_files.router)
+    app.include_router(routes_gates.router)  # before repair: /api/repair/{name}
     app.include_router(routes_repair.router)
+    app.include_router(routes_principles.router)
     app.include_router(routes_hooks.router)
     app.include_router(routes_sessions.router)
     app.include_router(routes_pipeline.router)

@@ -53,7 +53,9 @@ SERVICE_STATUSES: dict[tuple[str, str], tuple[int, ...]] = {
     ("get", "/api/checkpoints/latest"): (404,),
     ("get", "/api/diagnostics"): (503,),
     ("post", "/api/repair/{name}"): (404, 503),
+    ("post", "/api/repair/sleep-replay"): (503,),
     ("post", "/api/backup"): (409,),
+    ("post", "/api/repair/backfill-skipped"): (409,),  # no LLM to write the summaries
     ("get", "/api/entities/{entity_id}"): (404,),
     ("get", "/api/graph/neighbourhood"): (404,),
     ("post", "/api/knowledge/expand"): (404, 409),
@@ -62,11 +64,14 @@ SERVICE_STATUSES: dict[tuple[str, str], tuple[int, ...]] = {
     ("post", "/api/memory/{memory_id}/feedback"): (404, 409),
     ("post", "/api/graph/relations"): (404, 409),
     ("delete", "/api/graph/relations/{relation_id}"): (404, 409),
+    ("post", "/api/principles/{principle_id}/confirm"): (404, 409),
+    ("post", "/api/principles/{principle_id}/reject"): (404,),
 }
 
 #: (method, path) -> success statuses other than 200
 SUCCESS_STATUSES: dict[tuple[str, str], dict[int, str]] = {
-    ("post", "/api/memory/remember"): {201: "stored (200: a duplicate or a replay)"},
+    ("post", "/api/memory/remember"): {201: "stored (200: a duplicate, a replay or a"
+                                             " restatement the write gate kept out)"},
     ("post", "/api/documents"): {202: "accepted for background ingest"},
     ("post", "/api/checkpoints"): {201: "written now (explicit)", 202: "queued (agent)"},
     ("post", "/api/graph/relations"): {

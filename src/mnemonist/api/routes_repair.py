@@ -28,9 +28,11 @@ ROUTES = {
     "retention-sweep": "triggerRetentionSweep",
     "reembed": "reembed",
     "dedup-sweep": "dedupSweep",
+    "entity-health": "entityHealth",
     "maintenance-tick": "tick",
     "cluster-entities": "clusterEntities",
     "graph-upkeep": "graphUpkeep",
+    "principles": "principles",
 }
 
 
@@ -63,6 +65,15 @@ def _run(worker: Any, action: str, mode: str | None) -> dict[str, Any]:
     return {"action": action, "result": result, "score_before": before, "score_after": after}
 
 
+@router.post("/api/repair/sleep-replay")  # before /api/repair/{name}
+async def sleep_replay(request: Request):
+    """One sleep-replay cycle now, whatever `memory.consolidation.replay.enabled` says."""
+    worker = getattr(request.app.state.daemon, "sleep_replay", None)
+    if worker is None:
+        raise Unavailable("sleep replay is not part of this daemon")
+    return await run_in_threadpool(worker.run_now)
+
+
 @router.post("/api/repair/{name}")
 async def run_repair(name: str, request: Request,
                      mode: Literal["observe", "execute"] | None = None):
@@ -77,8 +88,19 @@ def list_duplicates(
     request: Request, status: Literal["open", "dismissed", "resolved"] = "open",
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+    kind: Literal["duplicate", "contradiction", "restated", "replaced"] | None = None,
 ):
-    return svc(request).list_duplicates(status, limit, offset, caller_of(request))
+    return svc(request).list_duplicates(status, limit, offset, caller_of(request), kind)
+
+
+@router.post("/api/consolidation/run")
+async def consolidation_run(request: Request):
+    return await run_in_threadpool(svc(request).consolidate)
+
+
+@router.get("/api/consolidation/status")
+def consolidation_status(request: Request):
+    return svc(request).consolidation_status()
 
 
 @router.post("/api/repair/duplicates/{candidate_id}/dismiss")

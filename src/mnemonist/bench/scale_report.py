@@ -132,6 +132,26 @@ def markdown(report: dict[str, Any]) -> str:
                    f"{_fmt(r['prompt_hook']['latency_ms'].get('p95'), 2)}, "
                    f"{_fmt(r['prompt_hook']['memories_per_prompt'], 2)}"
          if "prompt_hook" in r else "–"),
+        ("consolidation pass: memories read / wall (s) / read per s",
+         lambda r: f"{_fmt(r['consolidation']['examined'])} / "
+                   f"{_fmt(r['consolidation']['pass_s'])} / "
+                   f"{_fmt(r['consolidation']['memories_read_per_s'], 0)}"
+                   + ("" if r["consolidation"]["completed"] else " (incomplete)")
+         if "consolidation" in r else "–"),
+        ("consolidation: runs / batches; restated / replaced / flagged",
+         lambda r: f"{_fmt(r['consolidation']['runs'])} / {_fmt(r['consolidation']['batches'])};"
+                   f" {_fmt(r['consolidation']['restated'])} / "
+                   f"{_fmt(r['consolidation']['replaced'])} / "
+                   f"{_fmt(r['consolidation']['flagged'])}" if "consolidation" in r else "–"),
+        ("consolidation: batch compare p95 / batch write p95 / longest write (ms)",
+         lambda r: f"{_fmt(r['consolidation']['batch_compare_ms'].get('p95'), 1)} / "
+                   f"{_fmt(r['consolidation']['batch_write_ms'].get('p95'), 1)} / "
+                   f"{_fmt(r['consolidation']['longest_batch_write_ms'], 1)}"
+         if "consolidation" in r else "–"),
+        ("**remember during the pass p50 / p95 / p99 (ms)**, p95 ÷ remember phase's",
+         lambda r: f"{_pcts(r['consolidation']['remember']['latency_ms'])}, "
+                   f"{_fmt(r['consolidation']['remember']['p95_over_remember_phase_p95'], 2)}×"
+         if "consolidation" in r else "–"),
         ("bulk import: memories/s overall / last block (texts made up apart)",
          lambda r: f"{_fmt(r['import']['per_s'], 0)} / "
                    f"{_fmt(r['import']['blocks'][-1]['per_s'], 0)}" if "import" in r else "–"),
@@ -154,6 +174,9 @@ def markdown(report: dict[str, Any]) -> str:
         ("target prompt hook p95 ≤ 60 ms",
          lambda r: _mark(r["targets"]["prompt_hook_p95_ms"])
          if "prompt_hook_p95_ms" in r["targets"] else "–"),
+        ("target remember p95 during a consolidation pass ≤ 10 ms",
+         lambda r: _mark(r["targets"]["consolidation_remember_p95_ms"])
+         if "consolidation_remember_p95_ms" in r["targets"] else "–"),
     ]  # fmt: skip
     lines = [
         f"# mnemonist scale benchmark, {report['started_at']}",

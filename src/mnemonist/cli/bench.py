@@ -212,11 +212,13 @@ def import_(n: int, seed: int, as_json: bool) -> None:
 def _team_commands() -> None:
     from mnemonist.cli.bench_inject import inject, relevance
     from mnemonist.cli.bench_team import hnsw, team
+    from mnemonist.cli.bench_write_gate import write_gate
 
     bench.add_command(hnsw)
     bench.add_command(team)
     bench.add_command(inject)
     bench.add_command(relevance)
+    bench.add_command(write_gate)
 
 
 _team_commands()

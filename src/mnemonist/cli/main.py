@@ -12,13 +12,15 @@ from mnemonist import __version__
 from mnemonist.cli.bench import bench
 from mnemonist.cli.common import call, client, daemon_options, emit
 from mnemonist.cli.connect_cmd import COMMANDS as CONNECT_COMMANDS
-from mnemonist.cli.duplicates_cmd import duplicates
+from mnemonist.cli.duplicates_cmd import consolidate, duplicates, restore
 from mnemonist.cli.export_cmd import COMMANDS as CARRY_COMMANDS
 from mnemonist.cli.files_cmd import files, sync
+from mnemonist.cli.gates_cmd import gates
 from mnemonist.cli.hooks_cmd import COMMANDS as HOOK_COMMANDS
 from mnemonist.cli.mcp_cmd import mcp
 from mnemonist.cli.memory_cmd import COMMANDS as MEMORY_COMMANDS
 from mnemonist.cli.migrate_cmd import migrate_cmd
+from mnemonist.cli.principles_cmd import principles
 from mnemonist.cli.sessions_cmd import sessions
 from mnemonist.client import DEFAULT_TIMEOUT_S
 
@@ -146,6 +148,10 @@ for _command in (*HOOK_COMMANDS, *CONNECT_COMMANDS):
 cli.add_command(mcp)
 cli.add_command(sessions)
 cli.add_command(duplicates)
+cli.add_command(principles)
+cli.add_command(consolidate)
+cli.add_command(restore)
+cli.add_command(gates)
 cli.add_command(sync)
 cli.add_command(files)
 cli.add_command(migrate_cmd)
@@ -169,6 +175,7 @@ SHORT_HELP = {
     ("bench", "team"): "Several daemons writing to one PostgreSQL.",
     ("bench", "inject"): "What the session hooks inject, question by question.",
     ("bench", "relevance"): "Fit and report the calibrated relevance model.",
+    ("bench", "write-gate"): "What the write and significance gates would drop.",
     ("pin",): "Pin a memory: always in session context.",
     ("hook",): "Run a harness hook (reads its JSON on stdin).",
     ("connect",): "Add the hooks and MCP server to a harness.",
@@ -178,6 +185,14 @@ SHORT_HELP = {
     ("duplicates", "list"): "Flagged pairs, newest first.",
     ("duplicates", "merge"): "Keep one memory of a pair.",
     ("duplicates", "sweep"): "Run one batch of the near-duplicate sweep.",
+    ("principles",): "Principles proposed from patterns across entities.",
+    ("principles", "list"): "Proposed, confirmed and rejected principles.",
+    ("principles", "confirm"): "Confirm a proposed principle.",
+    ("principles", "reject"): "Reject a principle; never proposed again.",
+    ("principles", "run"): "Run the principles pass now.",
+    ("gates",): "The write gate and the significance gate.",
+    ("gates", "significance"): "Judge one session with the significance gate.",
+    ("gates", "backfill-skipped"): "Queue the summaries the significance gate skipped.",
     ("sync",): "Index the memory files of every project now.",
     ("migrate",): "Copy a SQLite home into PostgreSQL.",
     ("export",): "Write memories as a JSON-lines bundle.",

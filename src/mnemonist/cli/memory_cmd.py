@@ -58,6 +58,8 @@ def remember(ctx, content, type_, importance, tags, who, project, pinned, occurr
     if quiet:
         return click.echo(out["id"])
     what = "already remembered" if out["deduplicated"] else "remembered"
+    if out.get("gated"):  # the write gate: a restatement of this stored memory
+        what = "already remembered (restated)"
     click.echo(f"{what}: {out['id']} ({out['type']})")
 
 

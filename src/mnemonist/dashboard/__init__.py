@@ -16,6 +16,7 @@ from mnemonist.dashboard import (
     login,
     memory_list,
     memory_page,
+    review_page,
     sessions_pages,
 )
 
@@ -25,7 +26,8 @@ STATIC = Path(__file__).parent / "static"
 def install_dashboard(app: FastAPI) -> None:
     """Mount the pages, their static files and the offline `/docs` on `app` (created with
     `docs_url=None` so that this `/docs` is the only one)."""
-    for module in (login, memory_list, memory_page, sessions_pages, graph_page, health_page):
+    for module in (login, memory_list, memory_page, sessions_pages, graph_page, review_page,
+                   health_page):
         app.include_router(module.router, include_in_schema=False)
     app.include_router(api_docs.router)
     app.mount("/ui/static", StaticFiles(directory=STATIC), name="dashboard-static")

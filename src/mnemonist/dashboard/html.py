@@ -28,7 +28,8 @@ CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline';
        " form-action 'self'")
 
 NAV = (("memories", "/", "Memories"), ("sessions", "/ui/sessions", "Sessions"),
-       ("graph", "/ui/graph", "Graph"), ("health", "/ui/health", "Health"))
+       ("graph", "/ui/graph", "Graph"), ("review", "/ui/review", "Review"),
+       ("health", "/ui/health", "Health"))
 
 
 def esc(value: Any) -> str:

@@ -9,12 +9,12 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote
 
 import anyio.to_thread
 import httpx
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from mnemonist.client import Client, DaemonError
 from mnemonist.model.graph import (
@@ -25,12 +25,16 @@ from mnemonist.model.graph import (
     RelateRequest,
 )
 from mnemonist.model.requests import (
+    MAX_OFFSET,
     Caller,
+    DismissDuplicateRequest,
     ForgetRequest,
     ListRequest,
     MemoryPatch,
     RecallRequest,
+    RecoverRequest,
     RememberRequest,
+    ResolveDuplicateRequest,
 )
 from mnemonist.service.errors import ServiceError
 from mnemonist.store.db import StorageFault
@@ -38,6 +42,16 @@ from mnemonist.store.db import StorageFault
 log = logging.getLogger(__name__)
 
 Body = dict[str, Any]
+
+
+class DuplicatesQuery(Caller):
+    """The query of GET /api/repair/duplicates (its route's bounds), for the in-process
+    backend: the review queue's pairs of one status and kind, a page at a time."""
+
+    status: Literal["open", "dismissed", "resolved"] = "open"
+    kind: Literal["duplicate", "contradiction", "restated", "replaced"] | None = None
+    limit: int = Field(default=50, ge=1, le=500)
+    offset: int = Field(default=0, ge=0, le=MAX_OFFSET)
 
 
 class ToolError(Exception):
@@ -91,6 +105,20 @@ class Backend(ABC):
 
     @abstractmethod
     async def relate(self, body: Body) -> Body: ...
+
+    @abstractmethod
+    async def duplicates(self, params: Body) -> Body: ...
+
+    @abstractmethod
+    async def dismiss_duplicate(self, pair_id: str, body: Body,
+                                caller: Body | None = None) -> Body: ...
+
+    @abstractmethod
+    async def resolve_duplicate(self, pair_id: str, body: Body,
+                                caller: Body | None = None) -> Body: ...
+
+    @abstractmethod
+    async def restore(self, memory_id: str, body: Body) -> Body: ...
 
 
 def _path_id(memory_id: str) -> str:
@@ -184,6 +212,23 @@ class HttpBackend(Backend):
     async def relate(self, body: Body) -> Body:
         return await self._call("POST", "/api/graph/relations", json=body)
 
+    async def duplicates(self, params: Body) -> Body:
+        return await self._call("GET", "/api/repair/duplicates", params=_params(params))
+
+    async def dismiss_duplicate(self, pair_id: str, body: Body,
+                                caller: Body | None = None) -> Body:
+        return await self._call("POST", f"/api/repair/duplicates/{_path_id(pair_id)}/dismiss",
+                                json=body, params=_params(caller))
+
+    async def resolve_duplicate(self, pair_id: str, body: Body,
+                                caller: Body | None = None) -> Body:
+        return await self._call("POST", f"/api/repair/duplicates/{_path_id(pair_id)}/resolve",
+                                json=body, params=_params(caller))
+
+    async def restore(self, memory_id: str, body: Body) -> Body:
+        return await self._call("POST", f"/api/memory/{_path_id(memory_id)}/restore",
+                                json=body)
+
 
 class ServiceBackend(Backend):
     """The in-process `MemoryService` (the daemon's own /mcp endpoint): no HTTP hop."""
@@ -256,3 +301,31 @@ class ServiceBackend(Backend):
 
     async def relate(self, body: Body) -> Body:
         return await self._run(lambda: self.service.relate(RelateRequest.model_validate(body)))
+
+    async def duplicates(self, params: Body) -> Body:
+        def run() -> Body:
+            q = DuplicatesQuery.model_validate(params)
+            return self.service.list_duplicates(q.status, q.limit, q.offset, q.identity(),
+                                                q.kind)
+        return await self._run(run)
+
+    async def dismiss_duplicate(self, pair_id: str, body: Body,
+                                caller: Body | None = None) -> Body:
+        def run() -> Body:
+            req = DismissDuplicateRequest.model_validate(body)
+            return self.service.dismiss_duplicate(pair_id, req.reason,
+                                                  Caller.model_validate(caller or {}))
+        return await self._run(run)
+
+    async def resolve_duplicate(self, pair_id: str, body: Body,
+                                caller: Body | None = None) -> Body:
+        def run() -> Body:
+            req = ResolveDuplicateRequest.model_validate(body)
+            return self.service.resolve_duplicate(pair_id, req.keep, req.reason,
+                                                  req.changed_by,
+                                                  Caller.model_validate(caller or {}))
+        return await self._run(run)
+
+    async def restore(self, memory_id: str, body: Body) -> Body:
+        return await self._run(lambda: self.service.restore_superseded(
+            memory_id, RecoverRequest.model_validate(body)))

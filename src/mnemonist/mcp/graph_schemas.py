@@ -128,9 +128,10 @@ _EDGE_PROPS = {
     "type": {"type": "string", "description": "co_occurrence, depends_on, or an LLM's verb"},
     "reason": {"type": "string", "enum": ["user-stated", "multi-memory", "pattern-matched",
                                           "extracted", "co-occurrence", "inferred",
-                                          "llm-uncertain"]},
+                                          "replay", "llm-uncertain"]},
     "confidence": {"type": "number"}, "mentions": {"type": "integer"},
-    "note": {"type": "string", "description": "why it was stated (user-stated edges)"},
+    "note": {"type": "string", "description": "why it was stated (user-stated edges), or the"
+             " two memories a replay edge was proposed from"},
 }
 _SHOWN = {"type": "array", "items": {"type": "object", "properties": {
     "id": {"type": "string"}, "content": {"type": "string"}, "type": {"type": "string"}}}}

@@ -346,6 +346,8 @@ STORE_OUTPUT = {
         "created": {"type": "boolean"},
         "deduplicated": {"type": "boolean", "description": "the content was already stored"},
         "idempotent_replay": {"type": "boolean"},
+        "gated": {"type": "boolean", "description": "the write gate found a stored memory that"
+                                                    " says the same: the answer is that memory"},
         "key": {"type": ["string", "null"]},
         "superseded": {"type": ["string", "null"],
                        "description": "the memory this one replaced (same key)"},

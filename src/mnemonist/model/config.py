@@ -15,9 +15,12 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field, ValidationInfo, field_validator
 
+from mnemonist.model.config_consolidation import ConsolidationConfig as ConsolidationConfig
 from mnemonist.model.config_fields import CamelModel as CamelModel
 from mnemonist.model.config_fields import Ms, Range, SnakeModel
 from mnemonist.model.config_fields import bounds as bounds
+from mnemonist.model.config_gates import SignificanceGateConfig as SignificanceGateConfig
+from mnemonist.model.config_gates import WriteGateConfig as WriteGateConfig
 from mnemonist.model.config_pipeline import ContinuityConfig as ContinuityConfig
 from mnemonist.model.config_pipeline import DampeningConfig as DampeningConfig
 from mnemonist.model.config_pipeline import ExtractionConfig as ExtractionConfig
@@ -40,6 +43,12 @@ class RetentionConfig(CamelModel):
     dead_job_days: int = Range(30, 1, 3650)
     batch_limit: int = Range(500, 1, 100000, "rows per step per sweep")
     interval_ms: Ms = Range(21600000, 60000, 604800000, "time between sweeps (6 h)")
+    event_ttl_days: int = Range(
+        30, 0, 3650, "unpinned events no recall or hook returned and nobody changed for this"
+        " many days go to the archive (recoverable; 0: never)")
+    event_ttl_max_importance: float = Range(
+        0.6, 0.0, 1.0, "only events of this importance or less expire: medium and low"
+        " (an explicit save is 0.8, high)")
 
 
 #: types whose confidence fades when nobody uses them (docs/ranking.md): a status goes stale
@@ -79,6 +88,8 @@ class MemoryConfig(SnakeModel):
     max_content_chars: int = Range(100000, 100, 10000000, "longest memory accepted")
     access_flush_ms: Ms = Range(1000, 50, 60000, "how often recall access counts are written")
     retention: RetentionConfig = Field(default_factory=RetentionConfig)
+    consolidation: ConsolidationConfig = Field(default_factory=ConsolidationConfig)
+    write_gate: WriteGateConfig = Field(default_factory=WriteGateConfig, alias="writeGate")
     pipeline_v2: PipelineV2Config = Field(default_factory=PipelineV2Config, alias="pipelineV2")
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True, validate_assignment=True)
@@ -107,6 +118,11 @@ class SearchConfig(SnakeModel):
         0.05, 0.0, 1.0, "recall returns nothing when the probability that anything in scope"
         " answers the query is below this (a string stored nowhere, a question from another"
         " domain)"
+    )
+    newest_first_share: float = Range(
+        0.1, 0.0, 1.0, "among the best hits, statements about the query's subject within this"
+        " share of the best relevance are ordered newest first (0: off; a question about the"
+        " past keeps its order)"
     )
     top_k: int = Range(100, 1, 2000, "candidates each leg contributes before fusion")
     keyword_norm: Literal["minmax", "max"] = Field(
@@ -352,6 +368,7 @@ class SessionsConfig(SnakeModel):
     delta_bytes: int = Range(
         65536, 1024, 104857600, "... or as soon as the transcript grew by this many bytes"
     )
+    significance: SignificanceGateConfig = Field(default_factory=SignificanceGateConfig)
 
 
 # --- files: workspace memory files (document 002) --------------------------------------------

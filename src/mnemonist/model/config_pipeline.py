@@ -52,6 +52,8 @@ class CommunitiesConfig(CamelModel):
     interval_ms: Ms = Range(3600000, 60000, 86400000, "recompute at most this often")
     resolution: float = Range(1.0, 0.1, 10.0, "Louvain resolution (higher: smaller communities)")
     max_entities: int = Range(50000, 100, 1000000, "the most mentioned entities clustered")
+    bridges: int = Range(20, 0, 500, "bridge entities (their relations join two or more"
+                         " communities) listed by /api/diagnostics/graph; 0: none")
 
 
 class FeedbackConfig(CamelModel):
@@ -86,6 +88,32 @@ class InferenceConfig(CamelModel):
     max_per_run: int = Range(500, 1, 100000, "inferred edges written or refreshed per run")
 
 
+class EntityHealthConfig(CamelModel):
+    """The entity-health pass of the maintenance worker (docs/graph.md, "Entity health")."""
+
+    enabled: bool = Field(
+        default=True, description="fold plural and spelling variants of an entity into one and"
+                                  " remove entities the extractor no longer finds (maintenance)")
+    batch_size: int = Range(2000, 10, 100000, "entities examined per run")
+    cooldown_ms: Ms = Range(600000, 10000, 86400000, "least time between two scheduled runs")
+    hourly_budget: int = Range(3, 1, 100, "scheduled runs per hour at most")
+
+
+class PrinciplesConfig(CamelModel):
+    """The principles pass (docs/graph.md, "Principles"): patterns shared by unrelated entities,
+    put to the extraction LLM and proposed for review."""
+
+    enabled: bool = Field(
+        default=True, description="propose principles (patterns shared by 3+ unrelated"
+                                  " entities) with the extraction LLM, from maintenance")
+    cooldown_ms: Ms = Range(86400000, 60000, 604800000,
+                            "least time between two scheduled runs")
+    max_groups: int = Range(3, 1, 50, "entity groups put to the LLM per run at most")
+    similarity_threshold: float = Range(0.45, 0.0, 1.0, "least cosine between each two entities'"
+                                        " mean memory vectors for a group")
+    max_entities: int = Range(200, 3, 5000, "the most mentioned entities of a project compared")
+
+
 class GraphConfig(CamelModel):
     enabled: bool = Field(
         default=True, description="knowledge graph: inline linking, pipeline graph writes, boost"
@@ -109,6 +137,8 @@ class GraphConfig(CamelModel):
     communities: CommunitiesConfig = Field(default_factory=CommunitiesConfig)
     feedback: FeedbackConfig = Field(default_factory=FeedbackConfig)
     inference: InferenceConfig = Field(default_factory=InferenceConfig)
+    entity_health: EntityHealthConfig = Field(default_factory=EntityHealthConfig)
+    principles: PrinciplesConfig = Field(default_factory=PrinciplesConfig)
     traversal_channel: bool = Field(
         default=False,
         description="recall adds the one- and two-hop graph neighbours of its top results as"

@@ -8,7 +8,12 @@ score; a cycle without recommendations (health is good) resets the tracker, halt
 Besides repairs, each `execute` cycle runs one batch of the near-duplicate sweep
 (`pipeline.dedup`) when `repair.dedupCooldownMs` / `repair.dedupHourlyBudget` allow: routine
 work, not a repair, so it is neither recommended by the health score nor halted by it. It
-only flags pairs for review. The interval never starts when `autonomous.enabled` is false
+only flags pairs for review. The entity-health pass (`pipeline.entity_health`: plural and
+spelling variants folded, junk entities removed) is routine work the same way, one batch per
+`execute` cycle under `graph.entityHealth.cooldownMs` / `hourlyBudget`, and so is the
+principles pass (`pipeline.principles`, run through the runner the daemon attaches: it needs
+the extraction LLM), once per `graph.principles.cooldownMs`.
+The interval never starts when `autonomous.enabled` is false
 or `autonomous.frozen` / `pipelineV2.autonomousFrozen` is true,
 but `tick()` and the repair actions stay callable.
 """
@@ -24,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemonist.model.config import Config
-from mnemonist.pipeline import communities, dedup, graph_upkeep, repair
+from mnemonist.pipeline import communities, dedup, entity_health, graph_upkeep, repair
 from mnemonist.pipeline.repair import VectorState
 from mnemonist.pipeline.retention import RetentionWorker
 from mnemonist.store.db import Database
@@ -39,7 +44,7 @@ HOUR_S = 3600.0
 
 ACTIONS = (
     "requeueDeadJobs", "releaseStaleLeases", "checkFtsConsistency", "rebuildFts",
-    "triggerRetentionSweep", "reembed", "dedupSweep",
+    "triggerRetentionSweep", "reembed", "dedupSweep", "entityHealth", "principles",
 )  # fmt: skip
 
 
@@ -153,12 +158,17 @@ class MaintenanceWorker:
             "triggerRetentionSweep": (r.sweep_cooldown_ms / 1000.0, r.sweep_hourly_budget),
             "reembed": (r.reembed_cooldown_ms / 1000.0, r.reembed_hourly_budget),
             "dedupSweep": (r.dedup_cooldown_ms / 1000.0, r.dedup_hourly_budget),
+            "entityHealth": (pipeline.graph.entity_health.cooldown_ms / 1000.0,
+                             pipeline.graph.entity_health.hourly_budget),
+            "principles": (pipeline.graph.principles.cooldown_ms / 1000.0, 1),
         }, clock)
         self.halt = HaltTracker()
         graph = pipeline.graph
         self.clustering = graph.communities if graph.enabled else None
         self.graph_cfg = graph if graph.enabled else None
         self._clustered_at: float | None = None
+        #: runs the principles pass (the service's `run_principles`), attached by the daemon
+        self.principles_runner: Callable[[], dict[str, Any]] | None = None
         self.clock = clock
         self.cycles = 0
         self.last_cycle: dict[str, Any] | None = None
@@ -204,6 +214,15 @@ class MaintenanceWorker:
         if action == "dedupSweep":
             index = self.vectors.index if self.vectors is not None else None
             return dedup.sweep(self.db, index, self.repair_cfg)
+        if action == "entityHealth":  # on demand it runs even with entityHealth.enabled off
+            if self.graph_cfg is None:
+                return {"skipped": "the knowledge graph is off (graph.enabled)"}
+            return entity_health.run(self.db, self.graph_cfg)
+        if action == "principles":  # on demand it runs even with principles.enabled off
+            if self.principles_runner is None:
+                return {"skipped": "the principles pass is not part of this daemon",
+                        "proposed": []}
+            return self.principles_runner()
         raise ValueError(f"unknown repair action {action!r}; one of {', '.join(ACTIONS)}")
 
     # -- one cycle -------------------------------------------------------------------------
@@ -223,6 +242,8 @@ class MaintenanceWorker:
         cycle = self._repair(mode)
         if mode == "execute":  # after the repairs: a reembed may just have filled the index
             cycle["scheduled"] = self._scheduled_sweep()
+            cycle["entity_health"] = self._scheduled_entity_health()
+            cycle["principles"] = self._scheduled_principles()
         return cycle
 
     def _repair(self, mode: str) -> dict[str, Any]:
@@ -294,6 +315,35 @@ class MaintenanceWorker:
         except Exception as exc:  # a failing sweep must not stop the repairs
             log.exception("near-duplicate sweep failed")
             return {"action": "dedupSweep", "error": f"{type(exc).__name__}: {exc}"}
+
+    def _scheduled_entity_health(self) -> dict[str, Any] | None:
+        """One batch of the entity-health pass, when on and its cooldown and budget allow."""
+        if self.graph_cfg is None or not self.graph_cfg.entity_health.enabled:
+            return None
+        why = self.limiter.check("entityHealth")
+        if why:
+            return {"action": "entityHealth", "skipped": why}
+        self.limiter.record("entityHealth")
+        try:
+            return {"action": "entityHealth", "result": self.run_action("entityHealth")}
+        except Exception as exc:  # a failing pass must not stop the cycle
+            log.exception("entity-health pass failed")
+            return {"action": "entityHealth", "error": f"{type(exc).__name__}: {exc}"}
+
+    def _scheduled_principles(self) -> dict[str, Any] | None:
+        """One run of the principles pass, when on and its cooldown allows."""
+        if (self.graph_cfg is None or not self.graph_cfg.principles.enabled
+                or self.principles_runner is None):
+            return None
+        why = self.limiter.check("principles")
+        if why:
+            return {"action": "principles", "skipped": why}
+        self.limiter.record("principles")
+        try:
+            return {"action": "principles", "result": self.run_action("principles")}
+        except Exception as exc:  # a failing pass must not stop the cycle
+            log.exception("principles pass failed")
+            return {"action": "principles", "error": f"{type(exc).__name__}: {exc}"}
 
     # -- the interval ----------------------------------------------------------------------
     @property

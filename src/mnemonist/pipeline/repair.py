@@ -20,7 +20,7 @@ from mnemonist.pipeline.embedder import BackgroundEmbedder
 from mnemonist.pipeline.retention import RetentionWorker
 from mnemonist.providers.embedding.base import EmbeddingProvider
 from mnemonist.search.vector_index import VectorIndex
-from mnemonist.store import documents, embeddings, jobs
+from mnemonist.store import documents, embeddings, expiry, jobs
 from mnemonist.store.db import Database
 
 #: (FTS5 index, the table it indexes): the later ones exist once their migration ran
@@ -123,13 +123,18 @@ def _index(conn: sqlite3.Connection, vectors: VectorState | None) -> dict[str, A
 
 
 def _storage(conn: sqlite3.Connection) -> dict[str, Any]:
+    # expired events are archive, not tombstones: no sweep purges them (store.expiry)
     row = conn.execute(
-        "SELECT COUNT(*), COALESCE(SUM(is_deleted = 1), 0) FROM memories").fetchone()
-    total, tombstones = row[0], row[1]
+        "SELECT COUNT(*), COALESCE(SUM(is_deleted = 1), 0),"
+        f" COALESCE(SUM(CASE WHEN {expiry.ARCHIVED} THEN 1 ELSE 0 END), 0) FROM memories"
+    ).fetchone()
+    total, deleted, archived = row[0], row[1], row[2]
+    tombstones = deleted - archived
     ratio = tombstones / total if total else 0.0
     excess = max(0.0, ratio - TOMBSTONE_TOLERANCE) / (1 - TOMBSTONE_TOLERANCE)
-    return {"total": total, "live": total - tombstones, "tombstones": tombstones,
-            "tombstone_ratio": round(ratio, 6), "score": round(_clamp(1 - excess), 4)}
+    return {"total": total, "live": total - deleted, "tombstones": tombstones,
+            "archived_events": archived, "tombstone_ratio": round(ratio, 6),
+            "score": round(_clamp(1 - excess), 4)}
 
 
 def diagnose(

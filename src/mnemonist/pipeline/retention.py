@@ -1,21 +1,24 @@
-"""The retention worker: the ordered purge of documents 000 and 001.
+"""The retention worker: the ordered purge of documents 000 and 001, after the expiry of unused
+events (document 003's event lifecycle, store.expiry).
 
-Order matters, later steps depend on earlier ones: graph links, embeddings, then the
-tombstones themselves with their hints (past the tombstone window), then old history, completed
-jobs and dead jobs. Each step is its own short write transaction capped at `batchLimit` rows;
-what is left over waits for the next sweep.
+Order matters, later steps depend on earlier ones: unused events expire into the archive (they
+are never purged: store.expiry), then graph links, embeddings, then the tombstones themselves
+with their hints (past the tombstone window), the learned-sparse expansions of purged memories,
+then old history, completed jobs and dead jobs. Each step is its own short write transaction
+capped at `batchLimit` rows; what is left over waits for the next sweep.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from mnemonist.model.config import RetentionConfig
 from mnemonist.model.memory import format_ts, utcnow
-from mnemonist.store import entity_links, hints, purge
+from mnemonist.store import entity_links, expiry, hints, purge
 from mnemonist.store.db import Database
 from mnemonist.store.memories import LIVE, hash_in_use
 
@@ -34,12 +37,14 @@ def _has_table(conn, name: str) -> bool:
 
 @dataclass
 class SweepReport:
+    expired_events: int = 0
     graph_links: int = 0
     orphan_entities: int = 0
     embeddings: int = 0
     orphan_vectors: int = 0
     tombstones: int = 0
     hints: int = 0
+    orphan_sparse_terms: int = 0
     history: int = 0
     completed_jobs: int = 0
     dead_jobs: int = 0
@@ -47,9 +52,13 @@ class SweepReport:
 
 
 class RetentionWorker:
-    def __init__(self, db: Database, config: RetentionConfig) -> None:
+    def __init__(self, db: Database, config: RetentionConfig,
+                 unindex: Callable[[int], None] | None = None) -> None:
+        """`unindex(seq)` drops a memory from the daemon's in-memory indexes (the service's);
+        without it an expired event leaves them at the next `reembed` repair."""
         self.db = db
         self.cfg = config
+        self.unindex = unindex
         self.last: SweepReport | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -59,7 +68,7 @@ class RetentionWorker:
             (r[0], r[1], r[2])
             for r in conn.execute(
                 "SELECT seq, id, content_hash FROM memories WHERE is_deleted = 1"
-                " AND deleted_at < ? ORDER BY deleted_at LIMIT ?",
+                f" AND deleted_at < ? AND NOT {expiry.ARCHIVED} ORDER BY deleted_at LIMIT ?",
                 (cutoff, self.cfg.batch_limit),
             )
         ]
@@ -69,6 +78,11 @@ class RetentionWorker:
         cfg = self.cfg
         report = SweepReport()
         tomb_cut = _cutoff(cfg.tombstone_days, now)
+
+        # 0. unused events expire into the archive: read without the write lock, each checked
+        #    again and retired in one short write transaction
+        if cfg.event_ttl_days > 0:
+            report.expired_events = self._expire_events(_cutoff(cfg.event_ttl_days, now))
 
         # 1. graph links of expired tombstones; entities left with no mention go too (not
         #    one a person or agent stated a relation of: it stands without memories)
@@ -98,7 +112,8 @@ class RetentionWorker:
                     "DELETE FROM embeddings WHERE content_hash = ? AND NOT EXISTS"
                     f" (SELECT 1 FROM memories WHERE content_hash = ? AND {LIVE})"
                     " AND NOT EXISTS (SELECT 1 FROM memories WHERE content_hash = ?"
-                    f" AND NOT ({LIVE}) AND (is_deleted = 0 OR deleted_at >= ?))",
+                    f" AND NOT ({LIVE}) AND (is_deleted = 0 OR deleted_at >= ?"
+                    f" OR {expiry.ARCHIVED}))",
                     (content_hash, content_hash, content_hash, tomb_cut),
                 ).rowcount
 
@@ -130,6 +145,16 @@ class RetentionWorker:
         if report.tombstones:
             self.db.checkpoint(2000)
 
+        # 3b. learned-sparse expansions of memories no longer there: the sparse worker drops
+        #     them while the sparse leg is on; switched off, nothing else would
+        with self.db.write_tx() as conn:
+            if _has_table(conn, "sparse_terms"):
+                report.orphan_sparse_terms = conn.execute(
+                    "DELETE FROM sparse_terms WHERE seq IN (SELECT s.seq FROM sparse_terms s"
+                    " WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.seq = s.seq) LIMIT ?)",
+                    (cfg.batch_limit,),
+                ).rowcount
+
         steps = (
             ("history", "DELETE FROM memory_history WHERE rowid IN (SELECT rowid FROM"
              " memory_history WHERE created_at < ? LIMIT ?)", cfg.history_days),
@@ -144,6 +169,25 @@ class RetentionWorker:
             setattr(report, name, count)
         self.last = report
         return report
+
+    def _expire_events(self, cutoff: str) -> int:
+        cfg = self.cfg
+        ids = expiry.candidates(self.db.reader(), cutoff, cfg.event_ttl_max_importance,
+                                cfg.batch_limit)
+        if not ids:
+            return 0
+        with self.db.write_tx() as conn:
+            seqs = expiry.expire(conn, ids, cutoff=cutoff,
+                                 max_importance=cfg.event_ttl_max_importance,
+                                 days=cfg.event_ttl_days, at=utcnow())
+            unindex = self.unindex
+            if seqs and unindex is not None:
+
+                def drop() -> None:
+                    for seq in seqs:
+                        unindex(seq)
+                self.db.on_commit(drop)
+        return len(seqs)
 
     def start(self) -> None:
         if self._thread is None:

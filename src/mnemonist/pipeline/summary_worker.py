@@ -73,6 +73,8 @@ class SummaryHost(Protocol):
     def remember(self, req: RememberRequest, *, changed_by: str | None = None
                  ) -> dict[str, Any]: ...
 
+    def significance_gate(self, session_key: str) -> dict[str, Any] | None: ...
+
 
 def session_text(turns: list[Memory], limit: int = MAX_INPUT_CHARS) -> str:
     """`role: text` lines of the session, cut from the front to `limit` characters."""
@@ -112,6 +114,11 @@ class SummaryWorker:
         turns, _ = session_turns.turns(conn, key, limit=100_000)
         if not turns:
             return {"skipped": "the session has no indexed turns", "session_key": key}
+        # the significance gate (sessions.significance), unless this is its backfill
+        gate = None if job.payload.get("force") else self.host.significance_gate(key)
+        if gate is not None and gate["decision"] == "skip":
+            return {"skipped": "the significance gate found nothing worth a summary",
+                    "session_key": key, "reasons": gate["reasons"]}
         cfg = self.host.config.memory.pipeline_v2
         prompt = (f"<<<SESSION>>>\n{defuse(session_text(turns))}\n<<<END SESSION>>>\n\n"
                   "Write the summary of the session above.")

@@ -19,14 +19,11 @@ from collections.abc import Sequence
 
 from mnemonist.model.memory import Memory
 from mnemonist.text.near_duplicate import conflict, words
+from mnemonist.text.same_fact import same_subject
 
 #: sources whose memories record what was said or written then, not a standing fact
 RECORD_SOURCES = frozenset({"session", "conversation", "file", "chatgpt", "claude",
                             "session_summary", "document"})
-#: share of the longer memory's words the unchanged stretch must cover to be "about the same"
-SAME_SUBJECT = 0.6
-MIN_SHARED = 3
-MAX_CHANGED = 4  # words changed on each side at most: one value, not a different sentence
 
 
 def is_statement(m: Memory) -> bool:
@@ -35,30 +32,6 @@ def is_statement(m: Memory) -> bool:
 
 def _when(m: Memory) -> tuple[str, str]:
     return (m.valid_from or m.occurred_at or m.created_at or "", m.created_at or "")
-
-
-def same_subject(a: list[str], b: list[str]) -> bool:
-    """`a`, `b`: the words of two memories. They state the same thing's value when they read
-    the same but for one changed stretch of at most `MAX_CHANGED` words on each side, and the
-    words they share around it are most of both: "the API listens on port [8080 → 9090]",
-    "the cluster runs in region [eu-west-1 → us-east-2]", "CI [is → is not] required". Two notes
-    of a series ("Kubernetes ingress: setup note 1", "Kubernetes node pools: setup note 3")
-    differ in two places, so they are about different things."""
-    prefix = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        prefix += 1
-    suffix = 0
-    for x, y in zip(reversed(a[prefix:]), reversed(b[prefix:]), strict=False):
-        if x != y:
-            break
-        suffix += 1
-    kept = prefix + suffix
-    changed_a, changed_b = len(a) - kept, len(b) - kept
-    return (kept >= MIN_SHARED and kept >= SAME_SUBJECT * max(len(a), len(b))
-            and max(changed_a, changed_b) > 0 and changed_a <= MAX_CHANGED
-            and changed_b <= MAX_CHANGED)
 
 
 def current_only(memories: Sequence[Memory]) -> tuple[list[Memory], dict[str, Memory]]:

@@ -25,6 +25,7 @@ from mnemonist.search.fusion import Fused, fuse, normalize_bm25
 from mnemonist.search.graph_boost import graph_boost
 from mnemonist.search.keyword import keyword_search, phrase_search
 from mnemonist.search.keyword_mirror_keeper import KeywordMirrorKeeper
+from mnemonist.search.newest_first import newest_first
 from mnemonist.search.rerank import EmbeddingReranker, HttpReranker, Reranker, rerank_head
 from mnemonist.search.session_expansion import SessionExpansion, expand_sessions, spread_sessions
 from mnemonist.search.signals import access_boost, effective_importance
@@ -481,6 +482,10 @@ class HybridSearch:
         method = "hybrid" if qvec is not None else "keyword"
         shown = complete(conn, hits[: max(limit, RELEVANCE_DEPTH)])
         features, answerable = self._relevance(conn, query, shown, qvec, window, degraded)
+        if window is None and not historical(filters) and cfg.newest_first_share > 0:
+            order = newest_first(query, shown, cfg.newest_first_share)
+            if features is not None:
+                features = features[order]
         keep = list(range(len(shown)))
         if answerable is not None and answerable < min_answerable:
             keep = []  # nothing in scope answers the query: nothing is returned

@@ -15,7 +15,7 @@ from mnemonist.search.filters import visibility_clause, visible_ids
 from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import BadRequest, Conflict, NotFound
 from mnemonist.service.mutations import file_managed_error
-from mnemonist.store import archive, duplicates, history, memories
+from mnemonist.store import archive, consolidation, duplicates, history, memories
 
 #: the shortest prefix of a candidate id that is looked up as a prefix
 MIN_PREFIX = 4
@@ -28,7 +28,8 @@ def _live(m: Memory | None) -> bool:
 
 def _public(row: dict[str, Any]) -> dict[str, Any]:
     return {
-        "id": row["id"], "status": row["status"], "similarity": row["similarity"],
+        "id": row["id"], "kind": row.get("kind", "duplicate"), "status": row["status"],
+        "similarity": row["similarity"],
         "reason": row["reason"], "kept": row["kept"], "created_at": row["created_at"],
         "updated_at": row["updated_at"],
         "a": {"id": row["memory_a"], "content": row.get("content_a"),
@@ -54,14 +55,18 @@ class DuplicateOps(ServiceBase):
                 "not_swept_yet": int(left)}
 
     def list_duplicates(self, status: str = "open", limit: int = 50, offset: int = 0,
-                        caller: Caller | None = None) -> dict[str, Any]:
-        """Pairs whose two memories `caller` may both see (a pair never spans owners)."""
+                        caller: Caller | None = None, kind: str | None = None
+                        ) -> dict[str, Any]:
+        """Pairs whose two memories `caller` may both see (a pair never spans owners);
+        `kind`: only near-duplicates, contradictions, or what consolidation settled."""
         if status not in duplicates.STATUSES:
             raise BadRequest(f"status must be one of {', '.join(duplicates.STATUSES)}")
+        if kind is not None and kind not in consolidation.KINDS:
+            raise BadRequest(f"kind must be one of {', '.join(consolidation.KINDS)}")
         rows, total = duplicates.listing(self.db.reader(), status, limit, offset,
-                                         visibility_clause(caller))
+                                         visibility_clause(caller), kind)
         return {"duplicates": [_public(r) for r in rows], "total": total, "status": status,
-                "limit": limit, "offset": offset}
+                "kind": kind, "limit": limit, "offset": offset}
 
     def _candidate_id(self, ref: str) -> str:
         conn = self.db.reader()

@@ -30,8 +30,9 @@ LIKELY_AFFECTED = 0.45
 TIERS = (("will_break", "WILL BREAK"), ("likely_affected", "LIKELY AFFECTED"),
          ("may_need_testing", "MAY NEED TESTING"))
 SUPPORT_PER_EDGE = 3
-#: relations no memory backs: followed when both ends are entities the caller may see
-UNBACKED = ("user-stated", "inferred")
+#: relations no memory backs: followed when both ends are entities the caller may see (a
+#: replay edge joins entities that no one memory names together; both are of one scope)
+UNBACKED = ("user-stated", "inferred", "replay")
 ENTITY_MEMORIES = 5
 MEMORY_CHARS = 1000
 
@@ -198,6 +199,12 @@ class GraphOps(ServiceBase):
                 f"SELECT * FROM entities e WHERE e.canonical_name IN"
                 f" ({','.join('?' * len(names))}) AND {where} ORDER BY e.mentions DESC, e.id",
                 [*names, *args]).fetchall()
+        if not rows:  # a name folded into another entity (entity health: "ttls" -> "ttl")
+            rows = conn.execute(
+                "SELECT e.* FROM entities e WHERE e.id IN (SELECT a.entity_id FROM"
+                " entity_aliases a WHERE a.canonical_name = ?)"
+                f" AND {where} ORDER BY e.mentions DESC, e.id",
+                [canonical_name(ref), *args]).fetchall()
         return rows
 
     def _visible_entities(self, conn: sqlite3.Connection, ref: str, scoped: Scoped,

@@ -4,8 +4,9 @@ diagnostics.
 - `memory_feedback` (HTTP and the MCP tool): an agent marks a memory helpful or not, for a
   prompt. A memory rated unhelpful `unhelpfulLimit` times (default 2) for the same prompt
   (whitespace and case aside) is not injected for that prompt again. Helpful raises the
-  confidence of the edges between the memory's entities and the weight of its aspects;
-  unhelpful lowers them by the same steps.
+  confidence of the edges between the memory's entities (and of the sleep-replay edges
+  proposed from it: their note names it) and the weight of its aspects; unhelpful lowers
+  them by the same steps.
 - At session end, the memories the session was given (`session_memories.was_injected`) are
   split by use: a memory the session's later prompts surfaced again (`fts_hit_count` of 2 or
   more: its injection counted one) was used, and reinforces its edges and aspects; one never
@@ -27,7 +28,13 @@ from typing import Any
 
 from mnemonist.model.graph import FeedbackRequest
 from mnemonist.model.memory import utcnow
-from mnemonist.pipeline import communities, continuity_score
+from mnemonist.pipeline import (
+    bridges,
+    communities,
+    continuity_score,
+    entity_health,
+    sleep_replay,
+)
 from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import NotFound
 from mnemonist.store import jobs, memories
@@ -65,9 +72,11 @@ def _shift(conn: sqlite3.Connection, memory_ids: list[str], *, aspect: float, ed
                 " - confidence, confidence = MIN(1.0, MAX(:lo, confidence + :d)),"
                 " updated_at = :now, confirmed_at = CASE WHEN :d > 0 THEN :now"
                 " ELSE confirmed_at END WHERE reason NOT IN ('user-stated', 'inferred')"
-                " AND source_entity_id IN (SELECT entity_id FROM"
+                " AND ((source_entity_id IN (SELECT entity_id FROM"
                 " memory_entity_mentions WHERE memory_id = :m) AND target_entity_id IN"
-                " (SELECT entity_id FROM memory_entity_mentions WHERE memory_id = :m)",
+                " (SELECT entity_id FROM memory_entity_mentions WHERE memory_id = :m))"
+                # a replay edge: its note names the two memories it was proposed from
+                " OR (reason = 'replay' AND instr(note, :m) > 0))",
                 {"lo": MIN_EDGE_CONFIDENCE, "d": edge, "now": now, "m": memory_id}).rowcount
     return aspects, edges
 
@@ -196,9 +205,28 @@ class GraphFeedbackOps(ServiceBase):
                 "SELECT id, label, member_count, project FROM entity_communities"
                 f" WHERE {'project = ?' if project is not None else '1'}"
                 " ORDER BY member_count DESC, id LIMIT 50", args)],
+            # folds, junk removed, orphans, what is pending (pipeline/entity_health.py)
+            "entity_health": entity_health.report(conn, project),
+            # entities whose relations join communities (pipeline/bridges.py)
+            "bridges": bridges.bridges(conn, cfg.communities.bridges, project),
+            # idle-time pair comparison: totals, false positives (pipeline/sleep_replay.py)
+            "sleep_replay": self._sleep_replay(conn),
+            # proposed, confirmed and rejected principles (pipeline/principles.py)
+            "principles": self._principles(conn),
             "feedback": {
                 "ratings": conn.execute("SELECT COUNT(*) FROM memory_feedback").fetchone()[0],
                 "sessions_scored": conn.execute(
                     "SELECT COUNT(*) FROM session_scores").fetchone()[0],
             },
         }
+
+    def _principles(self, conn: sqlite3.Connection) -> dict[str, Any] | None:
+        report = getattr(self, "principles_report", None)  # service/principles.py
+        return report(conn) if report is not None else None
+
+    def _sleep_replay(self, conn: sqlite3.Connection) -> dict[str, Any]:
+        """Sleep replay's settings and totals (the whole store's), and its worker's state."""
+        out = sleep_replay.report(conn, self.config.memory.consolidation.replay)
+        worker = getattr(self, "sleep_replay", None)
+        out["worker"] = worker.status() if worker is not None else None
+        return out

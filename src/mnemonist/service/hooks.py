@@ -34,6 +34,7 @@ from mnemonist.pipeline.summary_worker import summary_unavailable
 from mnemonist.search.current import current_only
 from mnemonist.search.filters import visibility_clause
 from mnemonist.search.hybrid import Hit
+from mnemonist.search.newest_first import outdated
 from mnemonist.search.relevance import choose
 from mnemonist.service.session_turns import SessionTurnOps
 from mnemonist.sessions import construct
@@ -108,7 +109,7 @@ class HookOps(SessionTurnOps):
             return hit.score >= SCORE_WITHOUT_RELEVANCE
         return hit.relevance >= at_least
 
-    def _choose(self, hits: list[Hit], held: set[str]
+    def _choose(self, hits: list[Hit], held: set[str], query: str = ""
                 ) -> tuple[list[Memory], dict[str, Memory]]:
         """The memories the prompt hook injects, best first, and the older statements the
         newer of them replaced. Stale statements go first (an older memory that a newer
@@ -117,7 +118,13 @@ class HookOps(SessionTurnOps):
         (`relevance.choose`); never what the session holds."""
         hooks = self.config.hooks
         kept, replaced = current_only([h.memory for h in hits])
-        alive = {m.id for m in kept}
+        # of the statements about what the prompt asks, an older one the newest contradicts
+        # is stale too (search/newest_first.py)
+        stale = outdated(query, hits, self.config.search.newest_first_share)
+        for old_id, newer in stale.items():
+            older = next(h.memory for h in hits if h.memory.id == old_id)
+            replaced.setdefault(newer.id, older)
+        alive = {m.id for m in kept} - set(stale)
         pool = [h for h in hits if h.memory.id in alive and h.memory.id not in held
                 and h.score >= hooks.prompt_min_score]
         if pool and any(h.relevance is not None for h in pool):
@@ -290,7 +297,7 @@ class HookOps(SessionTurnOps):
             hits = self._search(prompt[:2000], names, max(20, 4 * hooks.prompt_max_memories),
                                 caller=req.caller(), skip_session=key)
             held |= self.suppressed_for_prompt(prompt)  # rated unhelpful for this prompt
-            fresh, replaced = self._choose(hits, held)
+            fresh, replaced = self._choose(hits, held, prompt[:2000])
             block, ids = self._prompt_block(prompt, fresh, names, replaced=replaced)
             if block:
                 parts.append(block)

@@ -18,7 +18,7 @@ from mnemonist.model.requests import (
 from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import BadRequest, Conflict, NotFound, Unavailable
 from mnemonist.service.lifecycle import immutable_message
-from mnemonist.store import embeddings, files, hints, history, memories
+from mnemonist.store import embeddings, expiry, files, hints, history, memories
 from mnemonist.text.normalize import NormalizedContent, normalize_and_hash
 from mnemonist.text.scrub import scrub_all, scrub_credentials, scrub_optional
 
@@ -289,7 +289,7 @@ class MutationOps(ServiceBase):
                 raise Conflict(f"version is {m.version}, not {req.if_version}",
                                code="version_conflict", currentVersion=m.version)
             age = (parse_ts(utcnow()) - parse_ts(m.deleted_at or utcnow())).total_seconds()
-            if age > days * 86400:
+            if age > days * 86400 and not expiry.is_archived(m):  # an expired event: any time
                 raise Conflict(f"deleted more than {days} days ago", code="retention_expired")
             dup = memories.find_live_duplicate(conn, m.content_hash, m.project, m.source_id, m.id,
                                                agent_id=m.agent_id, user_id=m.user_id)

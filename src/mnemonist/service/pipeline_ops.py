@@ -16,7 +16,16 @@ from mnemonist.pipeline.extract_worker import ExtractionRuntime, pipeline_mode
 from mnemonist.pipeline.hints_worker import HintsRuntime, not_running_reason
 from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import Conflict, NotFound, Unavailable
-from mnemonist.store import archive, embeddings, graph, hints, history, jobs, memories
+from mnemonist.store import (
+    archive,
+    consolidation,
+    embeddings,
+    graph,
+    hints,
+    history,
+    jobs,
+    memories,
+)
 
 LAST_ERRORS = 10
 
@@ -198,6 +207,8 @@ class PipelineOps(ServiceBase):
             now = utcnow()
             by = req.changed_by or "api"
             archive.clear_superseded(conn, m.id, at=now, by=by)
+            # a pair the consolidation engine settled is never settled again once undone
+            consolidation.dismiss_settled(conn, m.id, now)
             history.append(conn, m.id, "recovered", new_content=m.content, changed_by=by,
                            reason=req.reason, at=now,
                            metadata={"restored": "superseded", "supersededBy": m.superseded_by,

@@ -10,9 +10,9 @@ from mnemonist.model.memory import MAX_OBSERVERS, Memory, utcnow
 from mnemonist.model.requests import RememberRequest
 from mnemonist.pipeline import structural
 from mnemonist.providers.embedding.request_gate import holds_gate
-from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import BadRequest
 from mnemonist.service.lifecycle import supersede_keyed
+from mnemonist.service.write_gate import WriteGateOps
 from mnemonist.store import history, jobs, memories
 from mnemonist.store.memories import NewMemory
 from mnemonist.store.row_ids import memory_id
@@ -26,12 +26,16 @@ from mnemonist.text.scrub import scrub_all, scrub_credentials, scrub_optional
 DECISION_IMPORTANCE = 0.85
 
 
-class RememberOps(ServiceBase):
+class RememberOps(WriteGateOps):
     @holds_gate
     def remember(self, req: RememberRequest, *, changed_by: str | None = None) -> dict[str, Any]:
         new, actor, scrubbed = self.prepare(req, changed_by)
+        check = self.write_gate_check(req, new)  # the write gate (off: None); may embed first
         with self.db.write_tx() as conn:
-            outcome = self._insert_or_existing(conn, new, actor, scrubbed)
+            outcome = self.write_gate_answer(conn, new, check)
+            if outcome is None:
+                outcome = self._insert_or_existing(conn, new, actor, scrubbed)
+                self.write_gate_after(conn, new, check, outcome)
         if req.transcript and req.source_id:
             self.save_transcript(req.source_id, req.transcript, req.harness, req.project)
         return outcome
@@ -229,6 +233,7 @@ class RememberOps(ServiceBase):
             "observed_by": m.observed_by,
             "observation_count": m.observation_count,
             "corroborated": False,
+            "gated": False,
         }
 
     def save_transcript(

@@ -82,18 +82,23 @@ def _live_both() -> str:
 
 
 def listing(conn: sqlite3.Connection, status: str, limit: int, offset: int,
-            visible: tuple[str, list[Any]] = ("1", [])) -> tuple[list[dict[str, Any]], int]:
+            visible: tuple[str, list[Any]] = ("1", []),
+            kind: str | None = None) -> tuple[list[dict[str, Any]], int]:
     """Pairs in `status`, newest first. Open pairs whose memories are no longer both live
     (one was forgotten or superseded since) are left out: there is nothing left to review.
     `visible`: a condition over a memory aliased `m` (the reader's visibility); a pair is
-    listed only when both its memories pass it."""
+    listed only when both its memories pass it. `kind`: only pairs of that kind
+    (`store.consolidation.KINDS`)."""
     cond, cargs = visible
     where = "d.status = ?" + (f" AND {_live_both()}" if status == "open" else "")
+    kinds = [kind] if kind else []
+    if kind:
+        where += " AND d.kind = ?"
     where += (f" AND EXISTS (SELECT 1 FROM memories m WHERE m.id = a.id AND {cond})"
               f" AND EXISTS (SELECT 1 FROM memories m WHERE m.id = b.id AND {cond})")
     base = (" FROM duplicate_candidates d JOIN memories a ON a.id = d.memory_a"
             " JOIN memories b ON b.id = d.memory_b WHERE " + where)
-    args = [status, *cargs, *cargs]
+    args = [status, *kinds, *cargs, *cargs]
     total = conn.execute("SELECT COUNT(*)" + base, args).fetchone()[0]
     rows = conn.execute(
         "SELECT d.*, a.content AS content_a, a.type AS type_a, a.created_at AS created_a,"

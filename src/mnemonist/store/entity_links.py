@@ -14,7 +14,9 @@ What it writes for one memory (text scanned up to `MAX_SCAN_CHARS`, at most `MAX
 - `entities`, matched by canonical name in the memory's scope (its project, agent_id and
   user_id: `graph.memory_scope`), created there when new, typed by the extractor. A
   tentative name (a lone capitalised word at a sentence start) only links to an entity that
-  already exists; it never creates one.
+  already exists; it never creates one. A name the entity-health pass folded into another
+  entity ("ttls" into "ttl", `entity_aliases`) links to that entity; a text naming both links
+  it once.
 - `memory_entity_mentions` with confidence `INLINE_CONFIDENCE`, `INSERT OR IGNORE`; an
   entity's `mentions` grows only when a link is new, so linking again is idempotent and the
   count stays the number of linked memories.
@@ -81,6 +83,48 @@ def _keys(found: Extraction) -> dict[str, str]:
     return {canonical_name(e.name): e.name for e in [*found.entities, *found.tentative]}
 
 
+def named_keys(content: str) -> set[str]:
+    """The canonical names the linker reads in `content` (certain and tentative), as it reads
+    them: the first `MAX_SCAN_CHARS`, at most `MAX_LINKS`."""
+    return set(_keys(_extract(content)))
+
+
+def _lookup(conn: sqlite3.Connection, scope: tuple[str, str, str],
+            keys: list[str]) -> dict[str, str]:
+    """canonical name -> id of the scope's entity of that name, or of the entity it was folded
+    into (`entity_aliases`, written by the entity-health pass); an entity's own name wins."""
+    marks = ",".join("?" * len(keys))
+    return dict(conn.execute(
+        "SELECT canonical_name, entity_id FROM entity_aliases WHERE project = ?"
+        f" AND agent_id = ? AND user_id = ? AND canonical_name IN ({marks}) UNION ALL"
+        " SELECT canonical_name, id FROM entities WHERE project = ? AND agent_id = ?"
+        f" AND user_id = ? AND canonical_name IN ({marks})",
+        [*scope, *keys, *scope, *keys],
+    ).fetchall())
+
+
+def _first_per_entity(keys: list[str], ids: dict[str, str]) -> list[str]:
+    """The keys that name an entity, one per entity (a name and its alias in one text: the
+    first written)."""
+    seen: set[str] = set()
+    out = []
+    for k in keys:
+        if k in ids and ids[k] not in seen:
+            seen.add(ids[k])
+            out.append(k)
+    return out
+
+
+def _linked_keys(conn: sqlite3.Connection, memory_id: str) -> dict[str, str]:
+    """canonical name (or alias) -> id, of the entities linked to the memory."""
+    return dict(conn.execute(
+        "SELECT a.canonical_name, a.entity_id FROM memory_entity_mentions mm"
+        " CROSS JOIN entity_aliases a ON a.entity_id = mm.entity_id WHERE mm.memory_id = ?"
+        " UNION ALL SELECT e.canonical_name, e.id FROM memory_entity_mentions mm"
+        " CROSS JOIN entities e ON e.id = mm.entity_id WHERE mm.memory_id = ?",
+        (memory_id, memory_id)).fetchall())
+
+
 def link(conn: sqlite3.Connection, memory_id: str, content: str, *,
          scope: tuple[str, str, str] | None = None, fresh: bool = False) -> int:
     """Link the entities `content` names to the memory. Returns the links added. An insert
@@ -99,11 +143,7 @@ def _link(conn: sqlite3.Connection, memory_id: str, found: Extraction, content: 
     now = utcnow()
     keys = list(wanted)
     scope = scope or memory_scope(conn, memory_id)
-    ids: dict[str, str] = dict(conn.execute(
-        "SELECT canonical_name, id FROM entities WHERE project = ? AND agent_id = ?"
-        f" AND user_id = ? AND canonical_name IN ({','.join('?' * len(keys))})",
-        [*scope, *keys],
-    ).fetchall())
+    ids = _lookup(conn, scope, keys)
     # new entities, certain ones only; no other writer can add one meanwhile (write lock)
     rows = [(time_ordered_id(), e.name, key, e.entity_type, now, now, *scope)
             for e in found.entities if (key := canonical_name(e.name)) not in ids]
@@ -114,7 +154,9 @@ def _link(conn: sqlite3.Connection, memory_id: str, found: Extraction, content: 
             rows,
         )
         ids.update((row[2], row[0]) for row in rows)
-    linked = [ids[k] for k in keys if k in ids]
+    named = [Entity(wanted[k], "") for k in keys if k in ids]
+    keys = _first_per_entity(keys, ids)
+    linked = [ids[k] for k in keys]
     new: set[str] = set()
     if fresh:
         conn.executemany(
@@ -136,7 +178,6 @@ def _link(conn: sqlite3.Connection, memory_id: str, found: Extraction, content: 
         [(now, entity_id) for entity_id in linked if entity_id in new],
     )
     _co_occur(conn, linked[:MAX_PAIR_ENTITIES], new, now)
-    named = [Entity(wanted[k], "") for k in keys if k in ids]
     _depend(conn, dependencies(content[:MAX_SCAN_CHARS], named), ids, new, now)
     _attributes(conn, memory_id, content, [(k, wanted[k], ids[k]) for k in keys
                                            if k in ids and ids[k] in new], now)
@@ -148,7 +189,7 @@ def _depend(conn: sqlite3.Connection, pairs: list[tuple[str, str]], ids: dict[st
     """Stated dependencies (dependent -> dependency), once per memory like co-occurrence."""
     first, again = REASONS["pattern-matched"], REASONS["multi-memory"]
     rows = [(time_ordered_id(), ids[a], ids[b], first, now, now) for a, b in pairs
-            if a in ids and b in ids and (ids[a] in new or ids[b] in new)]
+            if a in ids and b in ids and ids[a] != ids[b] and (ids[a] in new or ids[b] in new)]
     if rows:
         conn.executemany(
             "INSERT INTO relations (id, source_entity_id, target_entity_id, relation_type,"
@@ -223,10 +264,8 @@ def _pair_ids(conn: sqlite3.Connection, memory_id: str, content: str) -> list[st
     keys = list(_keys(_extract(content)))
     if not keys:
         return []
-    rows = dict(conn.execute(
-        "SELECT e.canonical_name, e.id FROM memory_entity_mentions mm JOIN entities e"
-        " ON e.id = mm.entity_id WHERE mm.memory_id = ?", (memory_id,)).fetchall())
-    return [rows[k] for k in keys if k in rows][:MAX_PAIR_ENTITIES]
+    rows = _linked_keys(conn, memory_id)
+    return [rows[k] for k in _first_per_entity(keys, rows)][:MAX_PAIR_ENTITIES]
 
 
 def _shift_pairs(conn: sqlite3.Connection, pairs: set[tuple[str, str]], delta: int,
@@ -287,15 +326,10 @@ def relink(conn: sqlite3.Connection, memory_id: str, old_content: str, new_conte
         return
     new = _extract(new_content)
     keep = _keys(new)
-    gone = [k for k in _keys(_extract(old_content)) if k not in keep]
-    if gone:
-        rows = conn.execute(
-            f"SELECT mm.entity_id FROM memory_entity_mentions mm JOIN entities e"
-            f" ON e.id = mm.entity_id WHERE mm.memory_id = ?"
-            f" AND e.canonical_name IN ({','.join('?' * len(gone))})",
-            [memory_id, *gone],
-        ).fetchall()
-        gone_ids = {r[0] for r in rows}
+    linked = _linked_keys(conn, memory_id)  # names and aliases of what the memory links
+    kept = {linked[k] for k in keep if k in linked}
+    gone_ids = {linked[k] for k in _keys(_extract(old_content)) if k in linked} - kept
+    if gone_ids:
         _shift_pairs(conn, _pairs(_pair_ids(conn, memory_id, old_content), gone_ids), -1,
                      utcnow())
         _unlink(conn, memory_id, list(gone_ids))
@@ -309,10 +343,8 @@ def relink(conn: sqlite3.Connection, memory_id: str, old_content: str, new_conte
 def _linked_names(conn: sqlite3.Connection, memory_id: str,
                   found: Extraction) -> list[tuple[str, str, str]]:
     wanted = _keys(found)
-    rows = dict(conn.execute(
-        "SELECT e.canonical_name, e.id FROM memory_entity_mentions mm JOIN entities e"
-        " ON e.id = mm.entity_id WHERE mm.memory_id = ?", (memory_id,)).fetchall())
-    return [(k, wanted[k], rows[k]) for k in wanted if k in rows]
+    rows = _linked_keys(conn, memory_id)
+    return [(k, wanted[k], rows[k]) for k in _first_per_entity(list(wanted), rows)]
 
 
 def rescope(conn: sqlite3.Connection, memory_id: str) -> None:
@@ -379,11 +411,7 @@ def link_many(conn: sqlite3.Connection, fresh: list[tuple[str, str, tuple[str, s
         known = ids.setdefault(scope, {})
         keys = sorted(names)
         for start in range(0, len(keys), 400):
-            part = keys[start : start + 400]
-            known.update(conn.execute(
-                "SELECT canonical_name, id FROM entities WHERE project = ? AND agent_id = ?"
-                f" AND user_id = ? AND canonical_name IN ({','.join('?' * len(part))})",
-                [*scope, *part]).fetchall())
+            known.update(_lookup(conn, scope, keys[start : start + 400]))
     created: list[tuple] = []
     mentions: list[tuple] = []
     counts: dict[str, int] = {}
@@ -401,7 +429,8 @@ def link_many(conn: sqlite3.Connection, fresh: list[tuple[str, str, tuple[str, s
                 row = (time_ordered_id(), e.name, key, e.entity_type, now, now, *scope)
                 created.append(row)
                 known[key] = row[0]
-        keys = [k for k in wanted if k in known]
+        named = [Entity(wanted[k], "") for k in wanted if k in known]
+        keys = _first_per_entity(list(wanted), known)
         linked = [known[k] for k in keys]
         if not linked:
             continue
@@ -410,10 +439,9 @@ def link_many(conn: sqlite3.Connection, fresh: list[tuple[str, str, tuple[str, s
             counts[entity_id] = counts.get(entity_id, 0) + 1
         for pair in _pairs(linked[:MAX_PAIR_ENTITIES]):
             pairs[pair] = pairs.get(pair, 0) + 1
-        named = [Entity(wanted[k], "") for k in keys]
         said = dependencies(content[:MAX_SCAN_CHARS], named)
         if said:
-            stated.append((said, {k: known[k] for k in keys}, set(linked)))
+            stated.append((said, {k: known[k] for k in wanted if k in known}, set(linked)))
         decision = is_decision_content(content)
         kind = "constraint" if decision else "attribute"
         importance = CONSTRAINT_IMPORTANCE if decision else ATTRIBUTE_IMPORTANCE

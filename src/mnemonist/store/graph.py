@@ -28,8 +28,12 @@ REASONS: dict[str, float] = {
     "extracted": 0.7,  # an LLM triple (its own confidence, averaged)
     "co-occurrence": 0.4,  # named together: 0.4 + 0.1 per memory, at most 0.7
     "inferred": 0.4,  # derived from other edges
+    "replay": 0.4,  # proposed by sleep replay: two memories embed alike (pipeline/sleep_replay.py)
     "llm-uncertain": 0.3,  # an LLM triple below 0.5 confidence
+    "principle": 0.3,  # a proposed principle to its source entities (pipeline/principles.py)
 }
+#: reasons that are guesses: a relation known any other way takes the row over
+PROPOSED = ("inferred", "replay")
 CO_OCCURRENCE_CAP = 0.7
 
 
@@ -148,10 +152,10 @@ def upsert_relation(
         )
         stats.relations_created += 1
         return relation_id
-    if row["reason"] == "inferred":  # evidence takes an inferred row over
+    if row["reason"] in PROPOSED:  # evidence takes an inferred or replay row over
         conn.execute(
             "UPDATE relations SET mentions = 1, confidence = ?, reason = ?, derived_from = NULL,"
-            " updated_at = ?, confirmed_at = ? WHERE id = ?",
+            " note = NULL, boost = 0, updated_at = ?, confirmed_at = ? WHERE id = ?",
             (confidence, reason, now, now, row["id"]))
         stats.relations_updated += 1
         return str(row["id"])

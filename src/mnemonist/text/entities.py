@@ -23,6 +23,10 @@ appearance. Four readings, the first one wins when two give the same canonical n
    capitalised mid-sentence, or it labels a line ("Caroline: ..."). Otherwise it is
    *tentative*: `extract()` returns it apart, and the inline linker links it only to an
    entity that already exists ("Alice prefers tabs" links Alice once Alice is known).
+   A single word the text also writes in lowercase is tentative too (maybe an ordinary word).
+   Replies and acknowledgements ("Understood", "Noted") are frequent words, roles and parts of
+   a system ("Owner", "Assistant", "Hub") generic ones: never a name alone. The single word a
+   technology name leaves of its phrase is none either ("Docker Hub" gives Docker).
    PascalCase words are kept: brand and class names ("GitHub", "HybridSearch") are what a
    coding agent asks about.
 4. `quoted` — text in quotes or backticks, 3-60 characters, with the same junk filter, and
@@ -52,6 +56,9 @@ from mnemonist.text.normalize import collapse_whitespace
 from mnemonist.text.tokens import STOP_WORDS
 
 TECHNOLOGY, DOMAIN, NAME, QUOTED = "technology", "domain", "name", "quoted"
+#: raise it when a change of these rules or of the word lists makes some name no longer an
+#: entity: the entity-health pass (pipeline/entity_health.py) then judges every entity again
+RULES_VERSION = 1
 _PRIORITY = {TECHNOLOGY: 0, DOMAIN: 1, NAME: 2, QUOTED: 3}
 MAX_NAME_CHARS = 60
 MAX_PHRASE_WORDS = 6
@@ -101,9 +108,10 @@ class _Word(NamedTuple):
     near_code: bool  # touches a path or code character
 
 
-def _words(text: str) -> list[_Word]:
+def _words(text: str, lowercase: set[str] | None = None) -> list[_Word]:
     """The words that can matter: capitalised ones, dotted ones (domains, "next.js"), words of
-    technology names and connectors. `joined` is False after a word left out."""
+    technology names and connectors. `joined` is False after a word left out. `lowercase`, when
+    given, receives every word the text writes in lowercase."""
     out: list[_Word] = []
     prev_end, last, n = 0, -2, len(text)
     for index, m in enumerate(_WORD.finditer(text)):
@@ -111,6 +119,8 @@ def _words(text: str) -> list[_Word]:
         raw = m.group()
         word = raw[:-2] if len(raw) > 2 and raw[-2] in "'’" and raw[-1] in "sS" else raw
         lower = word.lower()
+        if lowercase is not None and word == lower:
+            lowercase.add(lower)
         if word[0].isupper() or "." in word or lower in _KEEP:
             if index and start - prev_end == 1 and text[prev_end] == " ":  # the usual gap
                 at_start, joined = False, last == index - 1
@@ -233,29 +243,38 @@ def _is_label(text: str, w: _Word) -> bool:
 
 
 def _names(
-    text: str, words: list[_Word], used: set[int]
+    text: str, words: list[_Word], used: set[int], lowercase: set[str]
 ) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
     """(names, tentative names): a lone word at a sentence start without evidence is
-    tentative."""
+    tentative, and so is one the text also writes in lowercase ("the game Mario ... a mario
+    controller", "Ask the Lead. The lead signs off": maybe an ordinary word). A lone word is no
+    name at all when it is what is left of a phrase beside a technology name ("Docker Hub",
+    "Redis Cluster": the technology is the entity, "Hub" alone is not)."""
     recurring = {w.text for w in words if not w.at_start and _capitalised(w)}
     out: list[tuple[int, str]] = []
     tentative: list[tuple[int, str]] = []
     for run in _runs(words):
         parts: list[list[_Word]] = [[]]
+        beside: list[bool] = [False]  # the part touches a technology name of its phrase
         for i in run:  # a technology name splits the phrase
             if i in used:
+                beside[-1] = True
                 parts.append([])
+                beside.append(True)
             else:
                 parts[-1].append(words[i])
-        for part in map(_strip, parts):
+        for part, by_tech in zip(map(_strip, parts), beside, strict=True):
             if not part or not _accept(part):
+                continue
+            if len(part) == 1 and by_tech:
                 continue
             name = " ".join(w.text for w in part)  # whitespace collapsed, "'s" dropped
             if len(name) > MAX_NAME_CHARS:
                 continue
             w = part[0]
             label = _is_label(text, w)
-            if len(part) == 1 and w.at_start and w.text not in recurring and not label:
+            if len(part) == 1 and (w.lower in lowercase or (
+                    w.at_start and w.text not in recurring and not label)):
                 tentative.append((w.start, name))
             else:
                 out.append((w.start, name))
@@ -277,7 +296,8 @@ def _quoted(text: str) -> list[tuple[int, str]]:
             if inner.lower() in TECH_ALIASES:
                 out.append((m.start(1), inner))
                 continue
-            if (len(lowers) == 1 and inner == inner.lower()) or lowers[-1] in GENERIC:
+            if ((len(lowers) == 1 and (inner == inner.lower() or lowers[0] in GENERIC_ALONE))
+                    or lowers[-1] in GENERIC):
                 continue
             if _prose(lowers) or any(w in TIME_WORDS for w in lowers):
                 continue
@@ -316,9 +336,10 @@ def _reading(pos: int, name: str, kind: str) -> tuple[int, int, str, str]:
 
 def extract(text: str) -> Extraction:
     """The entities `text` names, and the tentative ones (see the module docstring)."""
-    words = _words(text)
+    lowercase: set[str] = set()
+    words = _words(text, lowercase)
     tech, used = _technology(words)
-    names, tentative = _names(text, words, used)
+    names, tentative = _names(text, words, used, lowercase)
     candidates = [(0, pos, name, TECHNOLOGY) for pos, name in tech]
     candidates += [(1, pos, name, DOMAIN) for pos, name in _domains(text, words)]
     candidates += [_reading(pos, name, NAME) for pos, name in names]

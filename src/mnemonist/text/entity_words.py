@@ -253,7 +253,10 @@ COMMON = STOP_WORDS | LEADING_NOISE | _words("""
     husband family kids kid baby guys guy folks man woman men women girl boy
     woohoo hooray absolutely honestly seriously lol omg btw tbh imo idk ttyl brb haha hahaha
     yup yea yay aww awww woah whoa ugh hmm
-""")
+""") | _words("""
+    understood noted agreed acknowledged ack confirmed gotcha certainly indeed correct
+    alright affirmative fine excellent thx ty np
+""")  # replies and acknowledgements: "Understood, I will do that.", "Noted!", "OK, Agreed."
 
 #: A last word that makes a phrase a generic thing, not a name: "Error Fix", "Data Type",
 #: "Page View", "Background Color", "Login Bug". Alone, these are never entities either.
@@ -278,4 +281,10 @@ GENERIC_ALONE = GENERIC | _words("""
     system systems project projects team teams service services server servers database
     company product products client clients customer customers manager managers group
     internet web website email phone office home school work job everyone name names ms
-""")
+    owner owners author authors assignee assignees reviewer reviewers approver maintainer
+    maintainers admin admins administrator moderator member members contributor
+    contributors participant participants host guest guests sender recipient lead leads
+    assistant assistants bot bots human humans operator operators
+    hub hubs cluster clusters dashboard repo repos repository pipeline
+    workflow workflows endpoint endpoints backend frontend
+""")  # roles and fields ("Owner: Alice", "Assistant: ..."), parts of a system ("the Hub")

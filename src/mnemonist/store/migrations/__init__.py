@@ -128,8 +128,12 @@ def migrate(db: Database) -> list[int]:
 
 # The migrations themselves, one module per group of versions; importing them registers them.
 from mnemonist.store.migrations import (  # noqa: E402, F401
+    consolidation,
     core,
+    gates,
+    graph_health,
     graph_scale_sparse,
     lifecycles_scopes,
+    principles,
     sessions_context,
 )

@@ -1,0 +1,290 @@
+"""The consolidation engine without an LLM: memory tidies itself as it grows.
+
+One run reads the memories written since its cursor, in the order they were written, a batch
+at a time (`memory.consolidation.batchSize`, at most `maxBatches` per run). For each, its
+nearest neighbours of the same project and owner (the vector index, cosine ≥
+`minSimilarity`) that were said before it are compared with it by `text.same_fact.relation`:
+
+- **restates** (the same fact said again) or **replaces** (a newer value of the same thing,
+  and the newer statement says it changed): the older memory is superseded by the newer one,
+  exactly as a keyed update supersedes: its row, archive copy and history stay, it leaves
+  recall, and `POST /api/memory/{id}/restore` (one call) makes it current again, after which
+  the engine never settles that pair again. The newer memory records what it supersedes; the
+  older one's history says why (`lifecycle: consolidation`, the relation and its reason).
+- **review** (two statements of one thing that disagree, nothing saying which is current): the
+  pair is listed for a person as a `contradiction` (`mnemonist duplicates --kind
+  contradiction`, the dashboard, MCP). Nothing changes until they decide.
+
+Statements only: decisions (records of their time), events, session turns, summaries and file
+chunks are never merged or superseded (`store.consolidation.UNTOUCHED_TYPES`), nor is a pinned
+memory. A memory not embedded yet stops the batch before it; the next run starts there.
+
+Never in the way of a write: everything is read and compared outside any transaction, and each
+batch writes its actions and its cursor in one short transaction, so a run killed at any point
+(kill -9 included) resumes where its last batch committed, repeating and losing nothing.
+
+With an LLM (`pipeline.consolidation_llm`, a `judge`): the pairs the rules leave unsettled are
+asked about, and its validated answer goes through the same writes (history says `judge`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mnemonist.model.config_consolidation import ConsolidationConfig
+from mnemonist.model.memory import Memory, utcnow
+from mnemonist.search.vector_index import VectorIndex
+from mnemonist.store import archive, duplicates, history, memories
+from mnemonist.store import consolidation as store
+from mnemonist.store.db import Database
+from mnemonist.text.same_fact import Relation, relation
+
+ACTOR = "consolidation"
+
+Embed = Callable[[list[str]], np.ndarray]
+#: (older, newer, what the rules found) -> what the LLM found, or None to keep the rules' answer.
+#: A Relation of kind `UNRELATED` (or any kind but restates / replaces / review) leaves the pair
+#: alone, also when the rules would have listed it for review. A judge that raises is ignored.
+#: Its `name` (default "llm") and `model_id`, when it has them, go into history.
+Judge = Callable[[Memory, Memory, Relation | None], Relation | None]
+#: a judge's answer that the two are about different things (the rules say None instead)
+UNRELATED = "unrelated"
+_ACTS = ("restates", "replaces", "review")
+
+
+@dataclass
+class Action:
+    older: Memory
+    newer: Memory
+    similarity: float
+    found: Relation
+    judge: Judge | None = None  # the judge whose answer this is; None: the rules'
+
+
+@dataclass
+class RunReport:
+    examined: int = 0
+    restated: int = 0
+    replaced: int = 0
+    flagged: int = 0
+    llm_asked: int = 0
+    llm_answered: int = 0
+    batches: int = 0
+    cursor: int = 0
+    waiting_for_embedding: str | None = None
+    done: bool = False
+    seconds: float = 0.0
+    actions: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in (
+            "examined", "restated", "replaced", "flagged", "llm_asked", "llm_answered",
+            "batches", "cursor",
+            "waiting_for_embedding", "done", "seconds", "actions")}
+
+
+def _when(m: Memory) -> tuple[str, int]:
+    return (m.valid_from or m.occurred_at or m.created_at or "", m.seq)
+
+
+class _Aspects:
+    """Cosines of masked sentence pairs, each sentence embedded once per run."""
+
+    def __init__(self, embed: Embed) -> None:
+        self.embed = embed
+        self.vectors: dict[str, np.ndarray] = {}
+
+    def __call__(self, a: str, b: str) -> float:
+        missing = [t for t in dict.fromkeys((a, b)) if t not in self.vectors]
+        if missing:
+            got = np.asarray(self.embed(missing), dtype=np.float32)
+            for text, vec in zip(missing, got, strict=True):
+                norm = float(np.linalg.norm(vec))
+                self.vectors[text] = vec / norm if norm else vec
+        return float(self.vectors[a] @ self.vectors[b])
+
+
+def _batch(db: Database, after: int, size: int) -> list[Memory]:
+    conn = db.reader()
+    seqs = [r[0] for r in conn.execute(
+        f"SELECT m.seq FROM memories m WHERE m.seq > ? AND {store.candidates_where()}"
+        " ORDER BY m.seq LIMIT ?", (after, size))]
+    rows = memories.get_many_by_seq(conn, seqs)
+    return [rows[s] for s in seqs if s in rows]
+
+
+def _compare(db: Database, index: VectorIndex, aspects: _Aspects, cfg: ConsolidationConfig,
+             batch: list[Memory], judge: Judge | None = None, asked: list[int] | None = None,
+             ) -> tuple[list[Action], int, str | None, int]:
+    """The actions one batch calls for; (actions, examined, waiting id, last seq read).
+    `judge` (an LLM, when one is configured) is asked about the pairs the rules leave
+    unsettled, at most `llmMaxPairs` a run (`asked` counts them, and its answers, across
+    batches)."""
+    asked = asked if asked is not None else [0, 0]
+    conn = db.reader()
+    actions: list[Action] = []
+    taken: set[str] = set()  # older memories already settled in this batch
+    examined, last, waiting = 0, 0, None
+    for m in batch:
+        vec = index.vector(m.seq)
+        if vec is None:
+            waiting = m.id
+            break
+        # each pair once: from the side written later (the earlier one was read before it)
+        near = [(seq, cos) for seq, cos in index.search(vec, cfg.neighbours, project=m.project,
+                                                        filter_project=True)
+                if seq < m.seq and cos >= cfg.min_similarity]
+        rows = memories.get_many_by_seq(conn, [s for s, _ in near], store.candidates_where())
+        for seq, cos in near:
+            other = rows.get(seq)
+            if other is None or (other.agent_id, other.user_id) != (m.agent_id, m.user_id):
+                continue
+            older, newer = sorted((other, m), key=_when)  # said earlier, said later
+            if older.id in taken or older.pinned or duplicates.known(conn, other.id, m.id):
+                continue
+            found = relation(older.content, newer.content, aspects)
+            judged: Judge | None = None
+            if judge is not None and (found is None or found.kind == "review") and (
+                    cos >= cfg.llm_min_similarity and asked[0] < cfg.llm_max_pairs):
+                asked[0] += 1
+                verdict = _ask(judge, older, newer, found)
+                if verdict is not None:
+                    asked[1] += 1
+                    found, judged = verdict, judge
+            if found is None or found.kind not in _ACTS:
+                continue
+            actions.append(Action(older, newer, cos, found, judged))
+            if found.kind != "review":
+                taken.add(older.id)
+        examined += 1
+        last = m.seq
+    return actions, examined, waiting, last
+
+
+def _apply(db: Database, actions: list[Action], start: int, last: int,
+           on_superseded: Callable[[int], None]) -> tuple[dict[str, int], list[Action]]:
+    """Write one batch's actions and its cursor in one transaction; a memory that changed
+    since it was read (forgotten, superseded, edited) is left alone."""
+    at = utcnow()
+    counts = {"restated": 0, "replaced": 0, "flagged": 0}
+    gone: list[int] = []
+    done: list[Action] = []
+    with db.write_tx() as w:
+        for a in actions:
+            older, newer = memories.get(w, a.older.id), memories.get(w, a.newer.id)
+            if not (older and newer and _live(older) and _live(newer)
+                    and older.version == a.older.version and newer.version == a.newer.version):
+                continue
+            first, second = sorted((older, newer), key=lambda m: m.seq)
+            by = f" ({_judge_name(a.judge)})" if a.judge is not None else ""
+            reason = f"{a.found.kind}{by}: {a.found.reason}"
+            if a.found.kind == "review":
+                if store.record(w, first.id, second.id, kind="contradiction",
+                                similarity=a.similarity, reason=reason, at=at):
+                    counts["flagged"] += 1
+                    done.append(a)
+                continue
+            kind = "restated" if a.found.kind == "restates" else "replaced"
+            if not store.record(w, first.id, second.id, kind=kind, similarity=a.similarity,
+                                reason=reason, at=at, kept=newer.id):
+                continue
+            archive.archive_row(w, older.id, reason=reason, by=ACTOR, superseded_by=newer.id,
+                                at=at)
+            successor_from = newer.valid_from or newer.occurred_at or at
+            archive.mark_superseded(w, older.id, newer.id, at=at, by=ACTOR,
+                                    valid_to=archive.end_of_validity(older, successor_from))
+            if newer.supersedes is None:
+                w.execute("UPDATE memories SET supersedes = ? WHERE id = ?",
+                          (older.id, newer.id))
+            history.append(
+                w, older.id, "superseded", old_content=older.content,
+                new_content=newer.content, changed_by=ACTOR, reason=reason,
+                metadata={"supersededBy": newer.id, "lifecycle": "consolidation",
+                          "relation": a.found.kind, "similarity": round(a.similarity, 4),
+                          "version": older.version + 1, **_judged_by(a.judge)},
+                at=at)
+            counts[kind] += 1
+            gone.append(older.seq)
+            done.append(a)
+        if last > start:
+            store.advance(w, last, at, **counts)
+        for seq in gone:
+            db.on_commit(lambda s=seq: on_superseded(s))
+    return counts, done
+
+
+def _live(m: Memory) -> bool:
+    return not m.is_deleted and m.superseded_at is None
+
+
+def _ask(judge: Judge, older: Memory, newer: Memory, found: Relation | None,
+         ) -> Relation | None:
+    """The judge's answer, or None (the rules' stands) when it has none, fails or answers
+    something that is not a Relation."""
+    try:
+        verdict = judge(older, newer, found)
+    except Exception:
+        return None
+    return verdict if isinstance(verdict, Relation) else None
+
+
+def _judge_name(judge: Judge) -> str:
+    return str(getattr(judge, "name", "llm"))
+
+
+def _judged_by(judge: Judge | None) -> dict[str, str]:
+    """History metadata naming the judge that decided (nothing when the rules did)."""
+    if judge is None:
+        return {}
+    out = {"judge": _judge_name(judge)}
+    model = getattr(judge, "model_id", None)
+    if model:
+        out["judgeModel"] = str(model)
+    return out
+
+
+def run(db: Database, index: VectorIndex | None, embed: Embed | None,
+        cfg: ConsolidationConfig, *, on_superseded: Callable[[int], None] = lambda seq: None,
+        max_batches: int | None = None, batch_size: int | None = None,
+        judge: Judge | None = None) -> dict[str, Any]:
+    """One run: up to `max_batches` batches from the cursor; what it did."""
+    if index is None or embed is None:
+        return {"skipped": "no vector index (no embedding provider)"}
+    started = time.perf_counter()
+    report = RunReport()
+    aspects = _Aspects(embed)
+    asked = [0, 0]  # pairs the judge was asked about, answers it gave
+    size = batch_size or cfg.batch_size
+    for _ in range(max_batches or cfg.max_batches):
+        start = store.progress(db.reader())["last_seq"]
+        batch = _batch(db, start, size)
+        if not batch:
+            report.done = True
+            break
+        actions, examined, waiting, last = _compare(db, index, aspects, cfg, batch, judge,
+                                                    asked)
+        counts, done = _apply(db, actions, start, last, on_superseded)
+        report.batches += 1
+        report.examined += examined
+        report.restated += counts["restated"]
+        report.replaced += counts["replaced"]
+        report.flagged += counts["flagged"]
+        report.llm_asked, report.llm_answered = asked
+        report.cursor = max(start, last)
+        report.actions += [{"older": a.older.id, "newer": a.newer.id,
+                            "relation": a.found.kind, "reason": a.found.reason,
+                            **_judged_by(a.judge)}
+                           for a in done]
+        if waiting is not None:
+            report.waiting_for_embedding = waiting
+            break
+        if len(batch) < size:
+            report.done = True
+            break
+    report.seconds = round(time.perf_counter() - started, 3)
+    return report.as_dict()

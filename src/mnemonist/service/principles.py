@@ -1,0 +1,176 @@
+"""Principles through the service: run the pass now, list them, confirm or reject one.
+
+The pass (`pipeline.principles`) needs the knowledge graph, an embedding provider and the
+extraction LLM applying its writes (mode `controlled` or `full`, as the consolidation judge);
+without one of them a run stores nothing and says why (`skipped`), never an error. The
+maintenance worker runs it once per `graph.principles.cooldownMs`; `POST
+/api/repair/principles` and `mnemonist principles run` run it now.
+
+Principles are drawn only from shared memories (no agent or user owner), so listing them
+shows nothing private.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mnemonist.model.memory import utcnow
+from mnemonist.pipeline import principles
+from mnemonist.service.base import ServiceBase
+from mnemonist.service.errors import BadRequest, Conflict, NotFound
+from mnemonist.store.graph import REASONS
+from mnemonist.text.scrub import scrub_credentials
+
+LATEST = 10
+
+
+def _why(reason: str | None) -> str | None:
+    """A reviewer's reason as stored: credentials scrubbed, at most 2000 characters."""
+    return scrub_credentials(reason).text[:2000] if reason else None
+
+
+def _row(r: Any) -> dict[str, Any]:
+    return {"id": r["id"], "statement": r["statement"], "status": r["status"],
+            "entity_id": r["entity_id"], "project": r["project"] or None,
+            "sources": json.loads(r["sources"]), "source_names": [],
+            "evidence": json.loads(r["evidence"]), "reason": r["reason"],
+            "similarity": r["similarity"], "model": r["model"], "created_at": r["created_at"],
+            "reviewed_at": r["reviewed_at"], "review_reason": r["review_reason"]}
+
+
+def _named(conn: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    ids = sorted({e for r in rows for e in r["sources"]})
+    names: dict[str, str] = {}
+    for start in range(0, len(ids), 500):
+        part = ids[start:start + 500]
+        names.update((str(a), str(b)) for a, b in conn.execute(
+            f"SELECT id, name FROM entities WHERE id IN ({','.join('?' * len(part))})", part))
+    for r in rows:
+        r["source_names"] = [names.get(e) for e in r["sources"]]
+    return rows
+
+
+_COLUMNS = ("SELECT id, entity_id, statement, reason, status, project, sources, evidence,"
+            " model, similarity, created_at, reviewed_at, review_reason FROM principles")
+
+
+class PrincipleOps(ServiceBase):
+    def principles_unavailable(self) -> str | None:
+        """None when a run may ask the LLM, else why not."""
+        cfg = self.config.memory.pipeline_v2
+        if not cfg.graph.enabled:
+            return "the knowledge graph is off (memory.pipelineV2.graph.enabled)"
+        if cfg.mutations_frozen:
+            return "mutations are frozen (memory.pipelineV2.mutationsFrozen)"
+        if self.provider is None:
+            return "no embedding provider is configured (entities are compared by vectors)"
+        if cfg.extraction.provider == "none":
+            return "no LLM is configured (memory.pipelineV2.extraction.provider: none)"
+        runtime = getattr(self, "pipeline_runtime", None)
+        if runtime is None or getattr(runtime, "llm", None) is None:
+            return "no extraction runtime is running"
+        mode = getattr(runtime, "mode", None)
+        if mode not in ("controlled", "full"):
+            return f"the pipeline is {mode}: no LLM decision is applied"
+        return None
+
+    def run_principles(self) -> dict[str, Any]:
+        """One run of the principles pass now (whatever `graph.principles.enabled` says)."""
+        why = self.principles_unavailable()
+        if why is not None:
+            return {"skipped": why, "proposed": []}
+        assert self.provider is not None
+        llm = self.pipeline_runtime.llm  # type: ignore[union-attr]
+        timeout_s = self.config.memory.pipeline_v2.extraction.timeout / 1000.0
+        return principles.run(self.db, llm, self.provider.model_id,
+                              self.config.memory.pipeline_v2.graph.principles, timeout_s)
+
+    def list_principles(self, status: str | None = None, limit: int = 50,
+                        offset: int = 0) -> dict[str, Any]:
+        if status is not None and status not in principles.STATUSES:
+            raise BadRequest(f"status is one of {', '.join(principles.STATUSES)}")
+        conn = self.db.reader()
+        where, args = (("status = ?", [status]) if status is not None
+                       else ("status != 'unstated'", []))
+        rows = [_row(r) for r in conn.execute(
+            f"{_COLUMNS} WHERE {where} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+            (*args, limit, offset))]
+        return {"principles": _named(conn, rows), "counts": self.principle_counts(conn)}
+
+    def principle_counts(self, conn: Any) -> dict[str, int]:
+        out = dict.fromkeys((*principles.STATUSES, "unstated"), 0)
+        out.update({str(r[0]): int(r[1]) for r in conn.execute(
+            "SELECT status, COUNT(*) FROM principles GROUP BY status")})
+        return out
+
+    def get_principle(self, principle_id: str) -> dict[str, Any]:
+        conn = self.db.reader()
+        row = conn.execute(f"{_COLUMNS} WHERE id = ? AND status != 'unstated'",
+                           (principle_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"no principle {principle_id}")
+        return _named(conn, [_row(row)])[0]
+
+    def confirm_principle(self, principle_id: str, reason: str | None = None) -> dict[str, Any]:
+        """A person confirms it: its relations become stated (`user-stated`, confidence 1)."""
+        now = utcnow()
+        with self.db.write_tx() as conn:
+            row = conn.execute("SELECT status, entity_id FROM principles WHERE id = ? AND"
+                               " status != 'unstated'", (principle_id,)).fetchone()
+            if row is None:
+                raise NotFound(f"no principle {principle_id}")
+            if row[0] == "rejected":
+                raise Conflict(f"principle {principle_id} was rejected")
+            if row[1] is None or conn.execute("SELECT 1 FROM entities WHERE id = ?",
+                                              (row[1],)).fetchone() is None:
+                raise Conflict(f"principle {principle_id} has lost its entity (its evidence"
+                               " was forgotten)")
+            if row[0] == "proposed":
+                conn.execute(
+                    "UPDATE relations SET reason = 'user-stated', confidence = ?,"
+                    " updated_at = ?, confirmed_at = ? WHERE source_entity_id = ?"
+                    " AND relation_type = ?",
+                    (REASONS["user-stated"], now, now, row[1], principles.RELATION_TYPE))
+                conn.execute("UPDATE principles SET status = 'confirmed', reviewed_at = ?,"
+                             " review_reason = ? WHERE id = ?", (now, _why(reason), principle_id))
+        return self.get_principle(principle_id)
+
+    def reject_principle(self, principle_id: str, reason: str | None = None) -> dict[str, Any]:
+        """A person rejects it: its entity, links and relations go; the row stays, so its
+        group of entities is never proposed again."""
+        now = utcnow()
+        with self.db.write_tx() as conn:
+            row = conn.execute("SELECT status, entity_id FROM principles WHERE id = ? AND"
+                               " status != 'unstated'", (principle_id,)).fetchone()
+            if row is None:
+                raise NotFound(f"no principle {principle_id}")
+            entity_id = row[1]
+            if entity_id is not None:
+                conn.execute("DELETE FROM relations WHERE source_entity_id = ?"
+                             " OR target_entity_id = ?", (entity_id, entity_id))
+                conn.execute("DELETE FROM memory_entity_mentions WHERE entity_id = ?",
+                             (entity_id,))
+                conn.execute("DELETE FROM entities WHERE id = ? AND entity_type = ?",
+                              (entity_id, principles.ENTITY_TYPE))
+            if row[0] != "rejected":
+                conn.execute("UPDATE principles SET status = 'rejected', entity_id = NULL,"
+                             " reviewed_at = ?, review_reason = ? WHERE id = ?",
+                             (now, _why(reason), principle_id))
+        return self.get_principle(principle_id)
+
+    def principles_report(self, conn: Any) -> dict[str, Any]:
+        """For `/api/diagnostics/graph`: settings, counts by status, the latest proposed with
+        their evidence ids, and why a run would not ask the LLM now."""
+        cfg = self.config.memory.pipeline_v2.graph.principles
+        latest = [_row(r) for r in conn.execute(
+            f"{_COLUMNS} WHERE status = 'proposed' ORDER BY created_at DESC, id DESC LIMIT ?",
+            (LATEST,))]
+        return {"enabled": cfg.enabled, "cooldown_ms": cfg.cooldown_ms,
+                "max_groups": cfg.max_groups,
+                "similarity_threshold": cfg.similarity_threshold,
+                "counts": self.principle_counts(conn),
+                "unavailable": self.principles_unavailable(),
+                "proposed": [{k: r[k] for k in ("id", "statement", "project", "sources",
+                                                "source_names", "evidence", "created_at")}
+                             for r in _named(conn, latest)]}
