@@ -78,9 +78,34 @@ def test_the_same_fact(aspect, older, newer, kind):
     # a plain word swapped: another item of a list
     ("The dryer at home makes a clicking noise; call a repair person.",
      "The dishwasher at home makes a clicking noise; call a repair person."),
+    # a memory of several facts is not replaced by a newer statement of one of them
+    ("Ana lives in Lisbon. She leads the billing team.",
+     "Ana relocated to Porto over the summer."),
+    ("To deploy: run the tests, then tag the commit, then push, then announce it.",
+     "To deploy: run the tests, then tag the commit, then push it now."),
+    # a value of another kind is another aspect, not a new value
+    ("The webhook dispatcher runs on Go 9 with FastAPI.",
+     "Rosa Kowalczyk joined in June and now owns the webhook dispatcher."),
 ])
 def test_neighbours_that_only_look_alike(aspect, older, newer):
     assert relation(older, newer, aspect) is None
+
+
+def test_a_noun_is_not_news_of_a_change(aspect):
+    # "the migration runner" names a thing; only a verb says it changed: listed, not settled
+    found = relation("The migration runner uses Express.",
+                     "The migration runner runs on Rust 6 with Cloudflare.", aspect)
+    assert found is not None and found.kind == "review"
+    found = relation("The migration runner uses Express.",
+                     "The migration runner migrated to Rust 6 with Cloudflare.", aspect)
+    assert found is not None and found.kind == "replaces"
+
+
+def test_the_projects_own_name_is_never_the_subject(aspect):
+    older = "crimson-summit uses Terraform for the deploy scripts."
+    newer = "In crimson-summit the auth service now listens on port 4370."
+    ignore = frozenset({"crimson-summit", "crimson", "summit"})
+    assert relation(older, newer, aspect, ignore=ignore) is None
 
 
 def test_the_parts():

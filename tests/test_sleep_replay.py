@@ -19,6 +19,7 @@ import pytest
 
 from conftest import LiveDaemon, run_daemon
 from mnemonist.api.activity import counts
+from mnemonist.model.config_consolidation import ConsolidationConfig, ReplayConfig
 from mnemonist.pipeline import sleep_replay
 
 pytestmark = pytest.mark.both_stores
@@ -220,6 +221,15 @@ def test_turned_off_it_runs_only_on_demand(daemon_store: str, tmp_path: Path):
         assert cycles(live) == 1
         page = live.http.get("/ui/graph").text
         assert 'id="sleep-replay"' in page and "no (on demand only)" in page
+
+
+def test_the_consolidation_switch_turns_the_idle_trigger_off_too():
+    assert sleep_replay.scheduled(ConsolidationConfig())
+    assert not sleep_replay.scheduled(ConsolidationConfig(enabled=False))
+    assert not sleep_replay.scheduled(ConsolidationConfig(replay={"enabled": False}))
+    assert ConsolidationConfig.model_validate({"replay": {
+        "idleTimeoutMs": 1000, "pairsPerCycle": 5, "similarityThreshold": 0.8}}).replay == \
+        ReplayConfig(idle_timeout_ms=1000, pairs_per_cycle=5, similarity_threshold=0.8)
 
 
 def test_what_counts_as_activity():

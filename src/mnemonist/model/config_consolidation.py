@@ -12,7 +12,8 @@ class ReplayConfig(CamelModel):
     of memories of one project and owner are compared; alike pairs whose entities share no
     relation get a proposed `replay` edge (0.4), near-identical ones are listed for review."""
 
-    enabled: bool = Field(default=True, description="run one replay cycle per idle period")
+    enabled: bool = Field(default=True, description="run one replay cycle per idle period (while"
+                          " memory.consolidation.enabled is on too)")
     idle_timeout_ms: Ms = Range(
         300000, 1000, 86400000, "time without API requests before a cycle runs (one per idle"
         " period: requests, then idle again, for the next)")

@@ -109,6 +109,15 @@ class _Aspects:
         return float(self.vectors[a] @ self.vectors[b])
 
 
+def _project_words(project: str | None) -> frozenset[str]:
+    """The project's name and its parts: most of its memories state it, so it is never the
+    subject two statements share."""
+    if not project:
+        return frozenset()
+    name = " ".join(project.lower().split())
+    return frozenset({name, *name.replace("-", " ").replace("_", " ").split()})
+
+
 def _batch(db: Database, after: int, size: int) -> list[Memory]:
     conn = db.reader()
     seqs = [r[0] for r in conn.execute(
@@ -147,7 +156,8 @@ def _compare(db: Database, index: VectorIndex, aspects: _Aspects, cfg: Consolida
             older, newer = sorted((other, m), key=_when)  # said earlier, said later
             if older.id in taken or older.pinned or duplicates.known(conn, other.id, m.id):
                 continue
-            found = relation(older.content, newer.content, aspects)
+            found = relation(older.content, newer.content, aspects,
+                             ignore=_project_words(m.project))
             judged: Judge | None = None
             if judge is not None and (found is None or found.kind == "review") and (
                     cos >= cfg.llm_min_similarity and asked[0] < cfg.llm_max_pairs):

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from mnemonist.model.config_consolidation import ReplayConfig
+from mnemonist.model.config_consolidation import ConsolidationConfig, ReplayConfig
 from mnemonist.model.config_pipeline import GraphConfig
 from mnemonist.model.memory import Memory, utcnow
 from mnemonist.pipeline import communities
@@ -248,11 +248,18 @@ def replay_cycle(db: Database, index: VectorIndex | None, cfg: ReplayConfig,
     return cycle
 
 
-def report(conn: Any, cfg: ReplayConfig) -> dict[str, Any]:
+def scheduled(consolidation: ConsolidationConfig) -> bool:
+    """Whether the idle trigger runs: `replay.enabled`, under the consolidation section's own
+    `enabled` (its master switch, as `graph.enabled` is for the graph's passes)."""
+    return consolidation.enabled and consolidation.replay.enabled
+
+
+def report(conn: Any, consolidation: ConsolidationConfig) -> dict[str, Any]:
     """The settings, the totals so far, the last cycle, and what feedback did to the edges
     replay proposed: `downgraded` (feedback lowered them: false positives), `confirmed`
     (feedback raised them), `present` (replay edges now; a relation stated or read from text
     later takes its row over)."""
+    cfg = consolidation.replay
     row = conn.execute("SELECT value, updated_at FROM graph_state WHERE key = ?",
                        (STATE_KEY,)).fetchone()
     state = json.loads(row[0]) if row else {}
@@ -263,7 +270,7 @@ def report(conn: Any, cfg: ReplayConfig) -> dict[str, Any]:
     proposed = int(state.get("edges_proposed", 0))
     downgraded = int(edges[1])
     return {
-        "enabled": cfg.enabled, "idle_timeout_ms": cfg.idle_timeout_ms,
+        "enabled": scheduled(consolidation), "idle_timeout_ms": cfg.idle_timeout_ms,
         "pairs_per_cycle": cfg.pairs_per_cycle,
         "similarity_threshold": cfg.similarity_threshold,
         "duplicate_similarity": DUPLICATE_SIMILARITY,

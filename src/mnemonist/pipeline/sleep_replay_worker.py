@@ -1,9 +1,11 @@
 """Sleep replay's schedule: one cycle (`pipeline.sleep_replay`) once the daemon has had no API
 request for `memory.consolidation.replay.idleTimeoutMs`, then nothing until the next idle
 period (a request, then that long without one again). The HTTP app notes each request
-(`api/activity.py`); `run_now` (`POST /api/repair/sleep-replay`) runs a cycle on demand,
-whatever the setting. A failing cycle is logged and not retried in the same idle period; it
-never stops the daemon."""
+(`api/activity.py`; a daemon used in-process, without HTTP, sees no request: one cycle after
+its first idle period). It runs while `memory.consolidation.enabled` and `replay.enabled` are
+both on; `run_now` (`POST /api/repair/sleep-replay`) runs a cycle on demand, whatever the
+settings. A failing cycle is logged and not retried in the same idle period; it never stops
+the daemon."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mnemonist.model.config import Config
-from mnemonist.pipeline.sleep_replay import replay_cycle
+from mnemonist.pipeline.sleep_replay import replay_cycle, scheduled
 from mnemonist.search.vector_index import VectorIndex
 from mnemonist.store.db import Database
 
@@ -32,6 +34,7 @@ class SleepReplayWorker:
         self.db = db
         self.index = index
         self.cfg = config.memory.consolidation.replay
+        self.scheduled = scheduled(config.memory.consolidation)
         self.graph = config.memory.pipeline_v2.graph
         self.clock = clock
         self.rng = rng or random.Random()
@@ -55,7 +58,7 @@ class SleepReplayWorker:
         return max(0.0, self.clock() - self._activity_at)
 
     def start(self) -> None:
-        if not self.cfg.enabled or self._thread is not None:
+        if not self.scheduled or self._thread is not None:
             return
         self._stop.clear()
         self._thread = threading.Thread(target=self._loop, name="sleep-replay", daemon=True)

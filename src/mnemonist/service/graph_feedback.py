@@ -226,7 +226,7 @@ class GraphFeedbackOps(ServiceBase):
 
     def _sleep_replay(self, conn: sqlite3.Connection) -> dict[str, Any]:
         """Sleep replay's settings and totals (the whole store's), and its worker's state."""
-        out = sleep_replay.report(conn, self.config.memory.consolidation.replay)
+        out = sleep_replay.report(conn, self.config.memory.consolidation)
         worker = getattr(self, "sleep_replay", None)
         out["worker"] = worker.status() if worker is not None else None
         return out
