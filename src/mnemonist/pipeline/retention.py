@@ -1,5 +1,6 @@
-"""The retention worker: the ordered purge of documents 000 and 001, after the expiry of unused
-events (document 003's event lifecycle, store.expiry).
+"""The retention worker: the ordered purge of what is past its keeping window, after the
+expiry of unused events (an event is a record of its day: nobody used it for the TTL, it goes
+to the archive; store.expiry).
 
 Order matters, later steps depend on earlier ones: unused events expire into the archive (they
 are never purged: store.expiry), then graph links, embeddings, then the tombstones themselves
