@@ -44,7 +44,7 @@ def test_the_shipped_model_loads_and_its_checksum_holds() -> None:
 def test_a_changed_model_file_is_refused(tmp_path: Path) -> None:
     data = json.loads(relevance.MODEL_PATH.read_text())
     tampered = copy.deepcopy(data)
-    tampered["hit"]["bias"] += 1.0
+    tampered["hit"]["init"] += 1.0
     with pytest.raises(ModelError, match="checksum"):
         model_from_json(tampered)
     other = copy.deepcopy(data)

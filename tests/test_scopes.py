@@ -189,6 +189,9 @@ EXEMPT: dict[tuple[str, str], str] = {
     ("POST", "/api/principles/{principle_id}/reject"): (
         "a change by principle id; principles hold no private memory text"),
     ("GET", "/api/consolidation/status"): "the engine's settings and counts",
+    ("GET", "/api/predictor/status"): (
+        "pair counts and the guard's figures; no query text or memory content"),
+    ("POST", "/api/predictor/train"): "a refit answers counts, figures and trees (numbers)",
     ("POST", "/api/repair/duplicates/{candidate_id}/dismiss"): (
         "a change by candidate id: 404 unless both memories are visible (tested below)"),
     ("POST", "/api/repair/duplicates/{candidate_id}/resolve"): (

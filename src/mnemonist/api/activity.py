@@ -11,7 +11,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 #: GET paths (prefixes) that watch the daemon rather than use it
 WATCHING = ("/api/status", "/api/diagnostics", "/api/pipeline/status",
-            "/api/consolidation/status")
+            "/api/consolidation/status", "/api/predictor/status")
 
 
 def counts(scope: Scope) -> bool:

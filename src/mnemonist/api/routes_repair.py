@@ -1,6 +1,6 @@
 """Diagnostics and on-demand repair: GET /api/diagnostics, POST /api/repair/<action>, and the
 review of near-duplicate candidates: GET /api/repair/duplicates, POST
-/api/repair/duplicates/{id}/dismiss and /resolve."""
+/api/repair/duplicates/{id}/dismiss and /resolve; the learned ranker's status and refit."""
 
 from __future__ import annotations
 
@@ -101,6 +101,16 @@ async def consolidation_run(request: Request):
 @router.get("/api/consolidation/status")
 def consolidation_status(request: Request):
     return svc(request).consolidation_status()
+
+
+@router.get("/api/predictor/status")
+def predictor_status(request: Request):
+    return svc(request).predictor_status()
+
+
+@router.post("/api/predictor/train")
+async def predictor_train(request: Request):
+    return await run_in_threadpool(svc(request).predictor_train)
 
 
 @router.post("/api/repair/duplicates/{candidate_id}/dismiss")

@@ -38,6 +38,7 @@ RUNTIME_PREFIXES = (
     "memory.pipelineV2.graph.enabled",
     "memory.pipelineV2.graph.traversal",  # traversalChannel, traversalChannelWeight, traversal.*
     "memory.pipelineV2.reranker.",
+    "predictor.",
     "sessions.recall_weight",
     "memory.decay_",
     "memory.access_boost_",
@@ -54,6 +55,7 @@ class Variant:
 #: `--ablate` with no list: every recall signal of docs/benchmarks.md off in turn, and the
 #: nearby values of the tuned weights.
 STANDARD = (
+    "no-ranker: predictor.enabled=false",
     "no-who-strip: search.who_strip=false",
     "no-phrase: search.phrase_weight=0",
     "no-time-candidates: search.time_candidates=0",

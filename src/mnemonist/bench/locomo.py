@@ -51,6 +51,7 @@ from mnemonist.bench.metrics import (  # noqa: F401  (re-exported for the tests)
 from mnemonist.daemon import open_memory
 from mnemonist.model.requests import RecallFilters, RecallRequest, RememberRequest
 from mnemonist.search.keyword import keyword_search
+from mnemonist.search.relevance import RelevanceModel, load_model
 
 MAX_DEPTH = 200  # RecallRequest.limit's upper bound
 
@@ -316,12 +317,16 @@ def run_locomo(
     progress: bool = True,
     out_dir: str | os.PathLike[str] | None = "bench-results",
     variants: Sequence[Variant] = (),
+    held_out: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Run the benchmark; write `<out_dir>/locomo-<timestamp>.{json,md}` (unless out_dir is
     None) and return the JSON-able result (`render_markdown` turns it into the report).
 
     `limit_questions` keeps the first N questions per conversation that have evidence.
     `home` must hold no database yet; by default a temporary folder is used and removed.
+    `held_out`: a folder of relevance models, `<conversation>.json` each fitted without that
+    conversation (`bench relevance --write-folds`); each conversation is then ranked by its
+    own, so the learned ranker is measured on conversations it never saw.
     """
     ks = tuple(sorted({int(k) for k in ks}))
     if not ks or ks[0] < 1 or ks[-1] > MAX_DEPTH:
@@ -334,6 +339,7 @@ def run_locomo(
         conversations = conversations[:limit_conversations]
     started_at = datetime.now(UTC)
     show = _Progress(progress)
+    models = held_out_models(Path(held_out), conversations) if held_out is not None else None
 
     tmp: tempfile.TemporaryDirectory[str] | None = None
     if home is None:
@@ -346,7 +352,8 @@ def run_locomo(
         daemon = open_memory(home, overrides)
         startup_s = time.perf_counter() - opened
         try:
-            result = _run(daemon, conversations, limit_questions, ks, eval_ks, depth, show)
+            result = _run(daemon, conversations, limit_questions, ks, eval_ks, depth, show,
+                          models)
             if variants:
                 result["ablations"] = _score_variants(
                     daemon.service, result.pop("_ingested"), limit_questions, depth, eval_ks,
@@ -367,6 +374,7 @@ def run_locomo(
         "ks": list(ks),
         "depth": depth,
         "overrides": overrides or {},
+        "held_out_models": str(held_out) if held_out is not None else None,
         "temporary_home": tmp is not None,
         "started_at": started_at.isoformat(timespec="seconds"),
         "startup_s": round(startup_s, 2),
@@ -382,6 +390,20 @@ def run_locomo(
     if out_dir is not None:
         write_files(result, Path(out_dir), "locomo", started_at, render_markdown)
     return result
+
+
+def held_out_models(folder: Path, conversations: Sequence[Conversation]
+                    ) -> dict[str, RelevanceModel]:
+    """Each conversation's model from `folder` (`<sample_id>.json`); a missing or unreadable
+    one is an error before anything runs."""
+    out = {}
+    for conv in conversations:
+        path = folder / f"{conv.sample_id}.json"
+        try:
+            out[conv.sample_id] = load_model(path)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"no usable held-out model for {conv.sample_id}: {exc}") from exc
+    return out
 
 
 def write_files(result: dict[str, Any], out: Path, name: str, started_at: datetime,
@@ -402,6 +424,7 @@ def _run(
     eval_ks: tuple[int, ...],
     depth: int,
     show: _Progress,
+    models: dict[str, RelevanceModel] | None = None,
 ) -> dict[str, Any]:
     service = daemon.service
     n = len(conversations)
@@ -432,6 +455,9 @@ def _run(
         skipped_questions += skipped
         if limit_questions is not None:
             items = items[:limit_questions]
+        if models is not None:
+            model = models[state.conv.sample_id]
+            service.searcher.relevance_model = lambda model=model: model
         _score_conversation(
             service,
             state,

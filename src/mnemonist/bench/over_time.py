@@ -80,7 +80,8 @@ def _recall_row(service: Any, judge: _Judge, q: Query) -> dict[str, Any]:
 def _hook_row(service: Any, judge: _Judge, q: Query, i: int) -> dict[str, Any]:
     out = service.hook_user_prompt_submit(PromptSubmitRequest(
         session_id=f"over-time-{i:03d}", prompt=q.text, project=PROJECT))
-    labels = [judge.label(q, mid, service.get(mid)["content"]) for mid in out["memories"]]
+    labels = [judge.label(q, mid, service.get(mid, learn=False)["content"])
+              for mid in out["memories"]]
     return {"injected": len(labels), "stale": "stale" in labels, "current": "current" in labels}
 
 
@@ -135,7 +136,7 @@ def _merges(service: Any, stream: Stream, ids: dict[str, str]) -> dict[str, Any]
     fact_of = {s.key: s.fact for s in stream.statements}
     rows, wrong = [], []
     for key, memory_id in ids.items():
-        m = service.get(memory_id)
+        m = service.get(memory_id, learn=False)
         by = m.get("superseded_by") if m else None
         if not by:
             continue

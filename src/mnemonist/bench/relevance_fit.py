@@ -8,10 +8,14 @@ requests that no chat answers) are searched in every conversation and give rows 
 negatives, so that "nothing here is relevant" is learned too. Only the `FIT` half of those
 prompts is fitted on; the `HELD` half only measures.
 
-The model is a logistic regression (Newton's method with an L2 penalty) on standardised
-features. Cross-validation leaves one conversation out at a time: every figure reported is
-measured on a conversation the model did not see. The file written carries the weights, the
-standardisation, the figures and a checksum.
+Two parts: whether the store answers the query at all, a logistic regression (Newton's method
+with an L2 penalty) on the query's standardised features, one row per query; and whether a hit
+is an answer, gradient-boosted trees (search/boosting.py) on every hit recall's learned ranker
+reorders (`predictor.depth`), which are the ranker. Cross-validation leaves one conversation
+out at a time: every figure reported, the ranking's recall among them, is measured on a
+conversation the model did not see; `--write-folds` keeps those models, so that
+`bench locomo --held-out-models` measures the same through the API. The file written carries
+the trees, the weights, the standardisation, the figures and a checksum.
 """
 
 from __future__ import annotations
@@ -33,7 +37,9 @@ from mnemonist.bench.locomo import _ingest, _Progress
 from mnemonist.bench.locomo_data import OVERALL_CATEGORIES, load_locomo
 from mnemonist.bench.offtopic_prompts import FIT, NONSENSE, PROMPTS
 from mnemonist.daemon import open_memory
+from mnemonist.model.config_predictor import PredictorConfig
 from mnemonist.model.requests import RecallFilters, RememberRequest
+from mnemonist.search.boosting import Boosting, fit_trees
 from mnemonist.search.relevance import (
     FEATURES,
     QUERY_COLUMNS,
@@ -43,8 +49,16 @@ from mnemonist.search.relevance import (
     choose,
 )
 
-DEPTH = 30  # hits per query that get a row (the prompt hook looks at this many at most)
-FIT_DEPTH = 10  # rows per query the model is fitted on: the head recall and the hooks use
+#: hits per query that get a row: every candidate the learned ranker reorders
+DEPTH = PredictorConfig().depth
+FIT_DEPTH = 10  # the head: calibration and the hooks' figures read this many
+BOOSTING = Boosting()
+#: the agent-memory set is the only data from the kind of store coding agents keep (short
+#: statements, a few hundred memories): its 33 questions count as 330, so that the trees learn
+#: what an answer looks like there as well as in a chat log (without it, an exact restatement
+#: in a store of four memories got relevance 0.19; with it 0.40, and LoCoMo lost nothing)
+AGENT_WEIGHT = 10.0
+LOG_RANK = FEATURES.index("log_rank")
 L2 = 1.0
 AGENT_PROJECT = "agent-memory-bench"
 
@@ -60,6 +74,16 @@ class QueryRows:
     relevant: int  # evidence memories of the question
     p: np.ndarray | None = None  # cross-validated relevance
     answerable: float = 0.0  # cross-validated P(the store answers the query)
+    rank: np.ndarray | None = None  # cross-validated ranker probability (the order)
+
+    def order(self) -> np.ndarray:
+        """The rows in the order recall would return them: by the cross-validated ranker."""
+        assert self.rank is not None
+        return np.argsort(-self.rank, kind="stable")
+
+    def fused(self) -> np.ndarray:
+        """The rows in the fused score's order (the ranker off)."""
+        return np.argsort(self.x[:, LOG_RANK], kind="stable")
 
 
 def collect(service: Any, data_path: Path, progress: _Progress,
@@ -148,7 +172,9 @@ def fit_model(rows: Sequence[QueryRows]) -> RelevanceModel:
     """The per-hit part on the questions (each has an answer in the store); the answerable
     part on one row per query: questions 1, off-topic prompts and strings stored nowhere 0."""
     answered = [r for r in rows if r.kind in ("question", "agent")]
-    hit = fit_logistic(*_stack(answered, FIT_DEPTH))
+    weight = np.concatenate([np.full(min(len(r.y), DEPTH), AGENT_WEIGHT if r.kind == "agent"
+                                     else 1.0) for r in answered])
+    hit = fit_trees(*_stack(answered, DEPTH), BOOSTING, weight=weight)
     queries = np.vstack([r.x[0, QUERY_COLUMNS] for r in rows])
     labels = np.array([1.0 if r.kind in ("question", "agent") else 0.0 for r in rows])
     return RelevanceModel(hit, fit_logistic(queries, labels))
@@ -160,21 +186,26 @@ def _stack(rows: Sequence[QueryRows], depth: int) -> tuple[np.ndarray, np.ndarra
     return x, y
 
 
-def cross_validate(rows: list[QueryRows]) -> None:
-    """Each row's `p` from a model fitted without its conversation."""
+def cross_validate(rows: list[QueryRows]) -> dict[str, RelevanceModel]:
+    """Each row's `p` and `rank` from a model fitted without its conversation; the models by
+    the conversation each left out."""
+    folds: dict[str, RelevanceModel] = {}
     for conv in sorted({r.conversation for r in rows}):
         train = [r for r in rows if r.conversation != conv and r.fit]
         model = fit_model(train)
+        folds[conv] = model
         for r in rows:
             if r.conversation == conv:
                 r.p = model.predict(r.x)
+                r.rank = model.hit_of(r.x)
                 r.answerable = model.answerable_of(r.x)
+    return folds
 
 
 def calibration(rows: Sequence[QueryRows]) -> list[dict[str, float]]:
     """Predicted against observed, in bins of predicted relevance (the first 10 hits)."""
-    p = np.concatenate([r.p[:FIT_DEPTH] for r in rows if r.p is not None])
-    y = np.concatenate([r.y[:FIT_DEPTH] for r in rows if r.p is not None])
+    p = np.concatenate([r.p[r.order()[:FIT_DEPTH]] for r in rows if r.p is not None])
+    y = np.concatenate([r.y[r.order()[:FIT_DEPTH]] for r in rows if r.p is not None])
     out = []
     edges = (0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.01)
     for lo, hi in itertools.pairwise(edges):
@@ -206,11 +237,84 @@ def selection(rows: Sequence[QueryRows], pick: Callable[[np.ndarray], list[int]]
     }
 
 
+def _recall(order: np.ndarray, r: QueryRows, k: int) -> float:
+    return float(r.y[order[:k]].sum()) / r.relevant
+
+
+def _mrr(order: np.ndarray, r: QueryRows) -> float:
+    found = np.flatnonzero(r.y[order])
+    return 1.0 / (found[0] + 1) if len(found) else 0.0
+
+
+def ranking(rows: Sequence[QueryRows]) -> dict[str, Any]:
+    """Recall@k and MRR of the cross-validated ranker's order against the fused order, over
+    the same candidates: LoCoMo's questions (categories 1-4, and each category) and the
+    agent-memory set. Evidence beyond the candidates counts as missed in both."""
+    def measure(chosen: list[QueryRows]) -> dict[str, Any]:
+        out: dict[str, Any] = {"questions": len(chosen)}
+        for name, way in (("ranker", QueryRows.order), ("fused", QueryRows.fused)):
+            orders = [way(r) for r in chosen]
+            out[name] = {
+                **{f"recall@{k}": round(float(np.mean([_recall(o, r, k) for o, r in
+                                                       zip(orders, chosen, strict=True)])), 4)
+                   for k in (5, 10, 20)},
+                "mrr": round(float(np.mean([_mrr(o, r) for o, r in
+                                            zip(orders, chosen, strict=True)])), 4),
+            }
+        return out
+
+    questions = [r for r in rows if r.kind == "question" and r.rank is not None]
+    report = {"locomo": measure([r for r in questions if r.category in OVERALL_CATEGORIES])}
+    for cat in sorted({r.category for r in questions}):
+        report[f"locomo_category_{cat}"] = measure([r for r in questions if r.category == cat])
+    report["agent_memory"] = measure([r for r in rows if r.kind == "agent"
+                                      and r.rank is not None])
+    return report
+
+
+#: the ranker's features by what they read, for `--ablate`
+GROUPS: dict[str, tuple[str, ...]] = {
+    "legs": ("cos", "vec", "kw", "strength", "coverage", "context_cos", "own_over_context"),
+    "fused order": ("score", "rel_top", "log_rank", "cos_place", "kw_place"),
+    "source": ("source_hits", "source_best", "source_place", "neighbour"),
+    "text": ("asks", "has_number", "has_time"),
+    "memory state": ("pinned", "corroboration", "recalls"),
+    "query": ("n_terms", "top_cos", "top_strength", "top_coverage", "no_keyword"),
+    "intent": tuple(f for f in FEATURES if f.startswith("q_")),
+}
+
+
+def ablations(rows: Sequence[QueryRows]) -> dict[str, Any]:
+    """The ranker cross-validated with each group of features held constant (what it adds)."""
+    out = {}
+    for name, group in GROUPS.items():
+        cols = [FEATURES.index(f) for f in group]
+        copies = []
+        for r in rows:
+            x = r.x.copy()
+            x[:, cols] = 0.0
+            copies.append(QueryRows(r.conversation, r.kind, r.category, r.fit, x, r.y,
+                                    r.relevant))
+        cross_validate(copies)
+        measured = ranking(copies)
+        out[name] = {"locomo": measured["locomo"]["ranker"],
+                     "agent_memory": measured["agent_memory"]["ranker"]}
+    return out
+
+
+def splits(model: RelevanceModel) -> dict[str, int]:
+    """How many of the trees' splits read each feature (the ones read at all)."""
+    used = model.hit.features[np.isfinite(model.hit.thresholds)]
+    counts = np.bincount(used, minlength=len(FEATURES))
+    return {f: int(c) for f, c in zip(FEATURES, counts, strict=True) if c}
+
+
 def recall_at_10(rows: Sequence[QueryRows], min_answerable: float) -> dict[str, float]:
     """What recall's "nothing relevant, nothing returned" rule costs and gives: R@10 when a
     query whose answerability is below `min_answerable` returns nothing, and the share of
     held-out off-topic prompts and strings stored nowhere that still return anything."""
-    out = [float(r.y[:10].sum()) / r.relevant if r.answerable >= min_answerable else 0.0
+    out = [float(r.y[r.order()[:10]].sum()) / r.relevant if r.answerable >= min_answerable
+           else 0.0
            for r in rows if r.kind == "question" and r.category in OVERALL_CATEGORIES]
 
     def share(kind: str) -> float:
@@ -223,10 +327,11 @@ def recall_at_10(rows: Sequence[QueryRows], min_answerable: float) -> dict[str, 
 
 def run_relevance_fit(data_path: Path, out_model: Path | None, *,
                       gate: float, marginal: float, cap: int, min_answerable: float,
-                      limit_conversations: int | None = None, progress: bool = True
-                      ) -> dict[str, Any]:
+                      limit_conversations: int | None = None, progress: bool = True,
+                      folds_dir: Path | None = None, ablate: bool = False) -> dict[str, Any]:
     """Collect, cross-validate, fit on everything, and write the model (unless out_model is
-    None). Returns the report."""
+    None) and each held-out fold's model as `<folds_dir>/<conversation>.json` (when given).
+    Returns the report."""
     show = _Progress(progress)
     with tempfile.TemporaryDirectory(prefix="mnemonist-relevance-") as home:
         daemon = open_memory(home)
@@ -234,7 +339,7 @@ def run_relevance_fit(data_path: Path, out_model: Path | None, *,
             rows = collect(daemon.service, data_path, show, limit_conversations)
         finally:
             daemon.stop()
-    cross_validate(rows)
+    folds = cross_validate(rows)
 
     def pick(p: np.ndarray) -> list[int]:
         return choose(list(p), gate=gate, marginal=marginal, cap=cap)
@@ -246,7 +351,9 @@ def run_relevance_fit(data_path: Path, out_model: Path | None, *,
         "conversations": sorted({r.conversation for r in rows}),
         "queries": {"questions": sum(r.kind == "question" for r in rows),
                     "offtopic": sum(r.kind == "offtopic" for r in rows)},
-        "fitted_rows": int(sum(min(FIT_DEPTH, len(r.y)) for r in rows if r.fit)),
+        "fitted_rows": {"hit": int(sum(min(DEPTH, len(r.y)) for r in rows
+                                       if r.fit and r.kind in ("question", "agent"))),
+                        "answerable": sum(r.fit for r in rows)},
         "cross_validation": "leave one conversation out; off-topic figures on held prompts",
         "calibration": calibration([r for r in rows if r.kind == "question"
                                     or not r.fit]),
@@ -255,23 +362,33 @@ def run_relevance_fit(data_path: Path, out_model: Path | None, *,
             **selection(rows, pick),
             "agent_memory": selection(rows, pick, "agent"),
         },
-        "fixed_top": {str(k): selection(rows, lambda p, k=k: list(range(min(k, len(p)))))
+        "fixed_top": {str(k): selection(rows, lambda p, k=k: [int(i) for i in
+                                                              np.argsort(-p, kind="stable")[:k]])
                       for k in (1, 3, 5)},
+        "ranking": ranking(rows),
         "recall_min_answerable": {str(m): recall_at_10(rows, m)
                                   for m in sorted({0.0, 0.01, 0.05, 0.1, min_answerable})},
         "weights": {
-            "hit": {f: round(float(w), 4) for f, w in zip(FEATURES, final.hit.weights,
-                                                          strict=True)},
+            "hit_splits": splits(final),
             "answerable": {f: round(float(w), 4) for f, w in
                            zip(QUERY_FEATURES, final.answerable.weights, strict=True)},
         },
         "fitted_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
+    if ablate:
+        report["ablations"] = ablations(rows)
     if out_model is not None:
         meta = {k: report[k] for k in ("data_sha256", "conversations", "fitted_rows",
-                                       "cross_validation", "hook_selection",
+                                       "cross_validation", "hook_selection", "ranking",
                                        "recall_min_answerable", "fitted_at")}
         out_model.write_text(json.dumps(final.to_json(meta), indent=1) + "\n",
                              encoding="utf-8")
         report["model"] = str(out_model)
+    if folds_dir is not None:
+        folds_dir.mkdir(parents=True, exist_ok=True)
+        for conv, model in folds.items():
+            meta = {"left_out": conv, "fitted_at": report["fitted_at"]}
+            (folds_dir / f"{conv}.json").write_text(json.dumps(model.to_json(meta)) + "\n",
+                                                    encoding="utf-8")
+        report["folds"] = str(folds_dir)
     return report

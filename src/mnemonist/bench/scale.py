@@ -32,6 +32,7 @@ from mnemonist import __version__
 from mnemonist.bench.scale_bulk import bulk_phase
 from mnemonist.bench.scale_consolidation import consolidation_phase, without_worker
 from mnemonist.bench.scale_hooks import hook_phase
+from mnemonist.bench.scale_ranker import ranker_phase
 from mnemonist.bench.scale_report import NOTES, markdown
 from mnemonist.bench.scale_sessions import SessionLoad
 from mnemonist.bench.scale_store import (
@@ -272,6 +273,8 @@ def _run_one(
             clock.lap("keyword mirror wait")
         _recall_phase(service, corpus, n, queries, warmup, run, progress)
         clock.lap("recall and the legs")
+        ranker_phase(service, corpus, n, queries, warmup, RECALL_LIMIT, run)
+        clock.lap("ranker on and off")
         _graph_phase(service, queries, run)
         clock.lap("graph tools")
         hook_phase(service, corpus, n, queries, run)

@@ -152,6 +152,11 @@ def markdown(report: dict[str, Any]) -> str:
                    f"{_fmt(r['sessions']['hook_ms'].get('p95'), 2)} / "
                    f"{_fmt(r['sessions']['hook_ms'].get('max'), 2)}" if "sessions" in r
          else "–"),
+        ("recall p95 ranker on / off (ms), ratio",
+         lambda r: f"{_fmt(r['ranker']['on_ms'].get('p95'), 2)} / "
+                   f"{_fmt(r['ranker']['off_ms'].get('p95'), 2)}, "
+                   f"{_fmt(r['ranker']['p95_on_over_off'], 3)}"
+         if "ranker" in r else "–"),
         ("prompt hook p50 / p95 (ms), memories per prompt",
          lambda r: f"{_fmt(r['prompt_hook']['latency_ms'].get('p50'), 2)} / "
                    f"{_fmt(r['prompt_hook']['latency_ms'].get('p95'), 2)}, "

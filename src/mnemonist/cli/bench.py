@@ -210,7 +210,7 @@ def import_(n: int, seed: int, as_json: bool) -> None:
 
 
 def _team_commands() -> None:
-    from mnemonist.cli.bench_inject import inject, relevance
+    from mnemonist.cli.bench_inject import feedback, inject, relevance
     from mnemonist.cli.bench_team import hnsw, team
     from mnemonist.cli.bench_write_gate import write_gate
 
@@ -218,6 +218,7 @@ def _team_commands() -> None:
     bench.add_command(team)
     bench.add_command(inject)
     bench.add_command(relevance)
+    bench.add_command(feedback)
     bench.add_command(write_gate)
 
 

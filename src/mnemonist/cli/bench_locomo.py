@@ -128,12 +128,17 @@ def parse_settings(settings: tuple[str, ...]) -> dict:
               help="also score a variant, e.g. 'a6: search.alpha=0.6' (repeatable)")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
               help="a setting for the run's daemon, e.g. sparse.enabled=true (repeatable)")
+@click.option("--held-out-models", "held_out", default=None,
+              type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="each conversation ranked by DIR/<conversation>.json, a model fitted without"
+              " it (bench relevance --write-folds): the learned ranker measured on conversations"
+              " it never saw")
 @click.option("--json", "as_json", is_flag=True, help="print the JSON result, not the report")
 @click.option("-q", "--quiet", is_flag=True, help="no progress on stderr")
 def locomo(data: Path | None, limit: int | None, questions: int | None, ks: tuple[int, ...],
            out: Path, home: Path | None, storage: str | None, ablate: bool,
-           variants: tuple[str, ...], settings: tuple[str, ...], as_json: bool,
-           quiet: bool) -> None:  # fmt: skip
+           variants: tuple[str, ...], settings: tuple[str, ...], held_out: Path | None,
+           as_json: bool, quiet: bool) -> None:  # fmt: skip
     """Recall on LoCoMo: mnemonist vs BM25 only vs dense only, over the same memories.
 
     With --ablate or --variant, each variant is scored on the same memories after the main run,
@@ -153,7 +158,7 @@ def locomo(data: Path | None, limit: int | None, questions: int | None, ks: tupl
     try:
         result = run_locomo(path, limit_conversations=limit, limit_questions=questions, ks=ks,
                             home=home, progress=not quiet, out_dir=out, variants=parsed,
-                            overrides=overrides or None)  # fmt: skip
+                            overrides=overrides or None, held_out=held_out)  # fmt: skip
     except ConfigError as exc:
         click.echo(f"mnemonist: configuration error: {exc}", err=True)
         sys.exit(2)

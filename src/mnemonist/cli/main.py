@@ -20,6 +20,7 @@ from mnemonist.cli.hooks_cmd import COMMANDS as HOOK_COMMANDS
 from mnemonist.cli.mcp_cmd import mcp
 from mnemonist.cli.memory_cmd import COMMANDS as MEMORY_COMMANDS
 from mnemonist.cli.migrate_cmd import migrate_cmd
+from mnemonist.cli.predictor_cmd import feedback, predictor
 from mnemonist.cli.principles_cmd import principles
 from mnemonist.cli.sessions_cmd import sessions
 from mnemonist.client import DEFAULT_TIMEOUT_S
@@ -150,6 +151,8 @@ cli.add_command(sessions)
 cli.add_command(duplicates)
 cli.add_command(principles)
 cli.add_command(consolidate)
+cli.add_command(feedback)
+cli.add_command(predictor)
 cli.add_command(restore)
 cli.add_command(gates)
 cli.add_command(sync)

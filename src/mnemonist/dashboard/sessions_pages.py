@@ -98,7 +98,8 @@ def session_page(session_key: str, request: Request) -> HTMLResponse:
     contents: dict[str, str] = {}
     for item in s["injected"]:
         try:
-            contents[item["memory_id"]] = service.get(item["memory_id"], caller=OWNER)["content"]
+            contents[item["memory_id"]] = service.get(item["memory_id"], caller=OWNER,
+                                                      learn=False)["content"]
         except ServiceError:
             contents[item["memory_id"]] = f"{item['memory_id']} (gone)"
     state = s.get("state") or {}

@@ -29,6 +29,7 @@ from mnemonist.model.config_pipeline import HintsConfig as HintsConfig
 from mnemonist.model.config_pipeline import PipelineV2Config as PipelineV2Config
 from mnemonist.model.config_pipeline import RepairConfig as RepairConfig
 from mnemonist.model.config_pipeline import RerankerConfig as RerankerConfig
+from mnemonist.model.config_predictor import PredictorConfig as PredictorConfig
 from mnemonist.model.memory import MEMORY_TYPES
 
 # --- memory (document 001) ------------------------------------------------------------------
@@ -49,6 +50,9 @@ class RetentionConfig(CamelModel):
     event_ttl_max_importance: float = Range(
         0.6, 0.0, 1.0, "only events of this importance or less expire: medium and low"
         " (an explicit save is 0.8, high)")
+    training_pair_days: int = Range(
+        365, 1, 36500, "the learned ranker's training pairs (a query and whether a memory"
+        " helped) are kept this many days")
 
 
 #: types whose confidence fades when nobody uses them (docs/ranking.md): a status goes stale
@@ -447,5 +451,6 @@ class Config(SnakeModel):
     sessions: SessionsConfig = Field(default_factory=SessionsConfig)
     files: FilesConfig = Field(default_factory=FilesConfig)
     sparse: SparseConfig = Field(default_factory=SparseConfig)
+    predictor: PredictorConfig = Field(default_factory=PredictorConfig)
     storage: StorageConfig = Field(default_factory=StorageConfig)
 

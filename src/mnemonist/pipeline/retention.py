@@ -49,6 +49,7 @@ class SweepReport:
     history: int = 0
     completed_jobs: int = 0
     dead_jobs: int = 0
+    training_pairs: int = 0
     at: str = field(default_factory=utcnow)
 
 
@@ -164,7 +165,12 @@ class RetentionWorker:
             ("dead_jobs", "DELETE FROM memory_jobs WHERE id IN (SELECT id FROM memory_jobs"
              " WHERE status = 'dead' AND failed_at < ? LIMIT ?)", cfg.dead_job_days),
         )
-        for name, sql, days in steps:  # 4, 5, 6
+        with self.db.write_tx() as conn:
+            if _has_table(conn, "predictor_pairs"):
+                steps += (("training_pairs", "DELETE FROM predictor_pairs WHERE id IN (SELECT"
+                           " id FROM predictor_pairs WHERE created_at < ? LIMIT ?)",
+                           cfg.training_pair_days),)
+        for name, sql, days in steps:  # 4, 5, 6, 7
             with self.db.write_tx() as conn:
                 count = conn.execute(sql, (_cutoff(days, now), cfg.batch_limit)).rowcount
             setattr(report, name, count)

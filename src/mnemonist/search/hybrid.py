@@ -12,10 +12,11 @@ from functools import cache
 
 import numpy as np
 
-from mnemonist.model.config import MemoryConfig, RerankerConfig, SearchConfig
+from mnemonist.model.config import MemoryConfig, PredictorConfig, RerankerConfig, SearchConfig
 from mnemonist.model.memory import Memory, format_ts
 from mnemonist.model.requests import RecallFilters
 from mnemonist.search import relevance
+from mnemonist.search.adaptation import moved
 from mnemonist.search.authors import KnownAuthors
 from mnemonist.search.corroboration import corroboration_factor
 from mnemonist.search.dampening import dampen
@@ -26,6 +27,7 @@ from mnemonist.search.graph_boost import graph_boost
 from mnemonist.search.keyword import keyword_search, phrase_search
 from mnemonist.search.keyword_mirror_keeper import KeywordMirrorKeeper
 from mnemonist.search.newest_first import newest_first
+from mnemonist.search.relevance_features import RELEVANCE_DEPTH
 from mnemonist.search.rerank import EmbeddingReranker, HttpReranker, Reranker, rerank_head
 from mnemonist.search.session_expansion import SessionExpansion, expand_sessions, spread_sessions
 from mnemonist.search.signals import access_boost, effective_importance
@@ -40,11 +42,8 @@ from mnemonist.text.tokens import tokenize
 
 log = logging.getLogger(__name__)
 
-#: relevance is computed over at least this many of the best hits, so that its query-level
-#: features (the best cosine among them, say) do not depend on how many results were asked for
-RELEVANCE_DEPTH = 10
-
 QueryEmbedder = Callable[[str], "np.ndarray | None"]
+FeedbackPaths = Callable[[sqlite3.Connection, list[str], "np.ndarray | None"], dict[str, float]]
 
 
 @dataclass
@@ -59,6 +58,17 @@ class Hit:
     strength: float = 0.0
     #: the calibrated probability that the memory answers the query (search/relevance.py)
     relevance: float | None = None
+    #: the fused score, before what recall's signals did to it (see `lift`)
+    fused: float = 0.0
+
+    @property
+    def lift(self) -> float:
+        """What recall's own signals multiplied the fused score by: importance and decay, the
+        access boost, corroboration, a named time or person, the graph, dampening. The
+        learned ranker's order keeps it: the ranker judges how well the memory matches the
+        query, these say what else is known about the memory (and no benchmark can teach
+        them: its memories are equally fresh, unused, said once)."""
+        return self.score / self.fused if self.fused > 0 else 1.0
 
 
 @dataclass
@@ -71,6 +81,8 @@ class SearchOutcome:
     features: np.ndarray | None = None
     #: P(the store answers the query at all); None without a relevance model
     answerable: float | None = None
+    #: the vector the query was searched with (training pairs keep it for feedback paths)
+    query_vector: np.ndarray | None = None
 
 
 def narrow(filters: RecallFilters | None, window: TimeWindow) -> RecallFilters:
@@ -139,7 +151,7 @@ def complete(conn: sqlite3.Connection, hits: list[Hit]) -> list[Hit]:
 
 
 @cache
-def _shipped_or_none() -> relevance.RelevanceModel | None:
+def shipped_relevance_model() -> relevance.RelevanceModel | None:
     """The shipped relevance model (read once), or None (said once in the log) when it cannot
     be read."""
     try:
@@ -171,7 +183,13 @@ class HybridSearch:
         #: the clock decay reads (the LoCoMo bench moves it to ask "N days later")
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         #: the calibrated relevance model (None: unreadable; relevance stays unset)
-        self.relevance_model: Callable[[], relevance.RelevanceModel | None] = _shipped_or_none
+        self.relevance_model: Callable[[], relevance.RelevanceModel | None] = (
+            shipped_relevance_model)
+        #: the learned ranker's settings (the service reads them from its live config)
+        self.predictor: Callable[[], PredictorConfig] = PredictorConfig
+        #: the feedback paths of a home (search/adaptation.py): memory id -> -1..1 for the
+        #: memories rated for this question asked before in any words
+        self.feedback_paths: FeedbackPaths | None = None
 
     def search(
         self,
@@ -463,7 +481,7 @@ class HybridSearch:
                 score *= turn_weight
             score *= corroboration_factor(m.observation_count, cfg.corroboration_weight)
             hits.append(Hit(m, score, f.source, f.keyword, f.vector,
-                            strengths.get(f.seq, 0.0)))
+                            strengths.get(f.seq, 0.0), fused=f.score))
         if self._boost_by_graph(conn, hits, query, filters):
             degraded.append("graph_timeout")
         dampen(conn, hits, query, self.mem_cfg.pipeline_v2.dampening, hint_matched=hint_matched)
@@ -480,8 +498,18 @@ class HybridSearch:
             if outcome != "reranked":
                 degraded.append(f"reranker_{outcome}")
         method = "hybrid" if qvec is not None else "keyword"
-        shown = complete(conn, hits[: max(limit, RELEVANCE_DEPTH)])
-        features, answerable = self._relevance(conn, query, shown, qvec, window, degraded)
+        pcfg = self.predictor()
+        depth = max(limit, RELEVANCE_DEPTH, pcfg.depth if pcfg.enabled else 0)
+        shown = complete(conn, hits[:depth])
+        features, answerable, ranking = self._relevance(conn, query, shown, qvec, degraded)
+        if ranking is not None and self.feedback_paths is not None:
+            self._follow_paths(conn, shown, qvec, ranking, pcfg.feedback_weight)
+        if pcfg.enabled and ranking is not None and features is not None:
+            head = min(pcfg.depth, len(shown))
+            order = sorted(range(head), key=lambda i: -ranking[i] * shown[i].lift)
+            order += list(range(head, len(shown)))
+            shown = [shown[i] for i in order]
+            features = features[order]
         if window is None and not historical(filters) and cfg.newest_first_share > 0:
             order = newest_first(query, shown, cfg.newest_first_share)
             if features is not None:
@@ -496,30 +524,52 @@ class HybridSearch:
         outcome = SearchOutcome([shown[i] for i in keep], method, degraded)
         outcome.features = features[keep] if features is not None else None
         outcome.answerable = answerable
+        outcome.query_vector = qvec
         return outcome
+
+    def _follow_paths(self, conn: sqlite3.Connection, hits: list[Hit],
+                      qvec: np.ndarray | None, ranking: np.ndarray, weight: float) -> None:
+        """Memories rated for this question asked before move up (helped) or down (did not):
+        their relevance (`search/adaptation.py`), and their place: a memory rated helpful by
+        all who rated it goes above every memory nobody rated (what a person said was the
+        answer comes first), one rated unhelpful sinks by its relevance."""
+        assert self.feedback_paths is not None
+        paths = self.feedback_paths(conn, [h.memory.id for h in hits], qvec)
+        for i, h in enumerate(hits):
+            path = paths.get(h.memory.id)
+            if path:
+                ranking[i] = moved(float(ranking[i]), path, weight) + weight * max(path, 0.0)
+                if h.relevance is not None:
+                    h.relevance = moved(h.relevance, path, weight)
 
     def _relevance(
         self, conn: sqlite3.Connection, query: str, hits: list[Hit], qvec: np.ndarray | None,
-        window: TimeWindow | None, degraded: list[str],
-    ) -> tuple[np.ndarray | None, float | None]:
+        degraded: list[str],
+    ) -> tuple[np.ndarray | None, float | None, np.ndarray | None]:
         """Each hit's calibrated relevance (`search/relevance.py`), the feature rows (the
-        benchmark fits the model on them) and P(the store answers the query) (0 when nothing
-        was found). A model that cannot be read leaves relevance unset, answerability None,
+        benchmark fits the model on them), P(the store answers the query) (0 when nothing
+        was found) and the learned ranker's P(this hit is an answer) per hit (None when it
+        cannot judge). A model that cannot be read leaves relevance unset, answerability None,
         and says so in `degraded`."""
         model = self.relevance_model()
         if model is None:
             degraded.append("relevance_model_unavailable")
         if not hits:
-            return None, None if model is None else 0.0
+            return None, None if model is None else 0.0, None
         cosines: dict[int, float] = {}
+        context: dict[int, float] = {}
+        seqs = [h.memory.seq for h in hits]
         if qvec is not None and self.index is not None:
-            cosines = self.index.scores(qvec, [h.memory.seq for h in hits])
-        x = relevance.features(query, hits, cosines, window)
+            cosines = self.index.scores(qvec, seqs)
+            if self.context_index is not None and self.cfg.context_window > 0:
+                context = self.context_index.scores(qvec, seqs)
+        x = relevance.features(query, hits, cosines, context)
         if model is None or not cosines:
             # no query vector, or none of the hits embedded yet (just remembered): the model
             # reads cosines, so it cannot judge; recall goes on as it ranked
-            return x, None
+            return x, None, None
+        ranking = model.hit_of(x)
         for h, p in zip(hits, model.predict(x), strict=True):
             # a memory not embedded yet has no cosine: its relevance is unknown, not low
             h.relevance = float(p) if h.memory.seq in cosines else None
-        return x, model.answerable_of(x)
+        return x, model.answerable_of(x), ranking

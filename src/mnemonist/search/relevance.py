@@ -4,68 +4,46 @@ Recall's fused score ranks well within one query but means little across queries
 normalised BM25 gives the best keyword match of any query 1.0, and a string stored nowhere
 still draws the nearest vectors at cosine 0.1-0.2. What decides whether to hand a memory to an
 agent needs a number that means the same on every query and every store, so each returned
-hit gets `relevance`: a logistic model over signals recall already computes, most of them
-absolute (cosine, raw BM25 strength, how many of the query's words the memory's own text
-holds) and a few relative to the query's other hits (rank, share of the best score).
+hit gets `relevance`, from signals recall already computes (search/relevance_features.py),
+most of them absolute (cosine, raw BM25 strength, how many of the query's words the memory's
+own text holds) and some relative to the query's other hits (rank, its source's strength).
 
-The model is small and evaluated with NumPy: two logistic regressions over standardised
-features, one for whether the store answers the query at all, one for whether this hit is
-the answer (`RelevanceModel`). The shipped weights (`relevance_model.json`, beside this
-module) are fitted by `mnemonist bench relevance` on public dev data, cross-validated by
-conversation, and carry a checksum of their own content: a file that does not match its
-checksum is refused (recall then goes on without relevance and says so in `degraded`).
+One model both ranks and calibrates (`RelevanceModel`), evaluated with NumPy: a logistic
+regression over the query's own features for whether the store answers the query at all, and
+gradient-boosted trees (search/trees.py) for whether this hit is the answer. The trees'
+probability is the learned ranker: recall orders its best candidates by it. The shipped model
+(`relevance_model.json`, beside this module) is fitted by `mnemonist bench relevance` on public
+dev data, cross-validated by conversation, and carries a checksum of its own content: a file
+that does not match its checksum is refused (recall then keeps its fused order, gives no
+relevance and says so in `degraded`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from mnemonist.search.fts_words import FtsWords
-from mnemonist.search.keyword import query_terms
-from mnemonist.text.tokens import tokenize
+from mnemonist.search.relevance_features import (
+    FEATURES,
+    NO_KEYWORD,
+    QUERY_COLUMNS,
+    QUERY_FEATURES,
+    TOP_COS,
+    features,
+)
+from mnemonist.search.trees import TreeEnsemble, TreeError
 
-if TYPE_CHECKING:
-    from mnemonist.search.hybrid import Hit
-    from mnemonist.text.timeexpr import TimeWindow
+__all__ = ["FEATURES", "QUERY_COLUMNS", "QUERY_FEATURES", "features"]
 
 MODEL_PATH = Path(__file__).with_name("relevance_model.json")
-MODEL_FORMAT = "mnemonist-relevance/2"
+MODEL_FORMAT = "mnemonist-relevance/3"
 
-#: what each feature is (one column of `features`, in this order)
-FEATURES: tuple[str, ...] = (
-    "cos",        # cosine of the memory's own vector to the query
-    "vec",        # the vector leg's score (own cosine mixed with its context window's)
-    "kw",         # the keyword leg's score, normalised within the query (best match 1.0)
-    "strength",   # log(1 + raw BM25 strength) of its best keyword index: absolute
-    "coverage",   # share of the query's content words its own text holds (stemmed)
-    "score",      # the final ranking score
-    "rel_top",    # score / the best score of the query
-    "log_rank",   # log(1 + rank), rank 0 = first
-    "who",        # the query names who said it
-    "in_window",  # a time the query names holds its event time
-    "n_terms",    # log(1 + number of the query's content words)
-    "top_cos",    # the best own cosine among the query's hits
-    "top_strength",  # the best strength among the query's hits
-    "top_coverage",  # the best coverage among the query's hits
-    "no_keyword",  # no word of the query is in any memory in scope (vectors alone found it)
-)
-
-
-#: the features of the query as a whole (the same on every hit's row): whether anything in
-#: the store answers it at all
-QUERY_FEATURES: tuple[str, ...] = ("n_terms", "top_cos", "top_strength", "top_coverage",
-                                   "no_keyword")
-QUERY_COLUMNS = [FEATURES.index(f) for f in QUERY_FEATURES]
-NO_KEYWORD = FEATURES.index("no_keyword")
-TOP_COS = FEATURES.index("top_cos")
 #: a query no word of which occurs in scope: answerable from this best cosine on, surely so
 #: from the second. Made-up strings against 1,000 synthetic memories reach 0.24-0.37 (median
 #: 0.29); "ZEBRA-QUOKKA-4471" 0.19; paraphrases with no shared word 0.37-0.46
@@ -116,16 +94,26 @@ class RelevanceModel:
     `answerable` reads the query's own features (`QUERY_FEATURES`): a coding request asked of
     a store of chat conversations, or a string stored nowhere, gets a low value whatever its
     nearest memories. `hit` reads every feature and was fitted on questions that do have an
-    answer. Their product is the probability that the hit answers the query."""
+    answer: it is the ranker (`hit_of` orders recall's candidates). Their product is the
+    probability that the hit answers the query."""
 
-    hit: Logistic
+    hit: TreeEnsemble
     answerable: Logistic
     meta: dict[str, Any] | None = None
+
+    def hit_of(self, x: np.ndarray) -> np.ndarray:
+        """P(this hit is an answer | the store answers the query): the ranking order."""
+        return self.hit.predict(x) if x.size else np.zeros(0)
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         if x.size == 0:
             return np.zeros(0)
-        return self.hit.predict(x) * self.answerable.predict(x[:, QUERY_COLUMNS])
+        return self.hit_of(x) * self.answerable.predict(x[:, QUERY_COLUMNS])
+
+    def with_hit(self, hit: TreeEnsemble, meta: dict[str, Any] | None = None
+                 ) -> RelevanceModel:
+        """The same answerability with other trees (a home's adapted ranker)."""
+        return RelevanceModel(hit, self.answerable, meta if meta is not None else self.meta)
 
     def answerable_of(self, x: np.ndarray) -> float:
         """P(the store answers the query), from any row of the query's features. A query
@@ -171,80 +159,17 @@ def model_from_json(data: dict[str, Any]) -> RelevanceModel:
             or tuple(data.get("query_features") or ()) != QUERY_FEATURES):
         raise ModelError("relevance model was fitted on other features")
     try:
-        return RelevanceModel(Logistic.from_json(data["hit"], len(FEATURES)),
+        return RelevanceModel(TreeEnsemble.from_json(data["hit"], len(FEATURES)),
                               Logistic.from_json(data["answerable"], len(QUERY_FEATURES)),
                               meta=data.get("meta") or {})
-    except (KeyError, TypeError) as exc:
+    except TreeError as exc:
+        raise ModelError(f"relevance model trees: {exc}") from exc
+    except (KeyError, TypeError, ValueError) as exc:
         raise ModelError(f"relevance model is missing {exc}") from exc
 
 
 def load_model(path: Path = MODEL_PATH) -> RelevanceModel:
     return model_from_json(json.loads(path.read_text(encoding="utf-8")))
-
-
-def _named(who: str | None, words: set[str], cache_: dict[str, bool]) -> bool:
-    if not who:
-        return False
-    if who not in cache_:
-        parts = set(tokenize(who))
-        cache_[who] = bool(parts) and parts <= words
-    return cache_[who]
-
-
-#: FTS5's own stemming, learned once per distinct word (search/fts_words.py): coverage is
-#: counted as the keyword index would match, the same on every store, without a query per term
-_WORDS = FtsWords()
-
-
-def _terms_held(terms: list[str], texts: list[str]) -> list[int]:
-    """For each text, how many of the query's terms its words hold (stemmed as FTS5 does)."""
-    if not terms:
-        return [0] * len(texts)
-    wanted = [frozenset(ids) for ids in _WORDS.encode_many(terms)]
-    out = []
-    for ids in _WORDS.encode_many(texts):
-        present = set(ids)
-        out.append(sum(1 for term in wanted if term and term <= present))
-    return out
-
-
-def features(
-    query: str, hits: Sequence[Hit], cosines: dict[int, float],
-    window: TimeWindow | None = None,
-) -> np.ndarray:
-    """One row of `FEATURES` per hit (hits in rank order; `cosines`: own cosine by seq)."""
-    n = len(hits)
-    x = np.zeros((n, len(FEATURES)), dtype=np.float64)
-    if n == 0:
-        return x
-    terms = query_terms(query)
-    held = _terms_held(terms, [h.memory.content for h in hits])
-    words = set(tokenize(query))
-    named: dict[str, bool] = {}
-    lo = hi = ""
-    if window is not None:
-        from mnemonist.model.memory import format_ts
-        lo, hi = format_ts(window.start), format_ts(window.end)
-    top = max(h.score for h in hits) or 1.0
-    for i, h in enumerate(hits):
-        m = h.memory
-        cos = cosines.get(m.seq, h.vector_score or 0.0)
-        x[i, 0] = cos
-        x[i, 1] = h.vector_score if h.vector_score is not None else cos
-        x[i, 2] = h.keyword_score or 0.0
-        x[i, 3] = math.log1p(max(h.strength, 0.0))
-        x[i, 4] = held[i] / len(terms) if terms else 0.0
-        x[i, 5] = h.score
-        x[i, 6] = h.score / top if top > 0 else 0.0
-        x[i, 7] = math.log1p(i)
-        x[i, 8] = 1.0 if _named(m.who, words, named) else 0.0
-        x[i, 9] = 1.0 if window is not None and lo <= (m.occurred_at or "") < hi else 0.0
-    x[:, 10] = math.log1p(len(terms))
-    x[:, 11] = x[:, 0].max()
-    x[:, 12] = x[:, 3].max()
-    x[:, 13] = x[:, 4].max()
-    x[:, 14] = 1.0 if x[:, 3].max() <= 0.0 else 0.0
-    return x
 
 
 def choose(relevances: Sequence[float], *, gate: float, marginal: float, cap: int

@@ -21,10 +21,11 @@ from mnemonist.pipeline.sparse_worker import SparseExpander
 from mnemonist.pipeline.sparse_worker import build as build_sparse
 from mnemonist.providers.embedding.base import EmbeddingError, EmbeddingProvider
 from mnemonist.search.filters import visible_ids
-from mnemonist.search.hybrid import HybridSearch
+from mnemonist.search.hybrid import HybridSearch, shipped_relevance_model
 from mnemonist.search.keyword_mirror_keeper import KeywordMirrorKeeper
 from mnemonist.search.vector_index import AUTO_INT8_FROM, ExactVectors, VectorIndex
 from mnemonist.service.errors import Conflict, NotFound, NotOnPostgres
+from mnemonist.service.home_ranker import HomeRanker
 from mnemonist.service.query_embedding import QueryEmbedder
 from mnemonist.store import embeddings, hints, memories
 from mnemonist.store.backend import is_postgres
@@ -86,6 +87,11 @@ class ServiceBase:
         if config.sparse.enabled:  # learned sparse leg (docs/sparse.md)
             self.searcher.sparse, self.sparse = build_sparse(db, config.sparse)
         self.searcher.turn_weight = lambda: self.config.sessions.recall_weight
+        self.searcher.predictor = lambda: self.config.predictor
+        #: the ranker in use: the shipped one, or with this home's trees (search/adaptation.py)
+        self.ranker = HomeRanker(db, lambda: self.config.predictor, shipped_relevance_model)
+        self.searcher.relevance_model = self.ranker.model
+        self.searcher.feedback_paths = self.ranker.paths
 
     # -- memory ids -----------------------------------------------------------------------
     def resolve_id(self, ref: str, conn: sqlite3.Connection | None = None,

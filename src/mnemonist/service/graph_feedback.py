@@ -22,7 +22,6 @@ feedback on such an edge holds until the pair's next memory.
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 from typing import Any
 
@@ -35,19 +34,12 @@ from mnemonist.pipeline import (
     entity_health,
     sleep_replay,
 )
-from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import NotFound
+from mnemonist.service.predictor import PredictorOps, prompt_key
 from mnemonist.store import jobs, memories
-from mnemonist.text.normalize import collapse_whitespace
 
 MIN_EDGE_CONFIDENCE = 0.05
 USED_HITS = 2
-
-
-def prompt_key(text: str) -> str:
-    """The identity of a prompt for feedback: case and whitespace do not matter."""
-    norm = collapse_whitespace(text).lower()[:2000]
-    return hashlib.sha256(norm.encode()).hexdigest()[:32]
 
 
 def _shift(conn: sqlite3.Connection, memory_ids: list[str], *, aspect: float, edge: float,
@@ -81,7 +73,7 @@ def _shift(conn: sqlite3.Connection, memory_ids: list[str], *, aspect: float, ed
     return aspects, edges
 
 
-class GraphFeedbackOps(ServiceBase):
+class GraphFeedbackOps(PredictorOps):
     def memory_feedback(self, memory_id: str, req: FeedbackRequest) -> dict[str, Any]:
         cfg = self.config.memory.pipeline_v2.graph.feedback
         now = utcnow()
@@ -106,7 +98,12 @@ class GraphFeedbackOps(ServiceBase):
                 unhelpful = conn.execute(
                     "SELECT COUNT(*) FROM memory_feedback WHERE prompt_key = ? AND memory_id = ?"
                     " AND helpful = 0", (key, mid)).fetchone()[0]
+        pair = None
+        if req.query and self.config.predictor.adapt:
+            pair = self.record_pair(m, req.query, 1.0 if req.helpful else 0.0, "explicit",
+                                    req.identity(), req.session_key)
         return {"memory_id": mid, "helpful": req.helpful, "prompt_key": key,
+                "training_pair": pair,
                 "unhelpful_for_prompt": unhelpful,
                 "suppressed_for_prompt": key is not None and unhelpful >= cfg.unhelpful_limit,
                 "aspects_updated": aspects, "edges_updated": edges}
@@ -150,7 +147,11 @@ class GraphFeedbackOps(ServiceBase):
                                        payload={"session_key": session_key},
                                        max_attempts=self.config.memory.pipeline_v2.worker
                                        .max_retries, check_existing=False)
+        pairs = 0
+        if self.config.predictor.adapt:
+            pairs = self.learn_from_session(session_key, set(used))
         return {"injected": len(rows), "used": len(used), "score": score,
+                "training_pairs": pairs,
                 "aspects_reinforced": up[0], "edges_reinforced": up[1],
                 "aspects_decayed": down[0], "continuity_job": scoring}
 

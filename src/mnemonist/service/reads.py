@@ -14,9 +14,9 @@ from mnemonist.search.filters import visibility_clause, where_clause
 from mnemonist.search.fusion import normalize_bm25
 from mnemonist.search.hybrid import Hit
 from mnemonist.search.keyword import keyword_search
-from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import NotFound
 from mnemonist.service.lifecycle import chain as lifecycle_chain
+from mnemonist.service.predictor import PredictorOps
 from mnemonist.service.sources import brief, neighbours_of
 from mnemonist.store import embeddings, files, history, memories
 from mnemonist.store.backend import is_postgres
@@ -79,7 +79,7 @@ def attach_file_lines(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> 
             r.update(found[r["id"]])
 
 
-class ReadOps(ServiceBase):
+class ReadOps(PredictorOps):
     @holds_gate
     def recall(self, req: RecallRequest) -> dict[str, Any]:
         started = time.perf_counter()
@@ -94,6 +94,7 @@ class ReadOps(ServiceBase):
             min_answerable=0.0 if explicit else cfg.min_answerable,
         )
         self.access.record([h.memory.seq for h in outcome.hits], recall=True)
+        self.note_recall(req.query, [h.memory.id for h in outcome.hits], req.filters())
         results = [result_of(h) for h in outcome.hits]
         if req.context:
             for hit, result in zip(outcome.hits, results, strict=True):
@@ -191,13 +192,18 @@ class ReadOps(ServiceBase):
         return {"query": query, "count": len(results), "results": results}
 
     def get(self, memory_id: str, *, include_deleted: bool = True,
-            caller: Caller | None = None) -> dict[str, Any]:
+            caller: Caller | None = None, learn: bool = True) -> dict[str, Any]:
+        """One memory by id. A read right after a recall returned it is a training pair for
+        the learned ranker (`service/predictor.py`) unless `learn` is false (reads that are
+        not a reader choosing a result: a page listing a session's memories, a benchmark)."""
         conn = self.db.reader()
         m = memories.get(conn, self.resolve_id(memory_id, conn, caller))
         if m is None or (m.is_deleted and not include_deleted):
             raise NotFound(f"no memory {memory_id}")
         out = m.to_public()
         attach_file_lines(conn, [out])
+        if learn and not m.is_deleted and self.config.predictor.adapt:
+            self.note_read(m.id)  # a result of a recall, opened: a training pair
         return out
 
     def list(self, req: ListRequest) -> dict[str, Any]:

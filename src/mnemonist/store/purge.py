@@ -270,6 +270,9 @@ def purge_memory(
     if _has_table(conn, "memory_feedback"):
         report.links += conn.execute(
             "DELETE FROM memory_feedback WHERE memory_id = ?", (memory_id,)).rowcount
+    if _has_table(conn, "predictor_pairs"):  # the query text the memory was rated for
+        report.links += conn.execute(
+            "DELETE FROM predictor_pairs WHERE memory_id = ?", (memory_id,)).rowcount
     report.history_rows = _empty_history(conn, memory_id, spellings)
     history.append(conn, memory_id, "purged", changed_by=by, reason=redact(reason, spellings),
                    metadata={"hard": True, "purged": report.to_dict()}, at=at)

@@ -134,6 +134,7 @@ from mnemonist.store.migrations import (  # noqa: E402, F401
     graph_health,
     graph_scale_sparse,
     lifecycles_scopes,
+    predictor,
     principles,
     sessions_context,
 )

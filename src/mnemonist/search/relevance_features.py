@@ -1,0 +1,197 @@
+"""The features the learned ranker and the calibrated relevance read, one row per hit.
+
+All are signals recall already has in hand once it has ranked its candidates: the legs' scores
+(absolute where possible: own cosine, raw BM25 strength, how many of the query's words the text
+holds), the hit's place among the others, its source (a conversation session, a document: how
+many of the ranked hits share it, how strong its best one is, whether the turn next to it
+scored), what the text holds (a question, a number, a time), the memory's state (pinned,
+corroborated, recalled before) and what the query asks for (when, who, how many...). The query's
+intent is part of every row, so the trees can weigh the others differently for a "when" question
+than for a "why" one: intent routing learned from data instead of hand-set weights.
+
+The query-level columns (`QUERY_FEATURES`) are computed over the first `RELEVANCE_DEPTH` hits
+whatever the number ranked, so that "is anything here an answer" reads the same on every call.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from mnemonist.search.fts_words import FtsWords
+from mnemonist.search.keyword import query_terms
+
+if TYPE_CHECKING:
+    from mnemonist.search.hybrid import Hit
+
+#: the query-level features read the best hits up to this depth
+RELEVANCE_DEPTH = 10
+
+#: what the query asks for: its first word, and a few phrasings (one column each)
+INTENT_WORDS = ("when", "who", "what", "where", "why", "how", "which")
+_YES_NO = frozenset({"did", "does", "do", "is", "are", "was", "were", "would", "could", "can",
+                     "has", "have", "will", "should"})
+_HOW_MANY = re.compile(r"\bhow (many|much|long|often|old)\b", re.I)
+_LIKELY = re.compile(r"\b(likely|might|would|probably)\b", re.I)
+_BOTH = re.compile(r"\b(and|both)\b", re.I)
+_TIME_WORDS = re.compile(
+    r"\b(yesterday|today|tomorrow|tonight|last|next|ago|week|weekend|month|year|years|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|"
+    r"april|may|june|july|august|september|october|november|december|\d{4}|since)\b", re.I)
+_DIGIT = re.compile(r"\d")
+
+#: what each feature is (one column of `features`, in this order)
+FEATURES: tuple[str, ...] = (
+    "cos",        # cosine of the memory's own vector to the query
+    "vec",        # the vector leg's score (own cosine mixed with its context window's)
+    "kw",         # the keyword leg's score, normalised within the query (best match 1.0)
+    "strength",   # log(1 + raw BM25 strength) of its best keyword index: absolute
+    "coverage",   # share of the query's content words its own text holds (stemmed)
+    "score",      # the fused ranking score
+    "rel_top",    # score / the best score of the query
+    "log_rank",   # log(1 + rank), rank 0 = first
+    "n_terms",    # log(1 + number of the query's content words)
+    "top_cos",    # the best own cosine among the query's first hits
+    "top_strength",  # the best strength among the query's first hits
+    "top_coverage",  # the best coverage among the query's first hits
+    "no_keyword",  # no word of the query is in any memory in scope (vectors alone found it)
+    "context_cos",  # cosine of its context window's vector (own cosine without one)
+    "own_over_context",  # cos - context_cos: the text itself, or the talk around it
+    "source_hits",  # log(1 + ranked hits from the same source)
+    "source_best",  # the best score of its source / the best score
+    "source_place",  # log(1 + its place among its source's hits)
+    "neighbour",  # the best score of the memory just before or after it in its source / best
+    "asks",       # its text holds a question mark
+    "has_number",  # its text holds a digit
+    "has_time",   # its text names a time (a weekday, a month, "last week", a year)
+    "cos_place",  # log(1 + its rank by own cosine among the ranked)
+    "kw_place",   # log(1 + its rank by keyword score among the ranked)
+    "pinned",
+    "corroboration",  # log(observation count): said again by others
+    "recalls",    # log(1 + explicit recalls that returned it)
+    *(f"q_{w}" for w in INTENT_WORDS),
+    "q_how_many",  # how many / much / long / often / old
+    "q_yes_no",   # the query starts with did / is / was / can ...
+    "q_likely",   # asks what is likely or would be
+    "q_both",     # names two things (and, both)
+)
+
+#: the features of the query as a whole (the same on every hit's row): whether anything in
+#: the store answers it at all
+QUERY_FEATURES: tuple[str, ...] = ("n_terms", "top_cos", "top_strength", "top_coverage",
+                                   "no_keyword")
+QUERY_COLUMNS = [FEATURES.index(f) for f in QUERY_FEATURES]
+NO_KEYWORD = FEATURES.index("no_keyword")
+TOP_COS = FEATURES.index("top_cos")
+_COL = {name: i for i, name in enumerate(FEATURES)}
+_INTENT = FEATURES.index("q_when")
+
+
+#: FTS5's own stemming, learned once per distinct word (search/fts_words.py): coverage is
+#: counted as the keyword index would match, the same on every store, without a query per term
+_WORDS = FtsWords()
+
+
+def _terms_held(terms: list[str], texts: list[str]) -> list[int]:
+    """For each text, how many of the query's terms its words hold (stemmed as FTS5 does)."""
+    if not terms:
+        return [0] * len(texts)
+    wanted = [frozenset(ids) for ids in _WORDS.encode_many(terms)]
+    out = []
+    for ids in _WORDS.encode_many(texts):
+        present = set(ids)
+        out.append(sum(1 for term in wanted if term and term <= present))
+    return out
+
+
+def intent(query: str) -> list[float]:
+    """The query-intent columns (`q_*`), in `FEATURES` order."""
+    words = query.lower().split()
+    first = words[0].strip("\"'(") if words else ""
+    out = [1.0 if first == w else 0.0 for w in INTENT_WORDS]
+    out.append(1.0 if _HOW_MANY.search(query) else 0.0)
+    out.append(1.0 if first in _YES_NO else 0.0)
+    out.append(1.0 if _LIKELY.search(query) else 0.0)
+    out.append(1.0 if _BOTH.search(query) else 0.0)
+    return out
+
+
+def _places(values: np.ndarray) -> np.ndarray:
+    """log(1 + rank) of each value, highest first (ties by position)."""
+    ranks = np.empty(len(values))
+    ranks[np.argsort(-values, kind="stable")] = np.arange(len(values))
+    return np.log1p(ranks)
+
+
+def features(
+    query: str, hits: Sequence[Hit], cosines: dict[int, float],
+    context: dict[int, float] | None = None,
+) -> np.ndarray:
+    """One row of `FEATURES` per hit (hits in the fused order; `cosines`: own cosine by seq;
+    `context`: the context window's cosine by seq, where there is a context index).
+
+    Who said a memory and when it happened are not among them: a query naming a person or a
+    time lifts the memories it names in the fused score (`search.who_weight`,
+    `search.time_weight`), and recall's order keeps that lift (`Hit.lift`), the same on every
+    store, where a model fitted on one dataset would learn that dataset's habits. Nor is the
+    text's length: in a chat log short turns ("Wow!") are never the answer, in a coding
+    agent's store short statements often are."""
+    n = len(hits)
+    x = np.zeros((n, len(FEATURES)), dtype=np.float64)
+    if n == 0:
+        return x
+    c = _COL
+    terms = query_terms(query)
+    held = _terms_held(terms, [h.memory.content for h in hits])
+    top = max(h.score for h in hits) or 1.0
+    context = context or {}
+    by_source: dict[tuple[str | None, str], list[int]] = {}
+    place_of = {}
+    for i, h in enumerate(hits):
+        place_of[h.memory.seq] = i
+        if h.memory.source_id:
+            by_source.setdefault((h.memory.project, h.memory.source_id), []).append(i)
+    for i, h in enumerate(hits):
+        m = h.memory
+        cos = cosines.get(m.seq, h.vector_score or 0.0)
+        row = x[i]
+        row[c["cos"]] = cos
+        row[c["vec"]] = h.vector_score if h.vector_score is not None else cos
+        row[c["kw"]] = h.keyword_score or 0.0
+        row[c["strength"]] = math.log1p(max(h.strength, 0.0))
+        row[c["coverage"]] = held[i] / len(terms) if terms else 0.0
+        row[c["score"]] = h.score
+        row[c["rel_top"]] = h.score / top if top > 0 else 0.0
+        row[c["log_rank"]] = math.log1p(i)
+        ctx = context.get(m.seq, cos)
+        row[c["context_cos"]] = ctx
+        row[c["own_over_context"]] = cos - ctx
+        members = by_source.get((m.project, m.source_id), [i]) if m.source_id else [i]
+        row[c["source_hits"]] = math.log1p(len(members))
+        row[c["source_best"]] = max(hits[j].score for j in members) / top if top else 0.0
+        row[c["source_place"]] = math.log1p(
+            sorted(members, key=lambda j: -hits[j].score).index(i))
+        beside = [place_of[s] for s in (m.seq - 1, m.seq + 1) if s in place_of]
+        beside = [j for j in beside if m.source_id and hits[j].memory.source_id == m.source_id]
+        row[c["neighbour"]] = max((hits[j].score for j in beside), default=0.0) / top
+        text = m.content
+        row[c["asks"]] = 1.0 if "?" in text else 0.0
+        row[c["has_number"]] = 1.0 if _DIGIT.search(text) else 0.0
+        row[c["has_time"]] = 1.0 if _TIME_WORDS.search(text) else 0.0
+        row[c["pinned"]] = 1.0 if m.pinned else 0.0
+        row[c["corroboration"]] = math.log(max(m.observation_count, 1))
+        row[c["recalls"]] = math.log1p(max(m.recall_count, 0))
+    x[:, c["cos_place"]] = _places(x[:, c["cos"]])
+    x[:, c["kw_place"]] = _places(x[:, c["kw"]])
+    head = x[:RELEVANCE_DEPTH]
+    x[:, c["n_terms"]] = math.log1p(len(terms))
+    x[:, c["top_cos"]] = head[:, c["cos"]].max()
+    x[:, c["top_strength"]] = head[:, c["strength"]].max()
+    x[:, c["top_coverage"]] = head[:, c["coverage"]].max()
+    x[:, c["no_keyword"]] = 1.0 if head[:, c["strength"]].max() <= 0.0 else 0.0
+    x[:, _INTENT:] = intent(query)
+    return x
