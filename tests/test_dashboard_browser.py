@@ -273,3 +273,22 @@ def test_pin_and_unpin_from_the_memory_page(site, browser):
     text_is(browser, "#pin h3", "Pin")
     assert live.service.get(target)["pinned"] is False
     assert "no longer critical" in browser.find_element(By.ID, "history").text
+
+
+def test_a_search_result_is_rated_for_that_search(site, browser):
+    """The thumbs beside a recall result send a rating for the search that found it: a
+    training pair of the learned ranker (docs/ranking.md#learning-from-use)."""
+    live, data = site
+    query = "where does the nightly invoice export go"
+    open_page(browser, live, "/")
+    visible(browser, "#q").send_keys(query)
+    wait(browser).until(lambda d: d.find_element(By.ID, "results").get_attribute("data-query")
+                        == query)
+    first = browser.find_element(By.CSS_SELECTOR, "#results li.memory")
+    first.find_element(By.CSS_SELECTOR, "button.thumb[data-helpful=true]").click()
+    wait(browser).until(lambda d: "noted: helpful" in first.find_element(
+        By.CSS_SELECTOR, ".rate .status").text)
+    rows = live.query("SELECT label, query FROM predictor_pairs WHERE memory_id = ?"
+                      " AND source = 'explicit'", first.get_attribute("data-id"))
+    assert [(r["label"], r["query"]) for r in rows] == [(1.0, query)]
+    screenshot(browser, "10-memories-rated")

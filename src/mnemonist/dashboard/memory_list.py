@@ -127,10 +127,17 @@ def render_hits(items: list[dict[str, Any]], *, recall: bool, method: str | None
             detail = ", ".join(f"{k} {v:.3f}" for k, v in parts.items() if v is not None)
             score = (f'<span class="score" title="{attr(detail)}">{m["score"]:.3f}</span>'
                      f'<span class="source">{esc(m.get("source"))}</span>')
+        rate = ""
+        if recall:  # a rating for this search: a training pair for the learned ranker
+            rate = ('<span class="rate"><button type="button" class="thumb" data-helpful="true"'
+                    ' title="helpful for this search" aria-label="helpful">&#x1F44D;</button>'
+                    '<button type="button" class="thumb" data-helpful="false"'
+                    ' title="not helpful for this search" aria-label="not helpful">'
+                    '&#x1F44E;</button><span class="status" role="status"></span></span>')
         rows.append(
             f'<li class="memory" data-id="{attr(m["id"])}">'
             f'<div class="line">{score}<a class="open" href="/ui/memory/{url_path(m["id"])}">'
-            f'{esc(snippet)}</a>{flags}</div>'
+            f'{esc(snippet)}</a>{flags}{rate}</div>'
             f'<div class="meta"><span>{esc(m.get("type"))}</span>'
             f'<span>{esc(m.get("project") or "no project")}</span>'
             f'<span>{esc(provenance(m))}</span>'

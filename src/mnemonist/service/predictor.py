@@ -33,6 +33,9 @@ OPENED_WITHIN = 600.0
 #: recent recalls remembered for `opened` (the oldest are forgotten first)
 RECENT_RECALLS = 256
 MAX_QUERY_CHARS = 2000
+#: a memory rated before its vector was written is embedded first, within this time: the
+#: ranker's features of a memory without one would not be what recall sees later
+EMBED_BUDGET_S = 2.0
 #: what the prompt hook handed over is remembered for this many open sessions, this many
 #: prompts each (a restart forgets it: those sessions give no `used` / `ignored` pairs)
 MAX_SESSIONS = 500
@@ -61,6 +64,9 @@ class PredictorOps(ServiceBase):
         """Training pairs of several memories for one query: one search per project."""
         cfg = self.config.predictor
         identity = (caller or Caller()).identity().model_dump()
+        waiting = [m.seq for m, _, _ in labelled if m.embedding_model is None]
+        if waiting and self.embedder is not None:  # rated right after it was remembered
+            self.embedder.embed_now(waiting, EMBED_BUDGET_S)
         conn = self.db.reader()
         rows: dict[str, list[float]] = {}
         vector = None  # as recall searched with it (names and times taken out), for paths

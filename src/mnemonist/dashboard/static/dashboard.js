@@ -76,6 +76,33 @@ function searchAsYouType() {
   form.addEventListener("submit", (event) => { event.preventDefault(); clearTimeout(timer); run(); });
 }
 
+// --- memories: rate a result for the search that found it (the learned ranker learns) -----
+function rateResults() {
+  const results = document.getElementById("results");
+  const form = document.getElementById("search");
+  if (!results || !form) return;
+  results.addEventListener("click", async (event) => {
+    const button = event.target.closest("button.thumb");
+    if (!button) return;
+    const item = button.closest("li.memory");
+    const status = item.querySelector(".rate .status");
+    const query = form.elements.q.value.trim();
+    if (!query) return;
+    const helpful = button.dataset.helpful === "true";
+    for (const b of item.querySelectorAll("button.thumb")) b.disabled = true;
+    try {
+      await api("POST", `/api/memory/${encodeURIComponent(item.dataset.id)}/feedback`,
+                { helpful, query });
+      status.textContent = helpful ? "noted: helpful" : "noted: not helpful";
+      status.classList.remove("error");
+    } catch (err) {
+      status.textContent = err.message;
+      status.classList.add("error");
+      for (const b of item.querySelectorAll("button.thumb")) b.disabled = false;
+    }
+  });
+}
+
 // --- one memory: edit, pin, forget (preview, confirm), recover ----------------------------
 function onSubmit(id, handler) {
   const form = document.getElementById(id);
@@ -165,6 +192,7 @@ function memoryActions() {
 
 document.addEventListener("DOMContentLoaded", () => {
   searchAsYouType();
+  rateResults();
   memoryActions();
   document.body.dataset.ready = "true";
 });
