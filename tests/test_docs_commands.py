@@ -41,6 +41,8 @@ SKIP: dict[str, dict[str, str]] = {
         "mnemonist bench sessions": _MINUTES,
         "mnemonist bench locomo": _MINUTES,
         "mnemonist bench agent-memory": _MINUTES,
+        "mnemonist bench relevance": _MINUTES,
+        "mnemonist bench feedback": _MINUTES,
     },
     "postgres.md": {
         "pg_dump ": _POSTGRES,

@@ -202,8 +202,9 @@ def _pairs(n: int, seed: int, *, invert: bool = False, local_rule: bool = True) 
         y[pinned] = 1.0
     if invert:
         y = 1.0 - y
-    held = np.array([held_out(f"{seed}/q{i}") for i in range(n)])
-    return Labelled(x, y, held, np.ones(n), ["explicit"] * n)
+    keys = [f"{seed}/q{i // 5}" for i in range(n)]  # five rated results a query
+    held = np.array([held_out(k) for k in keys])
+    return Labelled(x, y, held, np.ones(n), ["explicit"] * n, keys)
 
 
 def test_honest_feedback_with_a_pattern_of_its_own_puts_the_home_ranker_in_use() -> None:
@@ -247,3 +248,11 @@ def test_feedback_paths_follow_similar_questions_only() -> None:
     assert "c" not in paths and paths["d"] == pytest.approx(-0.2)
     assert adaptation.moved(0.2, 1.0, 0.5) == pytest.approx(0.6)
     assert adaptation.moved(0.6, -1.0, 0.5) == pytest.approx(0.3)
+
+
+def test_pairs_in_order_are_counted_within_each_query() -> None:
+    p = np.array([0.9, 0.1, 0.2, 0.8, 0.5])
+    y = np.array([1.0, 0.0, 1.0, 0.0, 1.0])
+    # query a: 0.9 above 0.1 (right); query b: 0.2 below 0.8 (wrong); query c: no pair
+    assert adaptation.ordered_share(p, y, ["a", "a", "b", "b", "c"]) == 0.5
+    assert adaptation.ordered_share(p[:1], y[:1], ["a"]) == 1.0

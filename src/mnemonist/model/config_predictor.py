@@ -24,10 +24,10 @@ class PredictorConfig(SnakeModel):
         " ranker, used only while they beat it on held-back feedback",
     )
     min_pairs: int = Range(40, 10, 100000, "training pairs before the home's ranker is fitted")
-    min_held: int = Range(10, 4, 100000, "held-back pairs the home's ranker is judged on")
+    min_held: int = Range(30, 4, 100000, "held-back pairs the home's ranker is judged on")
     local_trees: int = Range(30, 1, 500, "trees the home's ranker adds to the shipped ones")
     min_gain: float = Range(
-        0.02, 0.0, 0.5, "the home's ranker is used when its held-back log loss is at least this"
+        0.05, 0.0, 0.5, "the home's ranker is used when its held-back log loss is at least this"
         " share below the shipped ranker's")
     min_trust: float = Range(
         0.55, 0.0, 1.0, "the home's feedback is used only when the shipped ranker agrees with"
@@ -37,4 +37,4 @@ class PredictorConfig(SnakeModel):
         0.8, 0.0, 1.0, "how far a rating moves a memory's relevance for the same question"
         " asked again, in any words (0: off)")
     feedback_similarity: float = Range(
-        0.8, 0.5, 1.0, "query cosine from which a question counts as asked before")
+        0.85, 0.5, 1.0, "query cosine from which a question counts as asked before")

@@ -14,7 +14,8 @@ Three steps, each a plain function of the home's training pairs (store/predictor
    shipped ones (their margin is the start, search/boosting.py) on the pairs not held back.
    One query in four is held back (store/predictor_pairs.held_out): the local ranker is used
    only while its log loss on those is at least `min_gain` below the shipped ranker's, and by
-   more than chance (twice the standard error of the per-pair differences). Every
+   more than chance (twice the standard error of the per-pair differences), and orders the
+   pairs of each held-back query (helped above did not) at least as well. Every
    refit checks again, so it stops being used as soon as it stops beating the shipped one (the
    drift check).
 3. **Feedback paths.** A memory rated for a question moves for the same question asked again
@@ -130,18 +131,40 @@ def adapt(shipped: RelevanceModel, data: Labelled, cfg: PredictorConfig
         return local, _with(base, local_trees=local.size,
                             reason=f"{held} of {cfg.min_held} held-back pairs: in shadow")
     x, y, w = data.x[data.held], data.y[data.held], data.weight[data.held]
-    old = row_losses(shipped.hit.predict(x), y)
-    new = row_losses(shipped.hit.extended(local).predict(x), y)
+    p_old, p_new = shipped.hit.predict(x), shipped.hit.extended(local).predict(x)
+    old, new = row_losses(p_old, y), row_losses(p_new, y)
     before, after = _mean(old, w), _mean(new, w)
     # better by min_gain, and by more than chance: twice the standard error of the paired
     # per-pair differences (trees fitted on noise gain a little on some held-back sets)
     gain = before - after
     noise = 2.0 * _standard_error(old - new, w)
-    active = gain >= max(cfg.min_gain * before, noise)
+    # and no worse at what a ranker is for: within each held-back query, a pair that helped
+    # above one that did not (a better log loss can come from moving every pair alike)
+    keys = [k for k, h in zip(data.queries, data.held, strict=True) if h]
+    order_old, order_new = ordered_share(p_old, y, keys), ordered_share(p_new, y, keys)
+    active = gain >= max(cfg.min_gain * before, noise) and order_new >= order_old
     reason = (f"held-back log loss {after:.4f} against the shipped ranker's {before:.4f}"
-              f" (chance ±{noise:.4f}): " + ("in use" if active else "in shadow"))
+              f" (chance ±{noise:.4f}), pairs in order {order_new:.3f} against"
+              f" {order_old:.3f}: " + ("in use" if active else "in shadow"))
     return local, _with(base, shipped_loss=round(before, 4), local_loss=round(after, 4),
                         local_trees=local.size, active=active, reason=reason)
+
+
+def ordered_share(p: np.ndarray, y: np.ndarray, keys: Sequence[str]) -> float:
+    """Within each query, the share of (helped, did not) pairs the probabilities put in that
+    order (ties half); 1.0 when no query has both."""
+    by_query: dict[str, list[int]] = {}
+    for i, key in enumerate(keys):
+        by_query.setdefault(key, []).append(i)
+    right = total = 0.0
+    for rows in by_query.values():
+        pos = [p[i] for i in rows if y[i] >= 0.5]
+        neg = [p[i] for i in rows if y[i] < 0.5]
+        for a in pos:
+            for b in neg:
+                right += 1.0 if a > b else 0.5 if a == b else 0.0
+                total += 1.0
+    return right / total if total else 1.0
 
 
 def _with(check: Check, **changes: Any) -> Check:

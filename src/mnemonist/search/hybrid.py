@@ -492,10 +492,12 @@ class HybridSearch:
         hits.sort(key=lambda h: (-h.score, -h.memory.seq))
         hits = spread_sessions(hits, cfg.session_cap)
         rcfg = self.mem_cfg.pipeline_v2.reranker
+        reranked = False  # a configured reranker's order stands: the learned one keeps it
         if self.reranker is not None and (rcfg.enabled or cfg.reranking):
             hits, outcome = rerank_head(self.reranker, query, hits, rcfg.top_n,
                                         rcfg.timeout_ms / 1000.0)
-            if outcome != "reranked":
+            reranked = outcome == "reranked"
+            if not reranked:
                 degraded.append(f"reranker_{outcome}")
         method = "hybrid" if qvec is not None else "keyword"
         pcfg = self.predictor()
@@ -504,7 +506,7 @@ class HybridSearch:
         features, answerable, ranking = self._relevance(conn, query, shown, qvec, degraded)
         if ranking is not None and self.feedback_paths is not None:
             self._follow_paths(conn, shown, qvec, ranking, pcfg.feedback_weight)
-        if pcfg.enabled and ranking is not None and features is not None:
+        if pcfg.enabled and not reranked and ranking is not None and features is not None:
             head = min(pcfg.depth, len(shown))
             order = sorted(range(head), key=lambda i: -ranking[i] * shown[i].lift)
             order += list(range(head, len(shown)))

@@ -72,7 +72,7 @@ class HomeRanker:
               query_vector: np.ndarray | None) -> dict[str, float]:
         """The feedback paths of these memories for this query ({} when off or untrusted)."""
         cfg = self.config()
-        if query_vector is None or cfg.feedback_weight <= 0 or not memory_ids:
+        if query_vector is None or not cfg.adapt or cfg.feedback_weight <= 0 or not memory_ids:
             return {}
         with self._lock:
             check = self._check

@@ -75,15 +75,16 @@ class Labelled:
     held: np.ndarray  # (pairs,) bool: held back
     weight: np.ndarray  # (pairs,) the weight of each pair's source (`WEIGHTS`)
     sources: list[str]
+    queries: list[str]  # each pair's query key: pairs of one query are ranked together
 
 
 def training(conn: sqlite3.Connection, feature_set: str, n_features: int) -> Labelled:
     """Every pair of this feature set, oldest first."""
     rows = conn.execute(
-        "SELECT features, label, held_out, source FROM predictor_pairs"
+        "SELECT features, label, held_out, source, query_key FROM predictor_pairs"
         " WHERE feature_set = ? ORDER BY created_at, id", (feature_set,)).fetchall()
-    xs, ys, held, sources = [], [], [], []
-    for features, label, hold, source in rows:
+    xs, ys, held, sources, keys = [], [], [], [], []
+    for features, label, hold, source, key in rows:
         values = json.loads(features)
         if len(values) != n_features:
             continue
@@ -91,9 +92,10 @@ def training(conn: sqlite3.Connection, feature_set: str, n_features: int) -> Lab
         ys.append(float(label))
         held.append(bool(hold))
         sources.append(source)
+        keys.append(key)
     x = np.asarray(xs, dtype=np.float64).reshape(len(xs), n_features)
     weight = np.asarray([WEIGHTS.get(s, 1.0) for s in sources])
-    return Labelled(x, np.asarray(ys), np.asarray(held, dtype=bool), weight, sources)
+    return Labelled(x, np.asarray(ys), np.asarray(held, dtype=bool), weight, sources, keys)
 
 
 def for_memories(conn: sqlite3.Connection, memory_ids: Sequence[str], dimensions: int
