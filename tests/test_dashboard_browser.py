@@ -278,7 +278,7 @@ def test_pin_and_unpin_from_the_memory_page(site, browser):
 def test_a_search_result_is_rated_for_that_search(site, browser):
     """The thumbs beside a recall result send a rating for the search that found it: a
     training pair of the learned ranker (docs/ranking.md#learning-from-use)."""
-    live, data = site
+    live, _ = site
     query = "where does the nightly invoice export go"
     open_page(browser, live, "/")
     visible(browser, "#q").send_keys(query)
