@@ -215,8 +215,13 @@ def test_generated_vectors_mode_imports_and_labels(
     # where the time goes: every phase, in order, and together about the whole run
     assert list(run["phase_s"]) == ["open and model load", "import and vectors", "remember",
                                     "embedding wait", "keyword mirror wait",
-                                    "recall and the legs", "graph tools", "prompt hook",
-                                    "consolidation pass"]
+                                    "recall and the legs", "ranker on and off", "graph tools",
+                                    "prompt hook", "consolidation pass"]
+    # the learned ranker's cost, measured against recall without it in the same run
+    ranker = run["ranker"]
+    assert ranker["queries"] == 5 and ranker["on_ms"]["count"] == ranker["off_ms"]["count"] == 5
+    assert ranker["p95_on_over_off"] > 0 and 0 <= ranker["same_first_result"] <= 5
+    assert "recall p95 ranker on / off" in md
     # 400 memories: the keyword mirror ("auto") waits for a larger store
     assert run["keyword_mirror"]["state"] == "waiting" and run["keyword_mirror"]["caught_up"]
     assert all(v >= 0 for v in run["phase_s"].values())
