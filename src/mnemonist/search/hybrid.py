@@ -502,7 +502,7 @@ class HybridSearch:
         method = "hybrid" if qvec is not None else "keyword"
         pcfg = self.predictor()
         depth = max(limit, RELEVANCE_DEPTH, pcfg.depth if pcfg.enabled else 0)
-        shown = complete(conn, hits[:depth])
+        shown = hits[:depth]  # the ranking rows hold all the features read
         features, answerable, ranking = self._relevance(conn, query, shown, qvec, degraded)
         if ranking is not None and self.feedback_paths is not None:
             self._follow_paths(conn, shown, qvec, ranking, pcfg.feedback_weight)
@@ -512,6 +512,14 @@ class HybridSearch:
             order += list(range(head, len(shown)))
             shown = [shown[i] for i in order]
             features = features[order]
+        # the head, read in full (what is returned, and what newest-first reads); a hit whose
+        # row went away meanwhile is dropped with its feature row
+        head = shown[:max(limit, RELEVANCE_DEPTH)]
+        alive = {id(h) for h in complete(conn, head)}
+        kept = [i for i, h in enumerate(head) if id(h) in alive]
+        shown = [head[i] for i in kept]
+        if features is not None:
+            features = features[kept]
         if window is None and not historical(filters) and cfg.newest_first_share > 0:
             order = newest_first(query, shown, cfg.newest_first_share)
             if features is not None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -96,14 +97,23 @@ _INTENT = FEATURES.index("q_when")
 _WORDS = FtsWords()
 
 
+@lru_cache(maxsize=8192)
+def _facts(text: str) -> tuple[frozenset[int], bool, bool, bool]:
+    """What a memory's text holds, the same on every query (cached: the memories a store's
+    queries rank are mostly the same few thousand): its words' token ids as FTS5 stems them,
+    a question mark, a digit, a time word."""
+    return (frozenset(_WORDS.encode(text)), "?" in text, bool(_DIGIT.search(text)),
+            bool(_TIME_WORDS.search(text)))
+
+
 def _terms_held(terms: list[str], texts: list[str]) -> list[int]:
     """For each text, how many of the query's terms its words hold (stemmed as FTS5 does)."""
     if not terms:
         return [0] * len(texts)
     wanted = [frozenset(ids) for ids in _WORDS.encode_many(terms)]
     out = []
-    for ids in _WORDS.encode_many(texts):
-        present = set(ids)
+    for text in texts:
+        present = _facts(text)[0]
         out.append(sum(1 for term in wanted if term and term <= present))
     return out
 
@@ -178,10 +188,10 @@ def features(
         beside = [place_of[s] for s in (m.seq - 1, m.seq + 1) if s in place_of]
         beside = [j for j in beside if m.source_id and hits[j].memory.source_id == m.source_id]
         row[c["neighbour"]] = max((hits[j].score for j in beside), default=0.0) / top
-        text = m.content
-        row[c["asks"]] = 1.0 if "?" in text else 0.0
-        row[c["has_number"]] = 1.0 if _DIGIT.search(text) else 0.0
-        row[c["has_time"]] = 1.0 if _TIME_WORDS.search(text) else 0.0
+        _, asks, number, time = _facts(m.content)
+        row[c["asks"]] = 1.0 if asks else 0.0
+        row[c["has_number"]] = 1.0 if number else 0.0
+        row[c["has_time"]] = 1.0 if time else 0.0
         row[c["pinned"]] = 1.0 if m.pinned else 0.0
         row[c["corroboration"]] = math.log(max(m.observation_count, 1))
         row[c["recalls"]] = math.log1p(max(m.recall_count, 0))
