@@ -256,3 +256,21 @@ def test_pairs_in_order_are_counted_within_each_query() -> None:
     # query a: 0.9 above 0.1 (right); query b: 0.2 below 0.8 (wrong); query c: no pair
     assert adaptation.ordered_share(p, y, ["a", "a", "b", "b", "c"]) == 0.5
     assert adaptation.ordered_share(p[:1], y[:1], ["a"]) == 1.0
+
+
+def test_a_private_memory_handed_to_its_agent_gives_a_pair_at_session_end(
+        tmp_path: Path) -> None:
+    with run_daemon(tmp_path / "home") as live:
+        mine = live.remember("The agent's deploy key rotates every ninety days", project="ops",
+                             agent_id="builder")["id"]
+        live.flush()
+        session = {"session_id": "s-private", "project": "ops", "harness": "claude-code"}
+        as_builder = {"X-Mnemonist-Agent": "builder"}
+        given = live.http.post("/api/hooks/user-prompt-submit", headers=as_builder, json={
+            **session, "prompt": "how often does the deploy key rotate?"}).json()
+        assert mine in given["memories"], given
+        live.http.post("/api/hooks/session-end", headers=as_builder,
+                       json={**session, "reason": "exit"})
+        rows = live.query("SELECT source, agent_id FROM predictor_pairs WHERE memory_id = ?",
+                          mine)
+        assert [(r["source"], r["agent_id"]) for r in rows] == [("ignored", "builder")]

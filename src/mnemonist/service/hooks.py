@@ -310,7 +310,7 @@ class HookOps(SessionTurnOps):
             if ids:
                 store.record_injected(w, key, ids, now)
         self._touch(ids)
-        self.note_injected(key, prompt[:2000], ids)  # for the ranker's pairs at session end
+        self.note_injected(key, prompt[:2000], ids, req.caller())  # the ranker's pairs, at the end
         checkpoint = self._periodic(key)
         fresh_state = store.get_state(self.db.reader(), key) or state
         ingest = None

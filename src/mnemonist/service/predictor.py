@@ -91,13 +91,16 @@ class PredictorOps(ServiceBase):
         return ids
 
     # -- implicit: what a session was handed, and what it came back to --------------------
-    def note_injected(self, session_key: str, prompt: str, ids: list[str]) -> None:
-        """The prompt hook handed these memories over for this prompt (for `learn_from_session`)."""
+    def note_injected(self, session_key: str, prompt: str, ids: list[str],
+                      caller: Caller | None = None) -> None:
+        """The prompt hook handed these memories over for this prompt, to this reader (for
+        `learn_from_session`)."""
         if not ids or not self.config.predictor.adapt:
             return
+        identity = (caller or Caller()).identity()
         with self._recent_lock:
             shown = self._shown()
-            shown.setdefault(session_key, []).append((prompt, list(ids)))
+            shown.setdefault(session_key, []).append((prompt, list(ids), identity))
             shown.move_to_end(session_key)
             del shown[session_key][:-MAX_PROMPTS_PER_SESSION]
             while len(shown) > MAX_SESSIONS:
@@ -110,17 +113,17 @@ class PredictorOps(ServiceBase):
             prompts = self._shown().pop(session_key, [])
         recorded = 0
         conn = self.db.reader()
-        for prompt, ids in prompts:
+        for prompt, ids, caller in prompts:
             found = [m for m in (memories.get(conn, mid) for mid in ids)
                      if m is not None and not m.is_deleted]
             labelled = [(m, 1.0 if m.id in used else 0.0, "used" if m.id in used else "ignored")
                         for m in found]
             if labelled:
                 recorded += sum(pid is not None for pid in self.record_pairs(
-                    prompt, labelled, session_key=session_key))
+                    prompt, labelled, caller, session_key))
         return recorded
 
-    def _shown(self) -> OrderedDict[str, list[tuple[str, list[str]]]]:
+    def _shown(self) -> OrderedDict[str, list[tuple[str, list[str], Caller]]]:
         shown = getattr(self, "_shown_by_session", None)
         if shown is None:
             shown = OrderedDict()
