@@ -274,3 +274,32 @@ def test_a_private_memory_handed_to_its_agent_gives_a_pair_at_session_end(
         rows = live.query("SELECT source, agent_id FROM predictor_pairs WHERE memory_id = ?",
                           mine)
         assert [(r["source"], r["agent_id"]) for r in rows] == [("ignored", "builder")]
+
+
+def test_inverted_ratings_through_the_api_leave_recall_as_it_was(tmp_path: Path) -> None:
+    """A home that rates every result the wrong way round: once each label has enough pairs,
+    the status says the feedback is not trusted, and recall ranks as before any rating."""
+    with run_daemon(tmp_path / "home") as live:
+        ids = _store(live)
+        for i in range(12):
+            live.remember(f"Release note {i}: production deploy {i} shipped the checkout API",
+                          project="ops")
+        live.flush()
+        questions = ["how do we ship a release to production?", "who owns billing?",
+                     "what is the checkout API error budget?", "where does the deploy run?",
+                     "when is the staging database refreshed?", "what did release 3 ship?"]
+        before = {q: [r["id"] for r in live.recall(q, project="ops", limit=8,
+                                                  min_relevance=0)["results"]]
+                  for q in questions}
+        for q in questions:  # the two best results called unhelpful, the next three helpful
+            for n, mid in enumerate(before[q][:5]):
+                _feedback(live, mid, n >= 2, q)
+        status = live.http.post("/api/predictor/train").json()["status"]
+        check = status["check"]
+        assert check["agreement"] is not None and check["agreement"] < 0.55, check
+        assert not check["trusted"] and status["ranker"] == "shipped"
+        for q in questions:
+            after = [r["id"] for r in live.recall(q, project="ops", limit=8,
+                                                 min_relevance=0)["results"]]
+            assert after == before[q], q
+        assert ids  # the notes were stored in the project asked about
