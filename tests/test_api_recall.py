@@ -136,11 +136,23 @@ def test_min_score_and_limit(live: LiveDaemon, orchard: dict[str, str]) -> None:
     assert one["results"][0]["id"] == everything["results"][0]["id"]
 
 
-def test_results_are_ordered_by_score(live: LiveDaemon, orchard: dict[str, str]) -> None:
-    out = live.recall("apple harvest in the orchard", limit=50, min_score=0.0)
+def test_results_are_ordered_by_score_without_the_learned_ranker(
+        live: LiveDaemon, orchard: dict[str, str]) -> None:
+    """`score` is the fused score: with the learned ranker off the results follow it; on,
+    the ranker orders the same results by its own probability (docs/ranking.md)."""
+    query = "apple harvest in the orchard"
+    ranked = live.recall(query, limit=50, min_score=0.0)
+    assert ranked["results"][0]["id"] == orchard["a"]
+    predictor = live.service.config.predictor
+    predictor.enabled = False  # a runtime setting, put back below
+    try:
+        out = live.recall(query, limit=50, min_score=0.0)
+    finally:
+        predictor.enabled = True
     scores = [r["score"] for r in out["results"]]
     assert len(scores) >= 3 and scores == sorted(scores, reverse=True)
     assert out["results"][0]["id"] == orchard["a"]
+    assert {r["id"] for r in out["results"]} == {r["id"] for r in ranked["results"]}
 
 
 def test_recall_records_access(live: LiveDaemon) -> None:
