@@ -141,7 +141,7 @@ def _health(live: LiveDaemon, project: str) -> dict[str, Any]:
 def test_ttl_and_ttls_become_one_entity_and_the_alias_resolves(tmp_path: Path):
     p = "cache"
     with run_daemon(tmp_path, KEYWORD_ONLY) as live:
-        m1 = live.remember("Redis expires the TTL of cache keys after five minutes.",
+        m1 = live.remember("Redis expires the TTL of keys after five minutes.",
                            project=p)["id"]
         m2 = live.remember("Redis keeps TTLs on every session key.", project=p)["id"]
         before = _entities(live, p)

@@ -14,10 +14,9 @@ from conftest import LiveDaemon, run_daemon
 from hook_payloads import payload
 from mnemonist.model.config import MemoryConfig
 from mnemonist.search.signals import effective_importance
-from mnemonist.search.traversal import Limits, walk
+from mnemonist.search.traversal import DEPENDENCY_TYPES, Limits, walk
 from mnemonist.store import memories
-from mnemonist.text.dependencies import dependencies
-from mnemonist.text.entities import extract
+from mnemonist.text.prose_graph import read
 
 pytestmark = pytest.mark.both_stores
 
@@ -70,7 +69,8 @@ def names(items: list[dict[str, Any]]) -> list[str]:
     ("Our ShopApi depends on the network and ShopDb.", []),  # not adjacent: no claim
 ])
 def test_dependencies_read_off_one_sentence(text: str, pairs: list[tuple[str, str]]) -> None:
-    assert dependencies(text, extract(text).entities) == pairs
+    assert [(r.source, r.target) for r in read(text).relations
+            if r.relation_type in DEPENDENCY_TYPES] == pairs
 
 
 # --- graph_impact ---------------------------------------------------------------------------

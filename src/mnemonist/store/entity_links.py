@@ -43,19 +43,20 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from typing import NamedTuple
 
 from mnemonist.model.memory import utcnow
 from mnemonist.store.graph import REASONS, co_occurrence_confidence, memory_scope
 from mnemonist.store.row_ids import time_ordered_id
-from mnemonist.text.dependencies import dependencies
-from mnemonist.text.entities import Entity, Extraction, canonical_name, extract, is_decision_content
+from mnemonist.text.entities import Entity, Extraction, canonical_name, is_decision_content
+from mnemonist.text.prose_graph import Alias, key_of, read
+from mnemonist.text.relations import Relation
 
 INLINE_CONFIDENCE = 0.6
 MAX_LINKS = 32
 MAX_PAIR_ENTITIES = 10
 MAX_SCAN_CHARS = 10_000
 CO_OCCURRENCE = "co_occurrence"
-DEPENDS_ON = "depends_on"
 CONSTRAINT_IMPORTANCE = 0.85
 ATTRIBUTE_IMPORTANCE = 0.5
 MAX_ATTRIBUTE_CHARS = 300
@@ -72,15 +73,23 @@ def enabled(conn: sqlite3.Connection) -> bool:
     return _ENABLED.get(id(conn), False)
 
 
-def _extract(content: str) -> Extraction:
-    found = extract(content[:MAX_SCAN_CHARS])
+class _Found(NamedTuple):
+    entities: list[Entity]
+    tentative: list[Entity]
+    relations: list[Relation]
+    aliases: list[Alias]
+
+
+def _extract(content: str) -> _Found:
+    found = read(content[:MAX_SCAN_CHARS])
     entities = found.entities[:MAX_LINKS]
-    return Extraction(entities, found.tentative[: MAX_LINKS - len(entities)])
+    return _Found(entities, found.tentative[: MAX_LINKS - len(entities)], found.relations,
+                  found.aliases)
 
 
-def _keys(found: Extraction) -> dict[str, str]:
+def _keys(found: Extraction | _Found) -> dict[str, str]:
     """canonical name -> name, certain entities first, in order of appearance."""
-    return {canonical_name(e.name): e.name for e in [*found.entities, *found.tentative]}
+    return {key_of(e): e.name for e in [*found.entities, *found.tentative]}
 
 
 def named_keys(content: str) -> set[str]:
@@ -135,7 +144,7 @@ def link(conn: sqlite3.Connection, memory_id: str, content: str, *,
     return _link(conn, memory_id, _extract(content), content, scope=scope, fresh=fresh)
 
 
-def _link(conn: sqlite3.Connection, memory_id: str, found: Extraction, content: str, *,
+def _link(conn: sqlite3.Connection, memory_id: str, found: _Found, content: str, *,
           scope: tuple[str, str, str] | None = None, fresh: bool = False) -> int:
     wanted = _keys(found)
     if not wanted:
@@ -146,7 +155,7 @@ def _link(conn: sqlite3.Connection, memory_id: str, found: Extraction, content: 
     ids = _lookup(conn, scope, keys)
     # new entities, certain ones only; no other writer can add one meanwhile (write lock)
     rows = [(time_ordered_id(), e.name, key, e.entity_type, now, now, *scope)
-            for e in found.entities if (key := canonical_name(e.name)) not in ids]
+            for e in found.entities if (key := key_of(e)) not in ids]
     if rows:
         conn.executemany(
             "INSERT INTO entities (id, name, canonical_name, entity_type, mentions, created_at,"
@@ -154,7 +163,7 @@ def _link(conn: sqlite3.Connection, memory_id: str, found: Extraction, content: 
             rows,
         )
         ids.update((row[2], row[0]) for row in rows)
-    named = [Entity(wanted[k], "") for k in keys if k in ids]
+    _alias(conn, scope, found.aliases, ids, now)
     keys = _first_per_entity(keys, ids)
     linked = [ids[k] for k in keys]
     new: set[str] = set()
@@ -178,23 +187,41 @@ def _link(conn: sqlite3.Connection, memory_id: str, found: Extraction, content: 
         [(now, entity_id) for entity_id in linked if entity_id in new],
     )
     _co_occur(conn, linked[:MAX_PAIR_ENTITIES], new, now)
-    _depend(conn, dependencies(content[:MAX_SCAN_CHARS], named), ids, new, now)
+    _relate(conn, found.relations, ids, new, now)
     _attributes(conn, memory_id, content, [(k, wanted[k], ids[k]) for k in keys
                                            if k in ids and ids[k] in new], now)
     return len(new)
 
 
-def _depend(conn: sqlite3.Connection, pairs: list[tuple[str, str]], ids: dict[str, str],
+def _alias(conn: sqlite3.Connection, scope: tuple[str, str, str], aliases: list[Alias],
+           ids: dict[str, str], now: str) -> None:
+    """Names the text gives another name ("the checkout API (CheckoutApi)") become aliases of
+    that entity in the scope, so later texts that write them link to it (`_lookup`). A name
+    that is already an entity of its own stays one (the entity-health pass folds look-alikes)."""
+    rows = [(*scope, a.key, ids[a.primary], a.name, now) for a in aliases
+            if a.primary in ids and a.key not in ids]
+    if rows:
+        conn.executemany(
+            "INSERT OR IGNORE INTO entity_aliases (project, agent_id, user_id, canonical_name,"
+            " entity_id, name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        ids.update((row[3], row[4]) for row in rows)
+
+
+def _relate(conn: sqlite3.Connection, relations: list[Relation], ids: dict[str, str],
             new: set[str], now: str) -> None:
-    """Stated dependencies (dependent -> dependency), once per memory like co-occurrence."""
+    """Relations the text states (`text/relations.py`), once per memory like co-occurrence:
+    reason `pattern-matched` (0.8), `multi-memory` (0.9) once a second memory states it; the
+    sentence that stated it first is the relation's note."""
     first, again = REASONS["pattern-matched"], REASONS["multi-memory"]
-    rows = [(time_ordered_id(), ids[a], ids[b], first, now, now) for a, b in pairs
-            if a in ids and b in ids and ids[a] != ids[b] and (ids[a] in new or ids[b] in new)]
+    rows = [(time_ordered_id(), ids[r.source], ids[r.target], r.relation_type, first,
+             r.sentence[:MAX_ATTRIBUTE_CHARS], now, now) for r in relations
+            if r.source in ids and r.target in ids and ids[r.source] != ids[r.target]
+            and (ids[r.source] in new or ids[r.target] in new)]
     if rows:
         conn.executemany(
             "INSERT INTO relations (id, source_entity_id, target_entity_id, relation_type,"
-            f" strength, mentions, confidence, reason, created_at, updated_at) VALUES (?, ?, ?,"
-            f" '{DEPENDS_ON}', 1.0, 1, ?, 'pattern-matched', ?, ?)"
+            " strength, mentions, confidence, reason, note, created_at, updated_at) VALUES (?,"
+            " ?, ?, ?, 1.0, 1, ?, 'pattern-matched', ?, ?, ?)"
             " ON CONFLICT(source_entity_id, target_entity_id, relation_type) DO UPDATE SET"
             # an inferred row is taken over by the stated evidence (it starts at one memory)
             " mentions = CASE WHEN reason = 'inferred' THEN 1 ELSE mentions + 1 END,"
@@ -202,6 +229,7 @@ def _depend(conn: sqlite3.Connection, pairs: list[tuple[str, str]], ids: dict[st
             f" confidence = CASE WHEN reason = 'inferred' THEN {first}"
             f" ELSE MAX(confidence, {again}) END,"
             " derived_from = CASE WHEN reason = 'inferred' THEN NULL ELSE derived_from END,"
+            " note = COALESCE(note, excluded.note),"
             " reason = CASE WHEN reason = 'pattern-matched' THEN 'multi-memory'"
             " WHEN reason = 'inferred' THEN 'pattern-matched' ELSE reason END",
             rows,
@@ -341,7 +369,7 @@ def relink(conn: sqlite3.Connection, memory_id: str, old_content: str, new_conte
 
 
 def _linked_names(conn: sqlite3.Connection, memory_id: str,
-                  found: Extraction) -> list[tuple[str, str, str]]:
+                  found: _Found) -> list[tuple[str, str, str]]:
     wanted = _keys(found)
     rows = _linked_keys(conn, memory_id)
     return [(k, wanted[k], rows[k]) for k in _first_per_entity(list(wanted), rows)]
@@ -413,23 +441,27 @@ def link_many(conn: sqlite3.Connection, fresh: list[tuple[str, str, tuple[str, s
         for start in range(0, len(keys), 400):
             known.update(_lookup(conn, scope, keys[start : start + 400]))
     created: list[tuple] = []
+    aliases: list[tuple] = []
     mentions: list[tuple] = []
     counts: dict[str, int] = {}
     pairs: dict[tuple[str, str], int] = {}
     attributes: list[tuple] = []
-    stated: list[tuple[list[tuple[str, str]], dict[str, str], set[str]]] = []
+    stated: list[tuple[list[Relation], dict[str, str], set[str]]] = []
     for memory_id, content, scope, extraction in found:
         wanted = _keys(extraction)
         if not wanted:
             continue
         known = ids[scope]
         for e in extraction.entities:  # new entities, certain ones only
-            key = canonical_name(e.name)
+            key = key_of(e)
             if key not in known:
                 row = (time_ordered_id(), e.name, key, e.entity_type, now, now, *scope)
                 created.append(row)
                 known[key] = row[0]
-        named = [Entity(wanted[k], "") for k in wanted if k in known]
+        for a in extraction.aliases:  # a name given as another's: linked to that one
+            if a.primary in known and a.key not in known:
+                aliases.append((*scope, a.key, known[a.primary], a.name, now))
+                known[a.key] = known[a.primary]
         keys = _first_per_entity(list(wanted), known)
         linked = [known[k] for k in keys]
         if not linked:
@@ -439,9 +471,9 @@ def link_many(conn: sqlite3.Connection, fresh: list[tuple[str, str, tuple[str, s
             counts[entity_id] = counts.get(entity_id, 0) + 1
         for pair in _pairs(linked[:MAX_PAIR_ENTITIES]):
             pairs[pair] = pairs.get(pair, 0) + 1
-        said = dependencies(content[:MAX_SCAN_CHARS], named)
-        if said:
-            stated.append((said, {k: known[k] for k in wanted if k in known}, set(linked)))
+        if extraction.relations:
+            stated.append((extraction.relations, {k: known[k] for k in wanted if k in known},
+                           set(linked)))
         decision = is_decision_content(content)
         kind = "constraint" if decision else "attribute"
         importance = CONSTRAINT_IMPORTANCE if decision else ATTRIBUTE_IMPORTANCE
@@ -454,6 +486,10 @@ def link_many(conn: sqlite3.Connection, fresh: list[tuple[str, str, tuple[str, s
             " updated_at, project, agent_id, user_id) VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?)",
             created,
         )
+    if aliases:
+        conn.executemany(
+            "INSERT OR IGNORE INTO entity_aliases (project, agent_id, user_id, canonical_name,"
+            " entity_id, name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", aliases)
     if not mentions:
         return 0
     conn.executemany(
@@ -476,7 +512,7 @@ def link_many(conn: sqlite3.Connection, fresh: list[tuple[str, str, tuple[str, s
          for (a, b), d in pairs.items()],
     )
     for said, named_ids, new in stated:
-        _depend(conn, said, named_ids, new, now)
+        _relate(conn, said, named_ids, new, now)
     conn.executemany(
         "INSERT OR IGNORE INTO entity_attributes (id, entity_id, memory_id, kind, content,"
         " importance, source, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'inline', ?, ?)",
