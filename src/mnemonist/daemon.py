@@ -31,6 +31,7 @@ from mnemonist.pipeline.summary_worker import SummaryWorker, settle_orphans, sum
 from mnemonist.providers.embedding import create_embedding_provider
 from mnemonist.service import MemoryService
 from mnemonist.settings import ConfigError, Paths, home_dir, load_config
+from mnemonist.store import api_tokens
 from mnemonist.store.backend import open_database
 from mnemonist.store.home_lock import AlreadyRunning, HomeLock
 from mnemonist.store.migrations import SchemaTooNew, migrate
@@ -215,11 +216,6 @@ def serve(home: str | None = None, host: str | None = None, port: int | None = N
             f"{source} {problem}: use a random token of at least 16 characters without"
             f" whitespace (e.g. `python -c 'import secrets; print(secrets.token_urlsafe(32))'`)"
         )
-    if not is_loopback(host) and not token:
-        raise SystemExit(
-            f"refusing to listen on {host} without a token: set server.token in "
-            f"{paths.config_file} or MNEMONIST_TOKEN (loopback needs none)"
-        )
     config.server.token = token
     sock = bind_socket(host, port)
     try:
@@ -230,6 +226,14 @@ def serve(home: str | None = None, host: str | None = None, port: int | None = N
     except BaseException:
         sock.close()
         raise
+    if not is_loopback(host) and not token and not api_tokens.any_made(daemon.db.reader()):
+        sock.close()
+        daemon.stop()
+        raise SystemExit(
+            f"refusing to listen on {host} without a token: set server.token in "
+            f"{paths.config_file} or MNEMONIST_TOKEN, or make named tokens with `mnemonist"
+            f" token add` (loopback needs none)"
+        )
     daemon.lock.describe(host=host, port=port)
     app = create_app(daemon, bind_host=host)
     line = (f"mnemonist listening on {listen_url(host, port)} (home {paths.home},"

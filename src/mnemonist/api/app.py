@@ -30,6 +30,7 @@ from mnemonist.api.boundary import Boundary, BoundaryPolicy, allowed_hosts_of
 from mnemonist.api.errors import CrashGuard, describe_validation, error, install_handlers
 from mnemonist.api.in_flight import InFlight
 from mnemonist.api.openapi import install_openapi
+from mnemonist.api.tokens import TokenAuthority
 from mnemonist.dashboard import install_dashboard
 from mnemonist.mcp.backends import ServiceBackend
 from mnemonist.mcp.server import McpHttpEndpoint
@@ -69,12 +70,14 @@ def create_app(daemon: Any, *, bind_host: str | None = None) -> FastAPI:
     app.state.daemon = daemon
     app.state.service = daemon.service
     app.state.policy = policy_for(daemon, bind_host)
+    app.state.authority = TokenAuthority(daemon.db, app.state.policy,
+                                         daemon.config.server.daemon_name())
     install_handlers(app)
     # innermost: a request the boundary refuses does not count (sleep replay's idle clock)
     app.add_middleware(NoteActivity,
                        note=getattr(getattr(daemon, "sleep_replay", None), "note_activity", None))
     app.add_middleware(CrashGuard)  # inside the boundary: refusals never reach it
-    app.add_middleware(Boundary, policy=app.state.policy)
+    app.add_middleware(Boundary, policy=app.state.policy, authority=app.state.authority)
     app.add_middleware(InFlight)  # outermost: background embedding yields while a request runs
 
     app.include_router(routes_health.router)

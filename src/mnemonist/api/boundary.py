@@ -13,11 +13,14 @@ Each request passes these checks in order; the first that fails answers with a J
    page: refused. No Origin (curl, the CLI, hooks, MCP clients) passes. No CORS headers are ever
    sent, so a page cannot read any answer either.
 3. **Token** (401 `unauthorized`) on every path but `/health`, `/login` and the dashboard's
-   static files (`/ui/static/…`: scripts and styles, no data) when `server.token` is set: as
-   `Authorization: Bearer …`, `X-Mnemonist-Token: …`, or the dashboard's cookie
-   (`mnemonist_token`, HttpOnly, SameSite=Strict, set by `/login`; it holds an HMAC of the
-   token under a secret this daemon drew at start, never the token). A browser asking for a
+   static files (`/ui/static/…`: scripts and styles, no data) when `server.token` is set or
+   named tokens exist (`mnemonist token add`; `api/tokens.py` checks both, and finds whose a
+   named token is): as `Authorization: Bearer …`, `X-Mnemonist-Token: …`, or the dashboard's
+   cookie (`mnemonist_token`, HttpOnly, SameSite=Strict, set by `/login`; it holds an HMAC
+   under a secret this daemon drew at start, never the token). A browser asking for a
    dashboard page (`/`, `/ui/…`, accepting text/html) without it is sent to `/login` (303).
+   Identity headers (`X-Mnemonist-Agent` / `-User`) get the limits of the body's fields here
+   (400 naming the header), on every route.
 4. **Body size** (413 `body_too_large`): `server.max_body_bytes`, checked on Content-Length
    before anything is read and counted while reading.
 5. **Content type** (415 `unsupported_media_type`): a state-changing request with a body must
@@ -35,8 +38,8 @@ import json
 import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-from urllib.parse import unquote, urlsplit
+from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 import numpy as np
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -56,6 +59,8 @@ OPEN_PREFIXES = ("/ui/static/",)
 #: the dashboard's session cookie (HttpOnly, SameSite=Strict): `BoundaryPolicy.session_cookie()`
 TOKEN_COOKIE = "mnemonist_token"
 LOGIN_PATH = "/login"
+#: where the boundary leaves a request's principal (named tokens): its ASGI scope's `state`
+PRINCIPAL_KEY = "mnemonist_principal"
 
 
 def is_loopback(host: str) -> bool:
@@ -148,17 +153,9 @@ class BoundaryPolicy:
         a value that is not the token, opens nothing else, and dies with this daemon."""
         return hmac.new(self.cookie_secret, self.token.encode(), hashlib.sha256).hexdigest()
 
-    def token_ok(self, headers: Mapping[str, str]) -> bool:
-        if not self.token:
-            return True
-        header = headers.get("authorization", "")
-        given = header[7:] if header.lower().startswith("bearer ") else ""
-        given = given or headers.get("x-mnemonist-token", "")
-        if given:
-            return hmac.compare_digest(given.encode(), self.token.encode())
-        cookie = unquote(cookie_value(headers.get("cookie", ""), TOKEN_COOKIE))
-        return bool(cookie) and hmac.compare_digest(cookie.encode(),
-                                                    self.session_cookie().encode())
+    def is_open(self, path: str) -> bool:
+        """A path anyone may ask for without a token."""
+        return path in self.open_paths or path.startswith(self.open_prefixes)
 
     def body_limit(self, path: str) -> int:
         limit = self.max_body_bytes
@@ -168,11 +165,12 @@ class BoundaryPolicy:
         return limit
 
     # -- the checks, each answering None (pass) or (status, code, message) ----------------------
-    def check_host(self, host: str, port: int | None, headers: Mapping[str, str]
+    def check_host(self, host: str, port: int | None, token_valid: bool
                    ) -> tuple[int, str, str] | None:
+        """`token_valid`: the request came with a token this daemon accepts."""
         if self.host_listed(host, port):
             return None
-        if not self.loopback and self.token and self.token_ok(headers):
+        if not self.loopback and token_valid:
             return None  # bound for remote clients: they come by any name, with the token
         where = f"127.0.0.1:{port}" if port else "127.0.0.1"
         hint = ("; remote names need the token" if not self.loopback
@@ -196,11 +194,6 @@ class BoundaryPolicy:
                     f"a {site} request from a web page may not change this daemon's memory")
         return None
 
-    def check_token(self, path: str, headers: Mapping[str, str]) -> tuple[int, str, str] | None:
-        if path in self.open_paths or path.startswith(self.open_prefixes) or self.token_ok(
-                headers):
-            return None
-        return 401, "unauthorized", "a valid bearer token is required"
 
 
 def cookie_value(header: str, name: str) -> str:
@@ -265,9 +258,10 @@ def json_depth_exceeds(raw: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
 class Refused(Exception):
     """A request the boundary turns away, with its JSON answer."""
 
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(self, status: int, code: str, message: str, **details: Any) -> None:
         super().__init__(message)
         self.status, self.code, self.message = status, code, message
+        self.details = details
 
 
 async def send_json(send: Send, status: int, body: dict[str, Any], *, close: bool = False,
@@ -287,12 +281,23 @@ async def send_redirect(send: Send, location: str) -> None:
     await send({"type": "http.response.body", "body": b""})
 
 
-class Boundary:
-    """ASGI middleware enforcing a `BoundaryPolicy` on every HTTP request."""
+class Authority(Protocol):
+    """What checks tokens for the boundary (`api/tokens.TokenAuthority`)."""
 
-    def __init__(self, app: ASGIApp, policy: BoundaryPolicy) -> None:
+    async def authenticate_async(self, headers: Mapping[str, str]) -> Any: ...
+
+    def header_problem(self, headers: Mapping[str, str]) -> Refused | None: ...
+
+
+class Boundary:
+    """ASGI middleware enforcing a `BoundaryPolicy` on every HTTP request. `authority`
+    (`api/tokens.TokenAuthority`) checks tokens and finds the request's principal, which it
+    leaves in the scope's state (`api/tokens.principal_of`)."""
+
+    def __init__(self, app: ASGIApp, policy: BoundaryPolicy, authority: Authority) -> None:
         self.app = app
         self.policy = policy
+        self.authority = authority
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -301,7 +306,7 @@ class Boundary:
         headers = _headers(scope)
         method = scope["method"].upper()
         try:
-            self._check_headers(scope, method, headers)
+            principal = await self._check_headers(scope, method, headers)
             body = await self._read_body(scope, receive, headers)
             self._check_body(method, headers, body)
         except Refused as exc:
@@ -309,21 +314,41 @@ class Boundary:
                 await send_redirect(send, LOGIN_PATH)  # a person without the cookie: log in
                 return
             close = exc.status == 413  # the rest of a too-large body is never read
-            await send_json(send, exc.status, {"error": exc.code, "message": exc.message},
+            await send_json(send, exc.status, {"error": exc.code, "message": exc.message,
+                                               **exc.details},
                             close=close, head=method == "HEAD")
             return
+        if principal is not None:
+            scope.setdefault("state", {})[PRINCIPAL_KEY] = principal
         await self.app(scope, _replay(body, receive), send)
 
-    def _check_headers(self, scope: Scope, method: str, headers: Mapping[str, str]) -> None:
+    async def _check_headers(self, scope: Scope, method: str, headers: Mapping[str, str]
+                             ) -> Any:
+        """Host, Origin, token and identity headers; the request's principal (or None)."""
         policy = self.policy
         server = scope.get("server")
         port = server[1] if server and len(server) > 1 else None
         host = headers.get("host", "")
-        for problem in (policy.check_host(host, port, headers),
-                        policy.check_origin(method, host, headers),
-                        policy.check_token(scope["path"], headers)):
+        auth = None
+        if not policy.host_listed(host, port):
+            if not policy.loopback:  # another name may come with a valid token
+                auth = await self.authority.authenticate_async(headers)
+            problem = policy.check_host(host, port, auth is not None and auth.valid)
             if problem is not None:
                 raise Refused(*problem)
+        problem = policy.check_origin(method, host, headers)
+        if problem is not None:
+            raise Refused(*problem)
+        principal = None
+        if not policy.is_open(scope["path"]):
+            auth = auth or await self.authority.authenticate_async(headers)
+            if not auth.allowed:
+                raise Refused(401, "unauthorized", auth.problem)
+            principal = auth.principal
+        refused = self.authority.header_problem(headers)
+        if refused is not None:
+            raise refused
+        return principal
 
     async def _read_body(self, scope: Scope, receive: Receive, headers: Mapping[str, str]
                          ) -> bytes:

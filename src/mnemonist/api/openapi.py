@@ -26,8 +26,10 @@ ERROR_SCHEMA: dict[str, Any] = {
 
 DESCRIPTIONS = {
     400: "bad input (`invalid_request`, `invalid_json`, `json_too_deep`, ...), naming the field",
-    401: "a valid bearer token is required (`server.token` is set)",
-    403: "a web page's request (`forbidden_origin`): foreign Origin or Sec-Fetch-Site",
+    401: "a valid bearer token is required (`server.token` is set, or named tokens exist)",
+    403: "a web page's request (`forbidden_origin`): foreign Origin or Sec-Fetch-Site; or,"
+         " with named tokens, a claim of another identity than the token's"
+         " (`identity_mismatch`) or an owner's action (`owner_only`)",
     404: "no such memory, document, checkpoint, action, entity or session (`not_found`)",
     409: "the state does not allow it (`version_conflict`, `already_deleted`, `pinned`,"
          " `immutable`, ...), or an id prefix matches several memories (`ambiguous_id`)",
@@ -115,7 +117,9 @@ def _declare_identity(op: dict[str, Any], method: str, path: str) -> None:
 def statuses(method: str, path: str, open_paths: frozenset[str]) -> list[int]:
     out = {400, 421}
     if path not in open_paths:
-        out |= {401, 503, 507}  # a route that writes (even access counts) meets a full disk
+        # a route that writes (even access counts) meets a full disk; a named token may not
+        # claim another identity (403)
+        out |= {401, 403, 503, 507}
     if method in UNSAFE:
         out |= {403, 413, 415}
     if "{" in path:

@@ -11,7 +11,7 @@ from fastapi.responses import FileResponse, StreamingResponse
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
-from mnemonist.api.deps import caller_of, svc
+from mnemonist.api.deps import caller_of, require_owner, svc
 from mnemonist.api.routes_memory import body_json
 from mnemonist.model.carry import BackupRequest
 from mnemonist.service import BadRequest
@@ -25,6 +25,8 @@ router = APIRouter()
                              "description": "the bundle: a header line, then one record a line"}})
 def export(request: Request, project: str | None = Query(None, min_length=1, max_length=500),
            vectors: bool = False, all_scopes: bool = False):
+    if all_scopes:
+        require_owner(request, "an export of every scope (all_scopes)")
     lines = _chunks(svc(request).export_lines(project=project, vectors=vectors,
                                               caller=caller_of(request),
                                               all_scopes=all_scopes))
@@ -53,6 +55,7 @@ def _import(raw: bytes, service) -> dict:
 
 @router.post("/api/import/bundle")
 async def import_bundle(request: Request):
+    require_owner(request, "a bundle import (it writes every scope and its history)")
     return await run_in_threadpool(_import, await request.body(), svc(request))
 
 
@@ -63,6 +66,7 @@ BACKUP_MEDIA_TYPE = "application/vnd.sqlite3"
     "description": "the backup written into <home>/backups/ (JSON), or with `download` its"
                    " bytes", "content": {"application/json": {}, BACKUP_MEDIA_TYPE: {}}}})
 async def backup(request: Request):
+    require_owner(request, "a backup (a copy of every scope)")
     data = await body_json(request)
     if "path" in data:
         raise BadRequest(

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from mnemonist.api.deps import svc
+from mnemonist.api.deps import actor, svc
 from mnemonist.api.routes_memory import body_json, query_params
 from mnemonist.model.documents import DocumentDeleteRequest, DocumentListRequest, DocumentRequest
 
@@ -39,4 +39,6 @@ def document_chunks(doc_id: str, request: Request, include_deleted: bool = True)
 async def delete_document(doc_id: str, request: Request):
     req = DocumentDeleteRequest.model_validate(
         {**query_params(request), **(await body_json(request))})
+    if actor(request) is not None:  # documents are global: only who deleted it is recorded
+        req = req.model_copy(update={"changed_by": actor(request)})
     return await run_in_threadpool(svc(request).delete_document, doc_id, req)

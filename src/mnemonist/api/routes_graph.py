@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from mnemonist.api.deps import svc, with_caller
+from mnemonist.api.deps import check_claims, check_owners, svc, with_caller
 from mnemonist.api.routes_memory import query_params
 from mnemonist.model.graph import (
     EntityListRequest,
@@ -75,6 +75,8 @@ def memory_feedback(memory_id: str, body: FeedbackRequest, request: Request):
 def state_relation(body: RelateRequest, request: Request):
     """State (or, with `retract: true`, take back) a relation. Owners come from the body
     only, as on a remember: a header never makes a statement private."""
+    check_owners(request, body)
+    check_claims(request)
     out = svc(request).relate(body)
     return JSONResponse(out, status_code=201 if out.get("created") else 200)
 

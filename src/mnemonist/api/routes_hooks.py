@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
-from mnemonist.api.deps import svc, with_caller
+from mnemonist.api.deps import check_claims, svc, with_caller
 from mnemonist.model.hooks import (
     CheckpointRequest,
     CompactionCompleteRequest,
@@ -40,16 +40,19 @@ def user_prompt_submit(body: PromptSubmitRequest, request: Request):
 
 @router.post("/api/hooks/pre-compaction")
 def pre_compaction(body: PreCompactionRequest, request: Request):
+    check_claims(request, body)
     return svc(request).hook_pre_compaction(body)
 
 
 @router.post("/api/hooks/compaction-complete")
 def compaction_complete(body: CompactionCompleteRequest, request: Request):
+    check_claims(request, body)
     return svc(request).hook_compaction_complete(body)
 
 
 @router.post("/api/hooks/session-end")
 def session_end(body: SessionEndRequest, request: Request):
+    check_claims(request, body)
     return svc(request).hook_session_end(body)
 
 

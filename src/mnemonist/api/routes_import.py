@@ -8,9 +8,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 
-from mnemonist.api.deps import caller_of
+from mnemonist.api.deps import caller_of, check_claims, principal
 from mnemonist.model.requests import ImportRequest
 from mnemonist.service import BadRequest
+from mnemonist.service.principal import Principal
 
 router = APIRouter()
 
@@ -48,19 +49,29 @@ def parse_import_body(raw: bytes) -> dict[str, Any]:
     raise BadRequest("body must be a JSON array, an object or JSON lines", code="invalid_json")
 
 
-def import_body(raw: bytes, service: Any) -> dict[str, Any]:
+def import_body(raw: bytes, service: Any, principal: Principal | None = None
+                ) -> dict[str, Any]:
     """Parse, validate and import: all of it in a worker thread, never on the event loop
-    (100,000 items take seconds to validate)."""
+    (100,000 items take seconds to validate). With a token, every item's owners must be the
+    token's own, and history names the token."""
     try:
         body = parse_import_body(raw)
     except UnicodeDecodeError as exc:
         raise BadRequest("body is not UTF-8", code="invalid_json") from exc
-    return service.import_memories(ImportRequest.model_validate(body))
+    req = ImportRequest.model_validate(body)
+    if principal is None:
+        return service.import_memories(req)
+    for n, item in enumerate(req.items):
+        principal.check_owners({"agent_id": item.agent_id, "user_id": item.user_id},
+                               f"items[{n}]")
+    return service.import_memories(req, changed_by=principal.actor)
 
 
 @router.post("/api/memory/import")
 async def import_memories(request: Request):
-    return await run_in_threadpool(import_body, await request.body(), request.app.state.service)
+    check_claims(request)
+    return await run_in_threadpool(import_body, await request.body(),
+                                   request.app.state.service, principal(request))
 
 
 @router.get("/api/memory/{memory_id}/neighbours")

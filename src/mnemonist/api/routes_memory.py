@@ -9,7 +9,15 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from mnemonist.api.deps import IDENTITY_HEADERS, caller_of, svc, with_caller
+from mnemonist.api.deps import (
+    IDENTITY_HEADERS,
+    actor,
+    caller_of,
+    check_owners,
+    principal,
+    svc,
+    with_caller,
+)
 from mnemonist.model.requests import (
     MAX_OFFSET,
     DeleteRequest,
@@ -54,11 +62,13 @@ def query_params(request: Request) -> dict[str, Any]:
 
 @router.post("/api/memory/remember")
 def remember(body: RememberRequest, request: Request):
-    caller_of(request)  # identity headers are validated here too (an id, never a secret)
-    agent = request.headers.get(IDENTITY_HEADERS["agent_id"])
+    check_owners(request, body)  # private to the token's own identity only
+    caller_of(request)  # identity headers: validated, and held against the token
+    token = principal(request)
+    agent = request.headers.get(IDENTITY_HEADERS["agent_id"]) or (token and token.agent_id)
     if body.who is None and agent:  # who wrote it: the observer when another agent repeats it
         body = body.model_copy(update={"who": agent.strip()[:200] or None})
-    out = svc(request).remember(body)
+    out = svc(request).remember(body, changed_by=actor(request))
     return JSONResponse(out, status_code=201 if out["created"] else 200)
 
 
@@ -90,7 +100,7 @@ def get_memory(memory_id: str, request: Request):
 
 @router.patch("/api/memory/{memory_id}")
 def patch_memory(memory_id: str, body: MemoryPatch, request: Request):
-    return svc(request).patch(memory_id, body, changed_by=body.changed_by,
+    return svc(request).patch(memory_id, body, changed_by=actor(request) or body.changed_by,
                               caller=caller_of(request))
 
 

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 
-from mnemonist.api.deps import caller_of, svc
+from mnemonist.api.deps import actor, caller_of, svc
 from mnemonist.model.requests import (
     MAX_OFFSET,
     DismissDuplicateRequest,
@@ -122,5 +122,6 @@ def dismiss_duplicate(candidate_id: str, request: Request,
 
 @router.post("/api/repair/duplicates/{candidate_id}/resolve")
 def resolve_duplicate(candidate_id: str, body: ResolveDuplicateRequest, request: Request):
-    return svc(request).resolve_duplicate(candidate_id, body.keep, body.reason, body.changed_by,
+    return svc(request).resolve_duplicate(candidate_id, body.keep, body.reason,
+                                          actor(request) or body.changed_by,
                                           caller_of(request))

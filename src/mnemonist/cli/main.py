@@ -23,6 +23,7 @@ from mnemonist.cli.migrate_cmd import migrate_cmd
 from mnemonist.cli.predictor_cmd import feedback, predictor
 from mnemonist.cli.principles_cmd import principles
 from mnemonist.cli.sessions_cmd import sessions
+from mnemonist.cli.token_cmd import token
 from mnemonist.client import DEFAULT_TIMEOUT_S
 
 
@@ -158,6 +159,7 @@ cli.add_command(gates)
 cli.add_command(sync)
 cli.add_command(files)
 cli.add_command(migrate_cmd)
+cli.add_command(token)
 for _command in CARRY_COMMANDS:  # export, import, backup
     cli.add_command(_command)
 
@@ -198,6 +200,11 @@ SHORT_HELP = {
     ("gates", "backfill-skipped"): "Queue the summaries the significance gate skipped.",
     ("sync",): "Index the memory files of every project now.",
     ("migrate",): "Copy a SQLite home into PostgreSQL.",
+    ("token",): "Named tokens: one per person or agent.",
+    ("token", "add"): "Make a token and print it once.",
+    ("token", "list"): "Every named token (never the token itself).",
+    ("token", "revoke"): "Revoke a token: refused from the next request.",
+    ("token", "rotate"): "A new secret for a token, printed once.",
     ("export",): "Write memories as a JSON-lines bundle.",
     ("import",): "Import a bundle, a chat export or items.",
     ("backup",): "Copy the live database to a file.",

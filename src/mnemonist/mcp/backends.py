@@ -174,6 +174,7 @@ class HttpBackend(Backend):
         return await self._call("POST", "/api/memory/recall", json=body, idempotent=True)
 
     async def remember(self, body: Body) -> Body:
+        body = {k: v for k, v in body.items() if k != "changed_by"}  # the daemon records it
         return await self._call("POST", "/api/memory/remember", json=body)
 
     async def get(self, memory_id: str, caller: Body | None = None) -> Body:
@@ -259,8 +260,10 @@ class ServiceBackend(Backend):
         return await self._run(lambda: self.service.recall(RecallRequest.model_validate(body)))
 
     async def remember(self, body: Body) -> Body:
+        body = dict(body)
+        by = body.pop("changed_by", None)  # who history records (a token's name, on /mcp)
         return await self._run(
-            lambda: self.service.remember(RememberRequest.model_validate(body))
+            lambda: self.service.remember(RememberRequest.model_validate(body), changed_by=by)
         )
 
     async def get(self, memory_id: str, caller: Body | None = None) -> Body:
@@ -271,10 +274,11 @@ class ServiceBackend(Backend):
         return await self._run(lambda: self.service.list(ListRequest.model_validate(params)))
 
     async def patch(self, memory_id: str, body: Body, caller: Body | None = None) -> Body:
-        return await self._run(
-            lambda: self.service.patch(memory_id, MemoryPatch.model_validate(body),
-                                       caller=Caller.model_validate(caller or {}))
-        )
+        def run() -> Body:
+            patch = MemoryPatch.model_validate(body)
+            return self.service.patch(memory_id, patch, changed_by=patch.changed_by,
+                                      caller=Caller.model_validate(caller or {}))
+        return await self._run(run)
 
     async def forget(self, body: Body) -> Body:
         return await self._run(lambda: self.service.forget(ForgetRequest.model_validate(body)))

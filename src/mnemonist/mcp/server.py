@@ -26,13 +26,17 @@ from starlette.responses import JSONResponse
 from starlette.types import Receive, Scope, Send
 
 from mnemonist import __version__
+from mnemonist.api.tokens import principal_of
 from mnemonist.mcp.backends import Backend, ToolError
 from mnemonist.mcp.tools import BY_NAME, INSTRUCTIONS, TOOLS, ToolSpec, call_tool
+from mnemonist.service.principal import Principal
 
 log = logging.getLogger(__name__)
 
 #: the identity the /mcp request's X-Mnemonist-Agent / X-Mnemonist-User headers name
 REQUEST_IDENTITY: ContextVar[dict[str, Any] | None] = ContextVar("mcp_identity", default=None)
+#: the /mcp request's token where named tokens are in use (`service/principal.py`)
+REQUEST_PRINCIPAL: ContextVar[Principal | None] = ContextVar("mcp_principal", default=None)
 IDENTITY_HEADERS = {b"x-mnemonist-agent": "agent_id", b"x-mnemonist-user": "user_id"}
 
 
@@ -67,12 +71,14 @@ def _text(data: Any) -> types.TextContent:
 
 
 async def run_tool(backend: Backend, name: str, arguments: dict[str, Any] | None,
-                   identity: dict[str, Any] | None = None) -> types.CallToolResult:
+                   identity: dict[str, Any] | None = None,
+                   principal: Principal | None = None) -> types.CallToolResult:
     """One tool call as an MCP result: the daemon's JSON answer, or a tool error carrying its
     error code and message (`isError`); never an exception. `identity`: who the server
-    reads as where the call names nobody."""
+    reads as where the call names nobody; `principal`: the request's token, which every
+    identity is held against."""
     try:
-        data = await call_tool(backend, name, arguments, identity)
+        data = await call_tool(backend, name, arguments, identity, principal)
     except ToolError as exc:
         log.info("MCP tool %s failed: %s", name, exc)
         return types.CallToolResult(content=[_text(exc.to_dict())], is_error=True)
@@ -93,7 +99,7 @@ def build_server(backend: Backend, identity: dict[str, Any] | None = None) -> Se
 
     async def call(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         return await run_tool(backend, params.name, params.arguments,
-                              identity or REQUEST_IDENTITY.get())
+                              identity or REQUEST_IDENTITY.get(), REQUEST_PRINCIPAL.get())
 
     def input_schema(name: str) -> dict[str, Any] | None:
         spec = BY_NAME.get(name)
@@ -171,8 +177,11 @@ class McpHttpEndpoint:
             return
         named = {IDENTITY_HEADERS[k]: v.decode("latin-1").strip()
                  for k, v in scope.get("headers", ()) if k.lower() in IDENTITY_HEADERS}
-        token = REQUEST_IDENTITY.set(named or None)  # the tool calls of this request read it
+        # the tool calls of this request read them
+        token = REQUEST_IDENTITY.set(named or None)
+        who = REQUEST_PRINCIPAL.set(principal_of(scope))  # found by the daemon's boundary
         try:
             await manager.handle_request(scope, receive, send)
         finally:
+            REQUEST_PRINCIPAL.reset(who)
             REQUEST_IDENTITY.reset(token)

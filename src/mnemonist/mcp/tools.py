@@ -57,6 +57,8 @@ from mnemonist.mcp.schemas import (
     STORE_INPUT,
     STORE_OUTPUT,
 )
+from mnemonist.service.errors import ServiceError
+from mnemonist.service.principal import Principal
 from mnemonist.text.framing import ANSWER_NOTICE
 
 # -- the tools ---------------------------------------------------------------------------------
@@ -141,8 +143,11 @@ async def _review_decide(backend: Backend, args: Body) -> Body:
                         field="action")
     if "reason" not in args:  # the API lets a dismissal go without one; a tool call says why
         raise ToolError("invalid_request", "reason: is required", field="reason")
+    by = args.pop("changed_by", None)  # a dismissal records no actor
     if action == "dismiss":
         return await backend.dismiss_duplicate(pair_id, args, caller)
+    if by is not None:
+        args["changed_by"] = by
     return await backend.resolve_duplicate(pair_id, {"keep": action[-1], **args}, caller)
 
 
@@ -450,8 +455,39 @@ def with_identity(name: str, args: Body, identity: Body | None) -> Body:
     return {**{k: v for k, v in identity.items() if v is not None}, **args}
 
 
+#: writes whose arguments name owners (agent_id / user_id make the memory private)
+OWNER_WRITES = frozenset({"memory_store", "knowledge_relate"})
+#: tools whose requests record who made the change (`changed_by`)
+RECORDS_ACTOR = frozenset({"memory_store", "memory_modify", "memory_forget", "memory_restore",
+                           "review_decide"})
+
+
+def with_principal(name: str, args: Body, principal: Principal | None) -> Body:
+    """The call held against the request's token (/mcp with named tokens; the stdio server's
+    calls meet the token at the daemon's HTTP API): identity claims it may not make are a
+    tool error `identity_mismatch`, unclaimed ones are the token's, and a change records the
+    token and the daemon (`service/principal.py`)."""
+    if principal is None:
+        return args
+    try:
+        if name in OWNER_WRITES:
+            principal.check_owners(args, "arguments")
+            out = dict(args)
+            if name == "memory_store" and principal.agent_id and "who" not in out:
+                out["who"] = principal.agent_id
+        else:
+            claims = {k: args[k] for k in READER if k in args}
+            out = {**args, **principal.bind(claims, dict.fromkeys(claims, "arguments"))}
+    except ServiceError as exc:
+        raise ToolError(exc.code, exc.message, **exc.details) from exc
+    if name in RECORDS_ACTOR:
+        out["changed_by"] = principal.actor
+    return out
+
+
 async def call_tool(backend: Backend, name: str, arguments: dict[str, Any] | None,
-                    identity: Body | None = None) -> Body:
+                    identity: Body | None = None, principal: Principal | None = None
+                    ) -> Body:
     """Run one tool. Raises `ToolError` with the daemon's code and message on any failure."""
     spec = BY_NAME.get(name)
     if spec is None:
@@ -467,4 +503,5 @@ async def call_tool(backend: Backend, name: str, arguments: dict[str, Any] | Non
         raise ToolError(
             "invalid_request", "; ".join(f"{k}: unknown field" for k in sorted(unknown))
         )
-    return framed(name, await spec.run(backend, with_identity(name, args, identity)))
+    args = with_principal(name, with_identity(name, args, identity), principal)
+    return framed(name, await spec.run(backend, args))

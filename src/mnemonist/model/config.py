@@ -297,6 +297,28 @@ class ServerConfig(SnakeModel):
     max_body_bytes: int = Range(
         16777216, 65536, 1073741824, "largest request body; larger is a 413 before it is read"
     )
+    name: str = Field(
+        default="", max_length=64,
+        description="this daemon's name in history (`token:NAME via THIS`, with named"
+                    " tokens); empty: the machine's host name",
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _daemon_name(cls, value: str) -> str:
+        value = value.strip()
+        if any(c.isspace() or ord(c) < 32 for c in value):
+            raise ValueError("may not contain whitespace or control characters")
+        return value
+
+    def daemon_name(self) -> str:
+        """`name`, else the host name (its first 64 characters)."""
+        if self.name:
+            return self.name
+        import socket
+
+        host = "".join(c for c in socket.gethostname() if not c.isspace())
+        return host[:64] or "mnemonist"
 
 
 class StorageConfig(SnakeModel):

@@ -25,6 +25,14 @@ class BadRequest(ServiceError):
     code = "invalid_request"
 
 
+class Forbidden(ServiceError):
+    """The request's token may not do this (another identity, another scope, an owner's
+    action): docs/security.md#tokens."""
+
+    status = 403
+    code = "forbidden"
+
+
 class NotFound(ServiceError):
     status = 404
     code = "not_found"

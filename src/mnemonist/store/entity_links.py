@@ -48,7 +48,7 @@ from typing import NamedTuple
 from mnemonist.model.memory import utcnow
 from mnemonist.store.graph import REASONS, co_occurrence_confidence, memory_scope
 from mnemonist.store.row_ids import time_ordered_id
-from mnemonist.text.entities import Entity, Extraction, canonical_name, is_decision_content
+from mnemonist.text.entities import Entity, Extraction, is_decision_content
 from mnemonist.text.prose_graph import Alias, key_of, read
 from mnemonist.text.relations import Relation
 

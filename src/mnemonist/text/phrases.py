@@ -66,7 +66,7 @@ class Phrase(NamedTuple):
 _NOT_HEAD = TIME_WORDS | _words("now downtown uptown here there too again already just "
                                  "instead anymore together home abroad overseas")
 _OBJECT_START = frozenset({"DT", "PRP$", "NNP", "NNPS", "CD", "IN", "TO", "PRP"})
-_AFTER_NOUN = frozenset({"VBZ", "VBD", "MD", ",", ".", ":", "VBP"})
+_AFTER_NOUN = frozenset({"VBZ", "VBD", "MD", ",", ".", ":", "VBP", "IN", "TO", "CC"})
 _PREPOSITIONS = _words("on to from in into with by for")
 #: a "." after these does not end the sentence
 _ABBREVIATIONS = _words("i.e e.g etc vs approx dr mr mrs ms st inc ltd jr sr no fig")
@@ -107,15 +107,15 @@ def _tagged(tokens: list[Token]) -> Sentence:
         if (any(c.isupper() for c in w[1:]) or (i and w[:1].isupper() and tags[i] == "NN")
                 or (re.search(r"[A-Za-z]", w) and re.search(r"\d", w))):
             tags[i] = "NNP"
-        elif (i and i + 1 < len(words) and tags[i] in ("NNS", "NN", "VB", "VBP", "NNP")
-              and w.islower() and w in RELATION_VERBS and tags[i - 1] in NOUNS
-              and (tags[i + 1] in _OBJECT_START or words[i + 1].lower() in _PREPOSITIONS
-                   or (w.endswith("s") and words[i - 1][:1].isupper()))):
-            tags[i] = "VBZ" if w.lower().endswith("s") else "VBP"
+    verb_seen = False
+    for i, w in enumerate(words):
+        if i and i + 1 < len(words) and _is_relation_verb(words, tags, i, verb_seen):
+            tags[i] = "VBZ" if w.endswith("s") else "VBP"
         elif (i >= 2 and tags[i] in ("VB", "VBP") and tags[i - 1] in NOUNS
               and tags[i - 2] in ("DT", "PRP$", "JJ", "POS")
               and (i + 1 == len(words) or tags[i + 1] in _AFTER_NOUN)):
-            tags[i] = "NN"  # "the data *store* is fast"
+            tags[i] = "NN"  # "the data *store* is fast", "the payments *team* at Acme"
+        verb_seen = verb_seen or tags[i].startswith(("VB", "MD"))
     first = next((w.lower() for w in words if w[:1].isalnum()), "")
     question = words[-1] == "?" or (first in _AUX and words[-1] != ".")
     return Sentence(tokens, tags, question)
@@ -132,6 +132,21 @@ def phrase_key(name: str) -> str:
     if words:
         words[-1] = singular(words[-1])
     return " ".join(words)
+
+
+def _is_relation_verb(words: list[str], tags: list[str], i: int, verb_seen: bool) -> bool:
+    """A verb of the relation patterns the tagger read as a noun: "the mobile app *talks* to",
+    "the web client *loads* translations", "… and *stores* hits in Valkey"."""
+    w = words[i]
+    if tags[i] not in ("NNS", "NN", "VB", "VBP", "NNP") or not w.islower() or (
+            w not in RELATION_VERBS):
+        return False
+    if tags[i - 1] == "CC":
+        return verb_seen and w.endswith("s")
+    if tags[i - 1] not in NOUNS:
+        return False
+    return (tags[i + 1] in _OBJECT_START or words[i + 1].lower() in _PREPOSITIONS
+            or (w.endswith("s") and (words[i - 1][:1].isupper() or not verb_seen)))
 
 
 def singular(word: str) -> str:
@@ -157,8 +172,9 @@ def _modifier(s: Sentence, i: int, determined: bool) -> bool:
         return bool(_ALPHA.match(w) or _NAMEISH.search(w))
     if t == "CD":
         return bool(re.search(r"[A-Za-z]", w))  # "Q3", not "3"
-    if t in ("JJ", "VBN"):
-        return low in CLASSIFYING or low in GERUND_MODIFIERS
+    if t in ("JJ", "VBN"):  # "the *ranking* service" read as an adjective is a gerund
+        return low in CLASSIFYING or low in GERUND_MODIFIERS or (
+            determined and low.endswith("ing") and len(low) > 5)
     if t == "VBG":
         return low in GERUND_MODIFIERS or determined
     return False

@@ -105,7 +105,7 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str, bool], ...] = tuple(
          rf"|(?:pulls|pull|pulled|pulling) {_OBJ}from"
          rf"|(?:fetches|fetch|fetched|fetching) {_OBJ}from"
          rf"|(?:loads|load|loaded|loading) {_OBJ}from|(?:gets|get|got) {_OBJ}from"
-         r"|(?:consumes|consume|consumed|consuming)(?: from)?"
+         rf"|(?:consumes|consume|consumed|consuming)(?: {_OBJ}from)?"
          r"|(?:queries|query|queried|querying)|(?:polls|poll|polled)"
          r"|(?:subscribes|subscribe|subscribed) to|(?:listens|listen|listened) to"
          r"|(?:reads|read)", READS_FROM, False),
@@ -172,6 +172,18 @@ def _gap(words: Sequence[str]) -> tuple[str, bool]:
 
 
 def _type_of(gap: str, a: Mention, b: Mention) -> tuple[str, bool] | None:
+    kind = _typed(gap, a, b)
+    words = gap.split()
+    if kind is None and words and words[0] in _PREPOSITION:
+        # a phrase on the subject before its verb: "the checkout flow *on the website* uses"
+        for k in range(2, min(len(words), 6)):
+            kind = _typed(" ".join(words[k:]), a, b)
+            if kind is not None:
+                return kind
+    return kind
+
+
+def _typed(gap: str, a: Mention, b: Mention) -> tuple[str, bool] | None:
     for pattern, rtype, rev in _PATTERNS:
         if not pattern.match(gap):
             continue

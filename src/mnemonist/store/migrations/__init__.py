@@ -137,4 +137,5 @@ from mnemonist.store.migrations import (  # noqa: E402, F401
     predictor,
     principles,
     sessions_context,
+    tokens,
 )
