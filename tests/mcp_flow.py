@@ -254,7 +254,7 @@ async def check_graph_tools(session: ClientSession, live, tag: str) -> None:
     daemon's HTTP API answers, and memory_feedback rates a memory for a prompt."""
     api, db = f"{tag.capitalize()}Api", f"{tag.capitalize()}Db"
     first = await call(session, "memory_store", {
-        "content": f"Our {api} service depends on {db} for orders.", "project": tag})
+        "content": f"Our {api} depends on {db} for orders.", "project": tag})
     await call(session, "memory_store", {
         "content": f"The nightly {tag.capitalize()}Backup reads from {db}.", "project": tag})
     impact = await call(session, "graph_impact", {"entity": db, "project": tag})

@@ -142,8 +142,8 @@ def test_migration_15_splits_entities_by_the_scopes_of_their_memories(tmp_path) 
 def test_new_writes_create_entities_in_their_memorys_scope(tmp_path) -> None:
     config = {"embedding": {"provider": "none"}}
     with manual_daemon(tmp_path, config) as d:
-        remember(d, "Our ShopApi service depends on ShopDb.", project="shop")
-        remember(d, "Our ShopApi service depends on ShopDb.", project="other")
+        remember(d, "Our ShopApi depends on ShopDb.", project="shop")
+        remember(d, "Our ShopApi depends on ShopDb.", project="other")
         before = {tuple(r) for r in d.db.reader().execute(
             "SELECT id, mentions, updated_at FROM entities WHERE agent_id = ''")}
         remember(d, "again ShopDb was slow with ShopApi today.", project="shop",
@@ -170,7 +170,7 @@ def test_a_memory_moved_to_another_project_takes_its_links_along(tmp_path) -> No
     from mnemonist.model.requests import MemoryPatch
 
     with manual_daemon(tmp_path, {"embedding": {"provider": "none"}}) as d:
-        mid = remember(d, "Our ShopApi service depends on ShopDb.", project="shop")
+        mid = remember(d, "Our ShopApi depends on ShopDb.", project="shop")
         d.service.patch(mid, MemoryPatch(project="billing", reason="moved"))
         conn = d.db.reader()
         linked = conn.execute(

@@ -29,7 +29,7 @@ KEYWORD_ONLY: dict[str, Any] = {
 }
 
 SERVICE_GRAPH = [
-    "Our ShopApi service depends on ShopDb for orders.",
+    "Our ShopApi depends on ShopDb for orders.",
     "The nightly BackupJob reads from ShopDb.",
     "The Storefront calls ShopApi on every page view.",
     "We chart ShopDb latency in Grafana.",
@@ -42,7 +42,7 @@ def shop(daemon_store: str, tmp_path_factory: pytest.TempPathFactory):
     project shop, and one more dependent of ShopDb known only to project other."""
     with run_daemon(tmp_path_factory.mktemp("shop"), KEYWORD_ONLY) as live:
         ids = {text: live.remember(text, project="shop")["id"] for text in SERVICE_GRAPH}
-        ids["ledger"] = live.remember("The Ledger service depends on ShopDb.",
+        ids["ledger"] = live.remember("The Ledger depends on ShopDb.",
                                       project="other")["id"]
         yield live, ids
 
@@ -61,7 +61,8 @@ def names(items: list[dict[str, Any]]) -> list[str]:
 
 
 @pytest.mark.parametrize(("text", "pairs"), [
-    ("Our ShopApi service depends on ShopDb.", [("shopapi", "shopdb")]),
+    ("Our ShopApi service depends on ShopDb.", [("shopapi service", "shopdb")]),
+    ("Our ShopApi depends on ShopDb.", [("shopapi", "shopdb")]),
     ("The nightly BackupJob reads from ShopDb.", [("backupjob", "shopdb")]),
     ("Our ShopDb is used by ShopApi.", [("shopapi", "shopdb")]),
     ("Our ShopDb runs on postgres.", [("shopdb", "postgresql")]),
@@ -246,10 +247,10 @@ GODS = ["Apollo", "Athena", "Hermes", "Ares", "Hera", "Demeter", "Poseidon", "Ha
 def test_walk_honours_branching_paths_hops_and_deadline(tmp_path: Path) -> None:
     with run_daemon(tmp_path, KEYWORD_ONLY) as live:
         for god in GODS:
-            live.remember(f"Our Zeus service depends on {god}.")
+            live.remember(f"Our Zeus depends on {god}.")
         for god in ("Hades", "Hera"):  # stated twice: the most confident edges
-            live.remember(f"The Zeus app relies on {god} as well.")
-        live.remember("Our Hades service depends on Cerberus.")
+            live.remember(f"Our Zeus relies on {god} as well.")
+        live.remember("Our Hades depends on Cerberus.")
         conn = live.daemon.db.reader()
         zeus = conn.execute("SELECT id FROM entities WHERE canonical_name = 'zeus'").fetchone()[0]
         name = dict(conn.execute("SELECT id, name FROM entities").fetchall())
@@ -606,7 +607,7 @@ def test_an_entity_only_another_project_names_is_not_found_in_this_one(shop) -> 
 
 def test_stated_relations_promote_restore_and_refuse_bad_input(tmp_path) -> None:
     with run_daemon(tmp_path, KEYWORD_ONLY) as live:
-        live.remember("Our ShopApi service depends on ShopDb.", project="shop")
+        live.remember("Our ShopApi depends on ShopDb.", project="shop")
         before = live.http.get("/api/diagnostics/graph", params={"project": "shop"}).json()
         for bad, field in [({"relation_type": "loves"}, "relation_type"),
                            ({"target": "  shopapi "}, "same entity"),
@@ -656,7 +657,7 @@ def test_graph_diagnostics_and_communities_per_project(tmp_path) -> None:
         for project in ("shop", "billing"):
             for text in SERVICE_GRAPH:
                 live.remember(text, project=project)
-        live.remember("Our Ledger service depends on ShopDb.", project="billing")
+        live.remember("Our Ledger depends on ShopDb.", project="billing")
         live.remember("Our ShopApi is slow with ShopDb today.", project="shop", agent_id="bot")
         every = live.http.get("/api/diagnostics/graph").json()
         shop = live.http.get("/api/diagnostics/graph", params={"project": "shop"}).json()

@@ -63,7 +63,7 @@ def import_body(raw: bytes, service: Any, principal: Principal | None = None
         return service.import_memories(req)
     for n, item in enumerate(req.items):
         principal.check_owners({"agent_id": item.agent_id, "user_id": item.user_id},
-                               f"items[{n}]")
+                               f"body's items[{n}]")
     return service.import_memories(req, changed_by=principal.actor)
 
 

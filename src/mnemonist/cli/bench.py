@@ -212,7 +212,7 @@ def import_(n: int, seed: int, as_json: bool) -> None:
 def _team_commands() -> None:
     from mnemonist.cli.bench_inject import feedback, inject, relevance
     from mnemonist.cli.bench_team import hnsw, team
-    from mnemonist.cli.bench_write_gate import write_gate
+    from mnemonist.cli.bench_write_gate import graph, write_gate
 
     bench.add_command(hnsw)
     bench.add_command(team)
@@ -220,6 +220,7 @@ def _team_commands() -> None:
     bench.add_command(relevance)
     bench.add_command(feedback)
     bench.add_command(write_gate)
+    bench.add_command(graph)
 
 
 _team_commands()

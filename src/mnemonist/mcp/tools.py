@@ -471,13 +471,13 @@ def with_principal(name: str, args: Body, principal: Principal | None) -> Body:
         return args
     try:
         if name in OWNER_WRITES:
-            principal.check_owners(args, "arguments")
+            principal.check_owners(args, "tool call")
             out = dict(args)
             if name == "memory_store" and principal.agent_id and "who" not in out:
                 out["who"] = principal.agent_id
         else:
             claims = {k: args[k] for k in READER if k in args}
-            out = {**args, **principal.bind(claims, dict.fromkeys(claims, "arguments"))}
+            out = {**args, **principal.bind(claims, dict.fromkeys(claims, "tool call"))}
     except ServiceError as exc:
         raise ToolError(exc.code, exc.message, **exc.details) from exc
     if name in RECORDS_ACTOR:

@@ -153,6 +153,8 @@ def singular(word: str) -> str:
     """The singular of an English plural noun, by rule ("queues" → "queue", "policies" →
     "policy", "boxes" → "box"); words that are not plural come back as they are."""
     low = word.lower()
+    if re.fullmatch(r"[A-Z0-9]{2,}s", word):  # "APIs", "SDKs"
+        return word[:-1]
     if (len(low) <= 3 or not low.endswith("s") or low in _NOT_PLURAL
             or low.endswith(("ss", "us", "is", "'s", "ics", "ous"))):
         return word
