@@ -37,9 +37,9 @@ def _edges(d, reason: str | None = None,
 def test_transitive_dependencies_are_inferred_capped_and_removed_with_a_premise(tmp_path):
     cfg = GraphConfig()
     with manual_daemon(tmp_path, KEYWORD_ONLY) as d:
-        remember(d, "Our ShopApi service depends on ShopDb.", project="shop")
+        remember(d, "Our ShopApi depends on ShopDb.", project="shop")
         remember(d, "Our ShopDb runs on postgres.", project="shop")
-        remember(d, "Our ShopApi service depends on ShopDb.", project="other")  # no chain
+        remember(d, "Our ShopApi depends on ShopDb.", project="other")  # no chain
         out = graph_upkeep.run(d.db, cfg)
         assert out["inference"] == {"written": 1, "removed": 0, "chains": 1}
         inferred = _edges(d, "inferred", "shop")
@@ -66,7 +66,7 @@ def test_transitive_dependencies_are_inferred_capped_and_removed_with_a_premise(
         assert _edges(d, "inferred", "shop") == {}
         graph_upkeep.run(d.db, cfg)
         # text stating the edge takes the inferred row over; nothing is inferred over it
-        remember(d, "The ShopApi service uses postgres directly.", project="shop")
+        remember(d, "Our ShopApi uses postgres directly.", project="shop")
         assert _edges(d, "inferred", "shop") == {}
         taken = _edges(d, None, "shop")[("ShopApi", "PostgreSQL")]
         assert (taken["reason"], taken["confidence"], taken["derived_from"]) == (
@@ -78,7 +78,7 @@ def test_transitive_dependencies_are_inferred_capped_and_removed_with_a_premise(
 def test_a_retracted_statement_takes_its_inferences_along(tmp_path):
     cfg = GraphConfig()
     with manual_daemon(tmp_path, KEYWORD_ONLY) as d:
-        remember(d, "Our ShopApi service depends on ShopDb.")
+        remember(d, "Our ShopApi depends on ShopDb.")
         stated = d.service.relate(RelateRequest(
             source="Storefront", target="ShopApi", relation_type="calls",
             reason="every page view"))

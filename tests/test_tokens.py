@@ -11,15 +11,19 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
+import httpx2
 import pytest
 from click.testing import CliRunner, Result
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 from conftest import LiveDaemon, run_daemon
 from mcp_flow import call
@@ -279,6 +283,38 @@ def test_mcp_follows_the_token(team: Team) -> None:
             history = await call(alice, "memory_history", {"id": note["id"]})
             assert {e["changed_by"] for e in history["events"]} == {
                 f"token:alice via {DAEMON}"}
+
+    anyio.run(main)
+
+
+@asynccontextmanager
+async def mcp_with_headers(url: str, headers: dict[str, str]) -> AsyncIterator[ClientSession]:
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        streamable_http_client(f"{url}/mcp", http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+def test_mcp_headers_are_claims_too(team: Team) -> None:
+    async def main() -> None:
+        headers = {"Authorization": f"Bearer {team.tokens['bob']}",
+                   "X-Mnemonist-User": "alice"}
+        async with mcp_with_headers(team.live.url, headers) as bob:
+            for name, args in (("memory_search", {"query": "launch codes"}),
+                               ("memory_get", {"id": team.alice_private}),
+                               ("memory_store", {"content": "bob as alice"})):
+                out = await bob.call_tool(name, args)
+                body = json.loads(out.content[0].text)
+                assert out.is_error and body["error"] == "identity_mismatch", (name, body)
+                assert "the header names 'alice'" in body["message"]
+        own = {"Authorization": f"Bearer {team.tokens['bob']}", "X-Mnemonist-User": "bob"}
+        async with mcp_with_headers(team.live.url, own) as bob:
+            found = await call(bob, "memory_search", {"query": "quokkaberry dark mode",
+                                                      "min_score": 0})
+            assert team.bob_private in [r["id"] for r in found["results"]]
 
     anyio.run(main)
 

@@ -35,6 +35,7 @@ RUNTIME_PREFIXES = (
     "memory.pipelineV2.dampening.",
     "memory.pipelineV2.graph.boostWeight",
     "memory.pipelineV2.graph.hopWeight",
+    "memory.pipelineV2.graph.boostPhrases",
     "memory.pipelineV2.graph.enabled",
     "memory.pipelineV2.graph.traversal",  # traversalChannel, traversalChannelWeight, traversal.*
     "memory.pipelineV2.reranker.",

@@ -54,7 +54,10 @@ def graph_page(request: Request, limit: int = Query(100, ge=1, le=500),
         '<h1>Knowledge graph</h1>'
         '<form class="filters" method="get" action="/ui/graph">'
         f'<label>Project<input type="text" name="project" value="{attr(project or "")}"'
-        ' placeholder="every project"></label><button type="submit">Show</button></form>'
+        ' placeholder="every project" list="graph-projects"></label>'
+        '<datalist id="graph-projects">'
+        + "".join(f'<option value="{attr(p)}"></option>' for p in out["projects"] if p)
+        + '</datalist><button type="submit">Show</button></form>'
         f'<p class="count">{esc(scope)}: '
         f'{plural(len(out["nodes"]), "entity", "entities")} (the most mentioned),'
         f' {plural(len(out["edges"]), "relation")},'

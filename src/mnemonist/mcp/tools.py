@@ -462,14 +462,18 @@ RECORDS_ACTOR = frozenset({"memory_store", "memory_modify", "memory_forget", "me
                            "review_decide"})
 
 
-def with_principal(name: str, args: Body, principal: Principal | None) -> Body:
+def with_principal(name: str, args: Body, principal: Principal | None,
+                   identity: Body | None = None) -> Body:
     """The call held against the request's token (/mcp with named tokens; the stdio server's
-    calls meet the token at the daemon's HTTP API): identity claims it may not make are a
-    tool error `identity_mismatch`, unclaimed ones are the token's, and a change records the
-    token and the daemon (`service/principal.py`)."""
+    calls meet the token at the daemon's HTTP API): identity claims it may not make, in its
+    arguments or the request's headers (`identity`), are a tool error `identity_mismatch`,
+    unclaimed ones are the token's, and a change records the token and the daemon
+    (`service/principal.py`)."""
     if principal is None:
         return args
     try:
+        if identity:  # the /mcp request's headers claim too, whatever the tool reads
+            principal.bind(identity, dict.fromkeys(identity, "header"))
         if name in OWNER_WRITES:
             principal.check_owners(args, "tool call")
             out = dict(args)
@@ -503,5 +507,5 @@ async def call_tool(backend: Backend, name: str, arguments: dict[str, Any] | Non
         raise ToolError(
             "invalid_request", "; ".join(f"{k}: unknown field" for k in sorted(unknown))
         )
-    args = with_principal(name, with_identity(name, args, identity), principal)
+    args = with_principal(name, with_identity(name, args, identity), principal, identity)
     return framed(name, await spec.run(backend, args))

@@ -128,6 +128,11 @@ class GraphConfig(CamelModel):
     hop_weight: float = Range(
         0.5, 0.0, 1.0, "share of boostWeight for memories reached one relation away (0: no hop)"
     )
+    boost_phrases: bool = Field(
+        default=False,
+        description="noun-phrase entities ('checkout API') seed and relay the graph boost too"
+                    " (off: names and technologies only; LoCoMo measured it lower)",
+    )
     decision_protection: bool = Field(
         default=True,
         description="decision language stores a decision (importance 0.85, no decay) with"

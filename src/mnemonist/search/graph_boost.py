@@ -99,15 +99,18 @@ def graph_boost(
     timeout_ms: int,
     hop_weight: float = 0.5,
     candidates: Collection[str] | None = None,
+    phrases: bool = False,
 ) -> GraphBoost:
-    """The memories to boost for `query`, each with its share of the boost."""
+    """The memories to boost for `query`, each with its share of the boost. `phrases`: noun
+    phrase entities ("checkout API") seed and relay the boost too; off, only names,
+    technologies, domains and quoted names do (what LoCoMo measured: docs/graph.md)."""
     out = GraphBoost()
     if candidates is not None and not candidates:
         return out
     deadline = time.monotonic() + timeout_ms / 1000.0
     try:
         with statements_until(conn, deadline):
-            _lookup(conn, query, filters, hop_weight, candidates, deadline, out)
+            _lookup(conn, query, filters, hop_weight, candidates, deadline, out, phrases)
     except (_Deadline, sqlite3.OperationalError) as exc:
         if not isinstance(exc, _Deadline) and time.monotonic() <= deadline:
             log.warning("graph boost failed: %s", exc)
@@ -127,6 +130,7 @@ def _lookup(
     candidates: Collection[str] | None,
     deadline: float,
     out: GraphBoost,
+    phrases: bool = False,
 ) -> None:
     def check() -> None:
         if time.monotonic() > deadline:
@@ -135,7 +139,7 @@ def _lookup(
     names = query_names(query)
     if not names:
         return
-    out.seeds = _seeds(conn, names, filters)
+    out.seeds = _seeds(conn, names, filters, phrases)
     check()
     if not out.seeds:
         return
@@ -145,7 +149,7 @@ def _lookup(
     check()
     if hop_weight <= 0 or len(out.weights) >= MAX_MEMORIES:
         return
-    out.neighbours = _neighbours(conn, out.seeds)
+    out.neighbours = _neighbours(conn, out.seeds, phrases)
     check()
     if not out.neighbours:
         return
@@ -156,21 +160,26 @@ def _lookup(
     check()
 
 
+_NO_PHRASE = " AND e.entity_type != 'phrase'"
+
+
 def _seeds(conn: sqlite3.Connection, names: list[str],
-           filters: RecallFilters | None) -> list[str]:
+           filters: RecallFilters | None, phrases: bool = False) -> list[str]:
     """Entities of these names in the scopes the recall may see (each project and private
     owner has its own: another project's hub must not take a seed's place)."""
     scope, args = entity_scope_clause(filters)
     rows = conn.execute(
         "SELECT e.id FROM entities e WHERE e.canonical_name IN (SELECT value FROM json_each(?))"
-        f" AND {scope} ORDER BY e.mentions DESC, e.id LIMIT ?",
+        f" AND {scope}{'' if phrases else _NO_PHRASE} ORDER BY e.mentions DESC, e.id LIMIT ?",
         [json.dumps(names), *args, MAX_SEEDS],
     )
     return [r[0] for r in rows]
 
 
-def _neighbours(conn: sqlite3.Connection, seeds: list[str]) -> list[str]:
+def _neighbours(conn: sqlite3.Connection, seeds: list[str], phrases: bool = False) -> list[str]:
     ids = json.dumps(seeds)
+    kind = "" if phrases else (" AND NOT EXISTS (SELECT 1 FROM entities x WHERE x.id = n.e"
+                               " AND x.entity_type = 'phrase')")
     rows = conn.execute(
         "SELECT e FROM ("
         " SELECT target_entity_id AS e, mentions FROM relations"
@@ -178,7 +187,7 @@ def _neighbours(conn: sqlite3.Connection, seeds: list[str]) -> list[str]:
         " UNION ALL"
         " SELECT source_entity_id AS e, mentions FROM relations"
         "  WHERE target_entity_id IN (SELECT value FROM json_each(?1))"
-        ") WHERE e NOT IN (SELECT value FROM json_each(?1))"
+        f") n WHERE e NOT IN (SELECT value FROM json_each(?1)){kind}"
         " GROUP BY e ORDER BY SUM(mentions) DESC, e LIMIT ?2",
         (ids, MAX_NEIGHBOURS),
     )

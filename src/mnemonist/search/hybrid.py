@@ -385,7 +385,8 @@ class HybridSearch:
         if not (gcfg.enabled and gcfg.boost_weight > 0 and hits):
             return False
         boost = graph_boost(conn, query, filters, timeout_ms=gcfg.boost_timeout_ms,
-                            hop_weight=gcfg.hop_weight, candidates=[h.memory.id for h in hits])
+                            hop_weight=gcfg.hop_weight, candidates=[h.memory.id for h in hits],
+                            phrases=gcfg.boost_phrases)
         for h in hits:
             share = boost.weights.get(h.memory.id)
             if share:

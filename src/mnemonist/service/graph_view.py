@@ -40,9 +40,30 @@ class GraphViewOps(ServiceBase):
         if not 1 <= limit <= MAX_GRAPH_NODES:
             raise BadRequest(f"limit must be between 1 and {MAX_GRAPH_NODES}", field="limit")
         conn = self.db.reader()
-        entities = graph_overview.top_entities(conn, limit, project)
+        # one node per name and project: an owner's private copy of an entity is the same
+        # node (its mentions added), so the picture shows things, not storage rows
+        rows = graph_overview.top_entities(conn, limit * 3, project)
+        node_of: dict[str, str] = {}
+        merged: dict[tuple[str | None, str], dict[str, Any]] = {}
+        for row in rows:
+            key = (row["project"], row["canonical_name"])
+            kept = merged.get(key)
+            if kept is None:
+                merged[key] = kept = {k: v for k, v in row.items() if k != "canonical_name"}
+            else:
+                kept["mentions"] += row["mentions"]
+            node_of[row["id"]] = kept["id"]
+        entities = sorted(merged.values(), key=lambda e: -e["mentions"])[:limit]
+        kept_ids = {e["id"] for e in entities}
+        node_of = {k: v for k, v in node_of.items() if v in kept_ids}
         ids = [e["id"] for e in entities]
-        edges = graph_overview.relations_among(conn, ids)
+        weights: dict[tuple[str, str, str], float] = {}
+        for e in graph_overview.relations_among(conn, list(node_of)):
+            ends = (node_of[e["source"]], node_of[e["target"]], e["type"])
+            if ends[0] != ends[1]:
+                weights[ends] = weights.get(ends, 0.0) + e["weight"]
+        edges = [{"source": a, "target": b, "type": t, "weight": round(w, 4)}
+                 for (a, b, t), w in weights.items()]
         groups = communities_of(ids, edges)
         community = {node: n for n, group in enumerate(groups) for node in group}
         nodes = [{**e, "community": community[e["id"]]} for e in entities]
@@ -56,4 +77,5 @@ class GraphViewOps(ServiceBase):
             "edges": edges,
             "communities": [{"id": n, "size": len(g), "members": [names[i] for i in g[:8]]}
                             for n, g in enumerate(groups)],
+            "projects": graph_overview.projects(conn),
         }

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from mnemonist.model.memory import utcnow
 from mnemonist.store.row_ids import time_ordered_id
 from mnemonist.text.normalize import collapse_whitespace
+from mnemonist.text.prose_graph import resolve_name
 
 #: how a relation is known -> the confidence it starts with. Traversal follows an edge only at
 #: or above its minimum confidence, and impact tiers follow the product along a path.
@@ -69,18 +70,25 @@ class GraphWriteStats:
 
 _FIND = ("SELECT id FROM entities WHERE project = ? AND agent_id = ? AND user_id = ?"
          " AND canonical_name = ?")
+_FIND_OR_ALIAS = (f"{_FIND} UNION ALL SELECT entity_id FROM entity_aliases WHERE project = ?"
+                  " AND agent_id = ? AND user_id = ? AND canonical_name = ?")
 
 
 def upsert_entity(
     conn: sqlite3.Connection, name: str, stats: GraphWriteStats, entity_type: str = "extracted",
     scope: Scope = GLOBAL,
 ) -> str:
-    """The id of the entity with this canonical name in `scope`, inserting it when new."""
-    canon = canonical_name(name)
-    row = conn.execute(_FIND, (*scope, canon)).fetchone()
-    if row is not None:
-        stats.entities_matched += 1
-        return str(row[0])
+    """The id of the entity of this name in `scope` (or of the entity it is an alias of),
+    inserting it when new. The name is resolved as the prose reader keeps names
+    (`text.prose_graph.resolve_name`): "the checkout API" is the entity "checkout API", "postgres"
+    is PostgreSQL, "the worker queues" is "worker queue"."""
+    display, keys = resolve_name(name)
+    for key in keys:
+        row = conn.execute(_FIND_OR_ALIAS, (*scope, key, *scope, key)).fetchone()
+        if row is not None:
+            stats.entities_matched += 1
+            return str(row[0])
+    canon, name = keys[0], display
     entity_id = time_ordered_id()
     now = utcnow()
     try:

@@ -11,10 +11,11 @@ def top_entities(conn: sqlite3.Connection, limit: int,
                  project: str | None = None) -> list[dict[str, Any]]:
     """The `limit` entities named by the most live memories, most-mentioned first; with
     `project`, only that project's ("" : the entities of memories without a project). Each
-    says its project (None: no project): one name may be an entity in several projects."""
+    says its project (None: no project) and canonical name: one name may be an entity in
+    several projects, and in one project once per owner (a private copy)."""
     where, args = ("", []) if project is None else (" WHERE e.project = ?", [project])
     rows = conn.execute(
-        "SELECT e.id, e.name, e.entity_type, COUNT(*) AS mentions, e.project"
+        "SELECT e.id, e.name, e.entity_type, COUNT(*) AS mentions, e.project, e.canonical_name"
         " FROM memory_entity_mentions x"
         " JOIN entities e ON e.id = x.entity_id"
         " JOIN memories m ON m.id = x.memory_id AND m.is_deleted = 0"
@@ -22,7 +23,13 @@ def top_entities(conn: sqlite3.Connection, limit: int,
         (*args, limit),
     ).fetchall()
     return [{"id": r[0], "name": r[1], "type": r[2], "mentions": int(r[3]),
-             "project": r[4] or None} for r in rows]
+             "project": r[4] or None, "canonical_name": r[5]} for r in rows]
+
+
+def projects(conn: sqlite3.Connection) -> list[str]:
+    """The projects some entity belongs to ("" for entities of memories without one)."""
+    return [r[0] for r in conn.execute(
+        "SELECT DISTINCT project FROM entities ORDER BY project LIMIT 500")]
 
 
 def relations_among(conn: sqlite3.Connection, entity_ids: list[str]) -> list[dict[str, Any]]:

@@ -38,6 +38,30 @@ def key_of(entity: Entity) -> str:
     return canonical_name(entity.name)
 
 
+_DETERMINERS = frozenset(
+    "the a an this that these those my our your his her their its".split())  # noqa: SIM905
+
+
+def resolve_name(name: str) -> tuple[str, list[str]]:
+    """A name written elsewhere (an LLM's triple, a stated relation) as the reader would keep
+    it: (display, canonical names to look up, the one to create first). A leading article or
+    possessive pronoun goes, a technology alias becomes its canonical name ("postgres" ->
+    PostgreSQL), and a phrase with a common-noun head folds its plural like the reader's
+    phrases ("the worker queues" -> "worker queue")."""
+    words = name.split()
+    while len(words) > 1 and words[0].lower() in _DETERMINERS:
+        words = words[1:]
+    display = " ".join(words)
+    tech = TECH_ALIASES.get(display.lower())
+    if tech is not None:
+        return tech, [canonical_name(tech)]
+    plain = canonical_name(display)
+    if len(words) >= 2 and words[-1][:1].islower():
+        folded = phrase_key(display)
+        return display, list(dict.fromkeys([folded, plain]))
+    return display, [plain]
+
+
 class Alias(NamedTuple):
     name: str  # as written
     key: str  # its canonical form
