@@ -288,7 +288,7 @@ def test_timeout_returns_what_was_found_and_reports_degraded(tmp_path, monkeypat
         seed = remember(d, "Kubernetes upgrade notes for Acme Corp")
         remember(d, "Acme Corp renewal notes")
 
-        def slow(conn, seeds):
+        def slow(conn, seeds, *_):
             time.sleep(0.08)
             return []
 
@@ -298,7 +298,7 @@ def test_timeout_returns_what_was_found_and_reports_degraded(tmp_path, monkeypat
         out = d.service.recall(RecallRequest(query="kubernetes notes", min_score=0.0))
         assert "graph_timeout" in out["degraded"]
 
-        def endless(conn, seeds):  # a statement past the deadline is interrupted (either store)
+        def endless(conn, seeds, *_):  # a statement past the deadline is interrupted (either store)
             conn.execute("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c)"
                          " SELECT COUNT(*) FROM c").fetchone()
             return []

@@ -111,6 +111,9 @@ def _tagged(tokens: list[Token]) -> Sentence:
     for i, w in enumerate(words):
         if i and i + 1 < len(words) and _is_relation_verb(words, tags, i, verb_seen):
             tags[i] = "VBZ" if w.endswith("s") else "VBP"
+        elif (i and i + 1 < len(words) and tags[i] in ("VB", "VBP")
+              and tags[i - 1] in ("DT", "PRP$") and tags[i + 1] in NOUNS):
+            tags[i] = "NN"  # "the *deploy* API"
         elif (i >= 2 and tags[i] in ("VB", "VBP") and tags[i - 1] in NOUNS
               and tags[i - 2] in ("DT", "PRP$", "JJ", "POS")
               and (i + 1 == len(words) or tags[i + 1] in _AFTER_NOUN)):

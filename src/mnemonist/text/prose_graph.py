@@ -104,8 +104,13 @@ def _person(entity: Entity) -> bool:
                                        for w in words)
 
 
-_ALIAS_GAPS = re.compile(r"^\s*(?:\(|,?\s*(?:aka|a\.k\.a\.|also known as|i\.e\.,?|or)\s+)\s*$",
-                         re.IGNORECASE)
+_ALIAS_GAPS = re.compile(
+    r"^\s*(?:\((?:\s*(?:internally\s+)?(?:called|named|aka|a\.k\.a\.))?|,?\s*(?:aka|a\.k\.a\.|"
+    r"also known as|i\.e\.,?|or)\s+)\s*$", re.IGNORECASE)
+#: "our billing service is called Ledgerly", "a separate repo called Bramble": only between a
+#: phrase and a name ("Caroline called Melanie" is a phone call)
+_CALLED = re.compile(r"^\s*,?\s*(?:(?:is|was)\s+)?(?:internally\s+)?(?:called|named)\s+$",
+                     re.IGNORECASE)
 _ALIAS_CLOSE = re.compile(r"^\s*(?:\)|for short\b)", re.IGNORECASE)
 
 
@@ -119,6 +124,20 @@ def _aliases(text: str, s: Sentence, mentions: list[Mention],
             continue
         between = text[s.tokens[a.last].end:s.tokens[b.first].start]
         after = text[s.tokens[b.last].end:s.tokens[b.last].end + 12]
+        bare = [w for w in between.replace(",", " , ").split() if w.lower() not in _DETERMINERS]
+        if bare == [","] and after.lstrip().startswith(","):
+            # an apposition: "the billing service, BillingSvc, talks to …", "Wren, the
+            # internal CLI, calls …" (a phrase and a name; two names are a list)
+            pa, pb = every.get(a.key), every.get(b.key)
+            if (pa and pb and (pa.entity_type == PHRASE) != (pb.entity_type == PHRASE)
+                    and a.key != b.key and b.key not in out.values()):
+                out[b.key] = a.key
+            continue
+        pa, pb = every.get(a.key), every.get(b.key)
+        mixed = bool(pa and pb and (pa.entity_type == PHRASE) != (pb.entity_type == PHRASE))
+        if _CALLED.match(between) and mixed and a.key != b.key and b.key not in out.values():
+            out[b.key] = a.key
+            continue
         if not _ALIAS_GAPS.match(between):
             continue
         paren = "(" in between
@@ -163,10 +182,9 @@ def read(text: str) -> Reading:
                 spans += [(lo + m.start(), lo + m.end(), key, _person(e))
                           for m in _pattern(spelling).finditer(window)]
         mentions = mentions_in(s, spans, lambda k: heads.get(k, k))
-        found = _aliases(text, s, mentions, every)
-        alias_of.update(found)
-        if found:
-            mentions = [m._replace(key=found.get(m.key, m.key)) for m in mentions]
+        alias_of.update(_aliases(text, s, mentions, every))
+        if alias_of:  # an alias given in an earlier sentence holds in this one too
+            mentions = [m._replace(key=alias_of.get(m.key, m.key)) for m in mentions]
         for r in sentence_relations(s, mentions, text):
             relations.setdefault((r.source, r.relation_type, r.target), r)
     aliases = []
