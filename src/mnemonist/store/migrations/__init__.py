@@ -136,6 +136,7 @@ from mnemonist.store.migrations import (  # noqa: E402, F401
     lifecycles_scopes,
     predictor,
     principles,
+    prose_graph,
     sessions_context,
     tokens,
 )
