@@ -96,6 +96,27 @@ def test_hub_penalises_memories_linked_only_to_hubs(db):
     assert [h.score for h in hits] == [0.7, 1.0, 1.0]
 
 
+def test_noun_phrase_entities_neither_move_the_hub_line_nor_shelter_a_memory(db):
+    """Hubs are judged among names: a memory naming a hub and a phrase named once is still
+    linked only to hubs, and a crowd of phrase entities does not lower the percentile."""
+    with db.write_tx() as conn:
+        _entities(conn, [50, 40, 2, 1, 1, 1, 1, 1, 1, 1])
+        for i in range(40):  # many phrases, each named once
+            conn.execute(
+                "INSERT INTO entities (id, name, canonical_name, entity_type, mentions,"
+                " created_at, updated_at) VALUES (?, ?, ?, 'phrase', 1, 'x', 'x')",
+                (f"p{i}", f"thing {i}", f"thing {i}"))
+        for memory_id, entity in [("hubby", "e0"), ("hubby", "p0"), ("mixed", "e0"),
+                                  ("mixed", "e2"), ("low", "e2")]:
+            conn.execute(
+                "INSERT INTO memory_entity_mentions (memory_id, entity_id, mention_text,"
+                " confidence, created_at) VALUES (?, ?, 'x', 1.0, 'x')", (memory_id, entity),
+            )
+    hits = [H(M("a", id="hubby"), 1.0), H(M("b", id="mixed"), 1.0), H(M("c", id="low"), 1.0)]
+    hub(db.reader(), hits, percentile=0.8, penalty=0.7)
+    assert [h.score for h in hits] == [0.7, 1.0, 1.0]
+
+
 def test_the_hub_threshold_a_reader_keeps_follows_every_commit(db):
     """The reader keeps the threshold between recalls (a count over every entity at 1M) and
     reads it again once anything commits: a memory whose entity stops being a hub is no
