@@ -287,3 +287,26 @@ def test_the_owners_console_shows_and_acts_on_private_memories_naming_their_owne
             "reason": "moved", "changed_by": "dashboard"}).json()
         assert changed["results"][0]["status"] == "updated"
         assert "rotates them on Mondays" in live.http.get(f"/ui/memory/{made['id']}").text
+
+
+def test_the_graph_is_one_node_per_name_and_project_and_offers_the_projects(tmp_path):
+    """An agent's private copy of an entity is the same node as the shared one in its
+    project (mentions added); another project's entity of that name is its own node."""
+    with run_daemon(tmp_path / "home") as live:
+        live.remember("The checkout API writes orders to PostgreSQL.", project="shop")
+        live.remember("The checkout API is slow on Mondays.", project="shop", agent_id="bot")
+        live.remember("The checkout API depends on Redis.", project="billing")
+        out = live.service.graph_overview(50)
+        checkout = [n for n in out["nodes"] if n["name"] == "checkout API"]
+        assert sorted((n["project"], n["mentions"]) for n in checkout) == [
+            ("billing", 1), ("shop", 2)]
+        rows = live.daemon.db.reader().execute(
+            "SELECT COUNT(*) FROM entities WHERE canonical_name = 'checkout api'").fetchone()
+        assert rows[0] == 3  # three rows stored: shared shop, bot's shop, billing
+        ids = {n["id"] for n in out["nodes"]}
+        assert all(e["source"] in ids and e["target"] in ids for e in out["edges"])
+        assert {"shop", "billing"} <= set(out["projects"])
+        page = live.http.get("/ui/graph", params={"project": "shop"})
+        assert page.status_code == 200 and '<option value="billing">' in page.text
+        shop = live.http.get("/ui/graph.json", params={"project": "shop"}).json()
+        assert {n["project"] for n in shop["nodes"]} == {"shop"}
