@@ -104,8 +104,9 @@ def _tagged(tokens: list[Token]) -> Sentence:
     words = [t.text for t in tokens]
     tags = tag(words)
     for i, w in enumerate(words):  # a capital inside a word or a digit-letter mix is a name
-        if (any(c.isupper() for c in w[1:]) or (i and w[:1].isupper() and tags[i] == "NN")
-                or (re.search(r"[A-Za-z]", w) and re.search(r"\d", w))):
+        if (not w[1:].islower() and (any(c.isupper() for c in w[1:]) or (
+                any(c.isdigit() for c in w) and any(c.isalpha() for c in w)))) or (
+                i and w[:1].isupper() and tags[i] == "NN"):
             tags[i] = "NNP"
     verb_seen = False
     for i, w in enumerate(words):

@@ -16,6 +16,7 @@ it returns, and `mnemonist bench graph` scores it against a hand-labelled set.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 import re
@@ -83,9 +84,23 @@ def _tech_spellings() -> dict[str, tuple[str, ...]]:
     return {k: tuple(v) for k, v in out.items()}
 
 
-@functools.lru_cache(maxsize=4096)
-def _pattern(spelling: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![\w.-]){re.escape(spelling)}(?:['’]s)?(?![\w-])", re.IGNORECASE)
+def _find(low: str, spelling: str) -> list[tuple[int, int]]:
+    """(start, end) of each whole-word occurrence of `spelling` in the lowercased text, a
+    possessive "'s" included: no letter, digit, "." or "-" before, no letter, digit or "-"
+    after."""
+    out = []
+    at = low.find(spelling)
+    n = len(spelling)
+    while at >= 0:
+        end = at + n
+        if end + 1 < len(low) and low[end] in "'’" and low[end + 1] == "s":
+            end += 2
+        before = low[at - 1] if at else " "
+        after = low[end] if end < len(low) else " "
+        if not (before.isalnum() or before in "_.-") and not (after.isalnum() or after in "_-"):
+            out.append((at, end))
+        at = low.find(spelling, at + 1)
+    return out
 
 
 def _spellings(entity: Entity) -> list[str]:
@@ -171,16 +186,19 @@ def read(text: str) -> Reading:
     heads = {k: (e.name.split()[-1].lower() if e.name.split() else k) for k, e in every.items()}
     relations: dict[tuple[str, str, str], Relation] = {}
     alias_of: dict[str, str] = {}
+    # every name's mentions in the whole text, once; each sentence takes those inside it
+    low = text.lower()
+    named = sorted((start, end, key, _person(e))
+                   for key, e in every.items() if e.entity_type != PHRASE
+                   for spelling in _spellings(e) for start, end in _find(low, spelling))
+    starts = [n[0] for n in named]
     for s, phrases in per_sentence:
         lo, hi = s.tokens[0].start, s.tokens[-1].end
-        window = text[lo:hi]
         spans = [(p.start, p.end, p.key, False) for p in phrases]
-        for key, e in every.items():
-            if e.entity_type == PHRASE:
-                continue
-            for spelling in _spellings(e):
-                spans += [(lo + m.start(), lo + m.end(), key, _person(e))
-                          for m in _pattern(spelling).finditer(window)]
+        spans += [n for n in named[bisect.bisect_left(starts, lo):bisect.bisect_left(starts, hi)]
+                  if n[1] <= hi]
+        if len(spans) < 2:
+            continue  # no pair: no relation, no alias
         mentions = mentions_in(s, spans, lambda k: heads.get(k, k))
         alias_of.update(_aliases(text, s, mentions, every))
         if alias_of:  # an alias given in an earlier sentence holds in this one too

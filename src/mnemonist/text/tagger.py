@@ -19,12 +19,12 @@ rules indexed by the tag they change so a token only meets rules that can fire o
 
 from __future__ import annotations
 
-import bisect
 import functools
 import hashlib
 import importlib.util
 import logging
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -37,9 +37,8 @@ DIGESTS = {
     "en-context.txt": "d78dc6807bdaacc8e69e3a3635ce2cee548a243eacce8aacbf1fe65093980131",
 }
 _NUMBER = re.compile(r"^[0-9.,:/%+-]+$|^\d+(?:st|nd|rd|th|s)$")
-_PAD = ("STAART", "STAART")
 #: tokens: words with inner . - ' (Next.js, on-call, O'Brien), "n't", "'s", numbers, punctuation
-_TOKEN = re.compile(r"\w+?(?=n't\b)|n't\b|['’]s\b|\w+(?:[.\-/]\w+)*|[^\w\s]")
+_TOKEN = re.compile(r"['’]s\b|\w+(?:[.\-/]\w+)*|[^\w\s]")
 
 
 class Token(NamedTuple):
@@ -51,7 +50,23 @@ class Token(NamedTuple):
 def tokenize(text: str) -> list[Token]:
     """Words, clitics ("do" + "n't", "Caroline" + "'s"), numbers and punctuation, with their
     offsets in `text`."""
-    return [Token(m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+    out = [Token(m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+    if "'t" not in text and "’t" not in text:
+        return out
+    fixed: list[Token] = []  # "don", "'", "t" -> "do", "n't"
+    k = 0
+    while k < len(out):
+        t = out[k]
+        if (k + 2 < len(out) and t.text[-1:] in "nN" and out[k + 1].text in "'’"
+                and out[k + 2].text in ("t", "T") and t.end == out[k + 1].start
+                and out[k + 1].end == out[k + 2].start and len(t.text) > 1):
+            fixed.append(Token(t.text[:-1], t.start, t.end - 1))
+            fixed.append(Token("n't", t.end - 1, out[k + 2].end))
+            k += 3
+            continue
+        fixed.append(t)
+        k += 1
+    return fixed
 
 
 def _files() -> dict[str, str] | None:
@@ -85,11 +100,65 @@ class _Rules:
             if len(row) >= 2:
                 self.lexicon.setdefault(row[0], row[1])
         self.morphology = [r for r in _rows(files["en-morphology.txt"]) if len(r) >= 4]
-        self.context = [r for r in _rows(files["en-context.txt"]) if len(r) >= 4]
-        self.by_tag: dict[str, list[int]] = {}
-        for i, rule in enumerate(self.context):
-            self.by_tag.setdefault(rule[0], []).append(i)
-        self.any_tag = self.by_tag.pop("*", [])
+        #: (from-tag or None, affix or word, command, to-tag), in file order
+        self.morph: list[tuple[str | None, str, str, str]] = []
+        for rule in self.morphology:
+            if rule[1].lower() in _MORPH:  # "ly hassuf 2 RB x"
+                self.morph.append((None, rule[0], rule[1].lower(), rule[-2]))
+            elif rule[2].lower().lstrip("f") in _MORPH:  # "NN s fhassuf 1 NNS x"
+                self.morph.append((rule[0], rule[1], rule[2].lower().lstrip("f"), rule[-2]))
+        #: some rule for unknown words reads the words beside them
+        self.neighbours = any("good" in r[1].lower() or "good" in r[2].lower()
+                              for r in self.morphology)
+        context = [r for r in _rows(files["en-context.txt"]) if len(r) >= 4]
+        compiled = [(i, r[0], r[1], _compile(r)) for i, r in enumerate(context)]
+        tags = {r[0] for r in context} - {"*"}
+        #: from-tag -> [(rule index, to-tag, test)], the "*" rules merged in, in file order
+        self.by_tag: dict[str, list[_Compiled]] = {
+            tag: [(i, to, test) for i, frm, to, test in compiled
+                  if frm in (tag, "*") and test is not None] for tag in tags}
+        self.any_tag: list[_Compiled] = [(i, to, test) for i, frm, to, test in compiled
+                                         if frm == "*" and test is not None]
+
+
+_Test = Callable[[list[str], list[str]], bool]
+_Compiled = tuple[int, str, _Test]
+
+
+def _compile(rule: list[str]) -> _Test | None:
+    """The rule's condition over a window of 7 words `w` and tags `t`, the token at 3."""
+    cmd, x = rule[2].lower(), rule[3]
+    y = rule[4] if len(rule) > 4 else ""
+    tests: dict[str, _Test] = {
+        "prevtag": lambda w, t: t[2] == x,
+        "nexttag": lambda w, t: t[4] == x,
+        "surroundtag": lambda w, t: t[2] == x and t[4] == y,
+        "wdnexttag": lambda w, t: w[3] == x and t[4] == y,
+        "prevwd": lambda w, t: w[2] == x,
+        "curwd": lambda w, t: w[3] == x,
+        "wdprevtag": lambda w, t: t[2] == x and w[3] == y,
+        "rbigram": lambda w, t: w[3] == x and w[4] == y,
+        "prevbigram": lambda w, t: t[1] == x and t[2] == y,
+        "prev1or2wd": lambda w, t: x in (w[2], w[1]),
+        "nextwd": lambda w, t: w[4] == x,
+        "nextbigram": lambda w, t: t[4] == x and t[5] == y,
+        "prev1or2tag": lambda w, t: x in (t[2], t[1]),
+        "prev1or2or3tag": lambda w, t: x in (t[2], t[1], t[0]),
+        "lbigram": lambda w, t: w[2] == x and w[3] == y,
+        "next1or2tag": lambda w, t: x in (t[4], t[5]),
+        "next1or2or3tag": lambda w, t: x in (t[4], t[5], t[6]),
+        "wdand2tagaft": lambda w, t: w[3] == x and t[5] == y,
+        "wdand2aft": lambda w, t: w[3] == x and w[5] == y,
+        "wdand2tagbfr": lambda w, t: t[1] == x and w[3] == y,
+        "prev2tag": lambda w, t: t[1] == x,
+        "next2tag": lambda w, t: t[5] == x,
+        "next1or2wd": lambda w, t: x in (w[4], w[5]),
+        "prevwdtag": lambda w, t: w[2] == x and t[2] == y,
+        "nextwdtag": lambda w, t: w[4] == x and t[4] == y,
+        "next1or2or3wd": lambda w, t: x in (w[4], w[5], w[6]),
+        "prev1or2or3wd": lambda w, t: x in (w[2], w[1], w[0]),
+    }
+    return tests.get(cmd)
 
 
 @functools.cache
@@ -114,23 +183,32 @@ _MORPH = {"char", "haspref", "hassuf", "addpref", "addsuf", "deletepref", "delet
 
 
 def _unknown(r: _Rules, word: str, prev: str | None, nxt: str | None) -> str:
-    if word.istitle():
+    if not r.neighbours:
+        prev = nxt = None  # no rule looks at the neighbours: one answer per word
+    return _unknown_cached(word, prev, nxt)
+
+
+@functools.lru_cache(maxsize=65536)
+def _unknown_cached(word: str, prev: str | None, nxt: str | None) -> str:
+    r = _rules()
+    assert r is not None
+    return _guess(r, word, prev, nxt)
+
+
+def _guess(r: _Rules, word: str, prev: str | None, nxt: str | None) -> str:
+    if word.istitle() or (word.isupper() and len(word) > 1):
         return "NNP"
     if _NUMBER.match(word):
         return "CD"
+    if not word.isalpha() and any(c.isalpha() for c in word):
+        return "NN"  # an identifier, a slug, a ticket: "sable-comet", "GLAC-1825", "v2"
     tag = "NN"
     lex = r.lexicon
-    for rule in r.morphology:
-        if rule[1].lower() in _MORPH:  # "ly hassuf 2 RB x"
-            from_tag, x, cmd, to = None, rule[0], rule[1].lower(), rule[-2]
-        elif rule[2].lower().lstrip("f") in _MORPH:  # "NN s fhassuf 1 NNS x"
-            from_tag, x, cmd, to = rule[0], rule[1], rule[2].lower().lstrip("f"), rule[-2]
-        else:
-            continue
+    for from_tag, x, cmd, to in r.morph:
         if from_tag is not None and tag != from_tag:
             continue
-        if ((cmd == "char" and x in word) or (cmd == "haspref" and word.startswith(x))
-                or (cmd == "hassuf" and word.endswith(x))
+        if ((cmd == "hassuf" and word.endswith(x)) or (cmd == "char" and x in word)
+                or (cmd == "haspref" and word.startswith(x))
                 or (cmd == "addpref" and x + word in lex)
                 or (cmd == "addsuf" and word + x in lex)
                 or (cmd == "deletepref" and word.startswith(x) and word[len(x):] in lex)
@@ -138,77 +216,6 @@ def _unknown(r: _Rules, word: str, prev: str | None, nxt: str | None) -> str:
                 or (cmd == "goodleft" and x == nxt) or (cmd == "goodright" and x == prev)):
             tag = to
     return tag
-
-
-def _fires(rule: list[str], t: list[list[str]], i: int) -> bool:
-    cmd, x = rule[2].lower(), rule[3]
-    y = rule[4] if len(rule) > 4 else ""
-    w, tg = t[i][0], t[i][1]
-    if cmd == "prevtag":
-        return x == t[i - 1][1]
-    if cmd == "nexttag":
-        return x == t[i + 1][1]
-    if cmd == "surroundtag":
-        return x == t[i - 1][1] and y == t[i + 1][1]
-    if cmd == "wdnexttag":
-        return x == w and y == t[i + 1][1]
-    if cmd == "prevwd":
-        return x == t[i - 1][0]
-    if cmd == "curwd":
-        return x == w
-    if cmd == "wdprevtag":
-        return x == t[i - 1][1] and y == w
-    if cmd == "rbigram":
-        return x == w and y == t[i + 1][0]
-    if cmd == "prevbigram":
-        return x == t[i - 2][1] and y == t[i - 1][1]
-    if cmd == "prev1or2wd":
-        return x in (t[i - 1][0], t[i - 2][0])
-    if cmd == "nextwd":
-        return x == t[i + 1][0]
-    if cmd == "nextbigram":
-        return x == t[i + 1][1] and y == t[i + 2][1]
-    if cmd == "prev1or2tag":
-        return x in (t[i - 1][1], t[i - 2][1])
-    if cmd == "prev1or2or3tag":
-        return x in (t[i - 1][1], t[i - 2][1], t[i - 3][1])
-    if cmd == "lbigram":
-        return x == t[i - 1][0] and y == w
-    if cmd == "next1or2tag":
-        return x in (t[i + 1][1], t[i + 2][1])
-    if cmd == "next1or2or3tag":
-        return x in (t[i + 1][1], t[i + 2][1], t[i + 3][1])
-    if cmd == "wdand2tagaft":
-        return x == w and y == t[i + 2][1]
-    if cmd == "wdand2aft":
-        return x == w and y == t[i + 2][0]
-    if cmd == "wdand2tagbfr":
-        return x == t[i - 2][1] and y == w
-    if cmd == "prev2tag":
-        return x == t[i - 2][1]
-    if cmd == "next2tag":
-        return x == t[i + 2][1]
-    if cmd == "next1or2wd":
-        return x in (t[i + 1][0], t[i + 2][0])
-    if cmd == "prevwdtag":
-        return x == t[i - 1][0] and y == t[i - 1][1]
-    if cmd == "nextwdtag":
-        return x == t[i + 1][0] and y == t[i + 1][1]
-    if cmd == "next1or2or3wd":
-        return x in (t[i + 1][0], t[i + 2][0], t[i + 3][0])
-    if cmd == "prev1or2or3wd":
-        return x in (t[i - 1][0], t[i - 2][0], t[i - 3][0])
-    del tg
-    return False
-
-
-def _next_rule(r: _Rules, tag: str, after: int) -> int | None:
-    best = None
-    for indexes in (r.by_tag.get(tag, ()), r.any_tag):
-        k = bisect.bisect_right(indexes, after)  # type: ignore[arg-type]
-        if k < len(indexes) and (best is None or indexes[k] < best):
-            best = indexes[k]
-    return best
 
 
 def tag(words: list[str]) -> list[str]:
@@ -224,19 +231,23 @@ def tag(words: list[str]) -> list[str]:
         if tags[i] is None:
             tags[i] = _unknown(r, w, words[i - 1] if i else None,
                                words[i + 1] if i + 1 < len(words) else None)
-    t = [list(_PAD)] * 3 + [[w, tg] for w, tg in zip(words, tags, strict=True)] + [
-        list(_PAD)] * 3
-    for i in range(3, len(t) - 3):
-        at = -1
-        while True:
-            k = _next_rule(r, t[i][1], at)
-            if k is None:
-                break
-            rule = r.context[k]
-            if _fires(rule, t, i):
-                t[i] = [t[i][0], rule[1]]
-            at = k
-    out = [x[1] for x in t[3:-3]]
+    ws = ["STAART"] * 3 + words + ["STAART"] * 3
+    ts = ["STAART"] * 3 + [str(tg) for tg in tags] + ["STAART"] * 3
+    by_tag, any_tag = r.by_tag, r.any_tag
+    for i in range(3, len(ws) - 3):
+        w, t = ws[i - 3:i + 4], ts[i - 3:i + 4]
+        after = -1
+        changed = True
+        while changed:  # the tag changed: go on with the new tag's rules after that one
+            changed = False
+            for index, to, test in by_tag.get(t[3], any_tag):
+                if index > after and test(w, t):
+                    t[3] = to
+                    after = index
+                    changed = True
+                    break
+        ts[i] = t[3]
+    out = ts[3:-3]
     for i, w in enumerate(words):  # what the contextual rules must not undo (see _keep)
         out[i] = _keep(w, tags[i] or out[i], out[i])
     return out
