@@ -143,3 +143,18 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 30.0) -> Any:
             return value
         time.sleep(0.05)
     return predicate()
+
+
+def run_prose(d: Daemon, limit: int = 50) -> int:
+    """Tick the prose worker (the background reading of bulk imports) until no job is left;
+    returns the jobs run."""
+    ran = 0
+    for _ in range(limit):
+        waiting = d.db.reader().execute(
+            "SELECT COUNT(*) FROM memory_jobs WHERE job_type = 'prose_link'"
+            " AND status = 'pending'").fetchone()[0]
+        if not waiting:
+            break
+        d.prose.worker.tick()
+        ran += 1
+    return ran

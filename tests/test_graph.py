@@ -34,6 +34,7 @@ from pipeline_helpers import (
     pipeline_config,
     remember,
     run_jobs,
+    run_prose,
 )
 
 pytestmark = pytest.mark.both_stores
@@ -132,10 +133,15 @@ def test_import_links_every_item_and_a_rerun_adds_nothing(tmp_path):
     with daemon(tmp_path) as d:
         out = d.service.import_memories(ImportRequest(items=items))
         assert out["created"] == 3
+        # the names in the import's transaction, the noun phrases from the background job
+        assert entities(d) == {"caroline": ("name", 3), "lgbtq": ("name", 1),
+                               "melanie": ("name", 2)}
+        assert run_prose(d) == 1
         assert entities(d) == {"caroline": ("name", 3), "lgbtq": ("name", 1),
                                "lgbtq support group": ("phrase", 1), "melanie": ("name", 2)}
         before = (entities(d), pairs(d))
         again = d.service.import_memories(ImportRequest(items=items))
+        run_prose(d)
         assert again["created"] == 0 and (entities(d), pairs(d)) == before
         assert_mentions_exact(d)
 

@@ -3,6 +3,7 @@ are those of remembering the same memories one after another, on both stores."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,20 @@ def _graph(home: Path, config: dict[str, Any], write) -> dict[str, list]:
     return {name: sorted(rows) for name, rows in out.items()}
 
 
+def _prose_done(svc: Any, timeout_s: float = 60.0) -> None:
+    """The import's noun phrases and relations are read by the background prose job: wait
+    for it (the daemon's worker polls every second)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        left = svc.db.reader().execute(
+            "SELECT COUNT(*) FROM memory_jobs WHERE job_type = 'prose_link'"
+            " AND status != 'completed'").fetchone()[0]
+        if not left:
+            return
+        time.sleep(0.1)
+    raise AssertionError("the prose job did not finish")
+
+
 def _requests() -> list[RememberRequest]:
     return [RememberRequest(content=text, project=project) for text, project in TEXTS]
 
@@ -67,6 +82,7 @@ def test_import_links_as_one_by_one_remembers(tmp_path: Path, backend: str,
     def imported(svc: Any) -> None:
         out = svc.import_memories(ImportRequest(items=_requests()))
         assert out["created"] == len(TEXTS) - 1  # the repeated text is not a second memory
+        _prose_done(svc)
 
     configs: list[dict[str, Any]] = [{}, {}]
     server = request.getfixturevalue("postgres_server") if backend == "postgresql" else None

@@ -215,3 +215,43 @@ def test_linker_writes_typed_relations_and_resolves_an_alias_later(tmp_path: Pat
         alias = conn.execute("SELECT name FROM entity_aliases WHERE canonical_name ="
                              " 'checkoutapi'").fetchone()
         assert alias is not None and alias[0] == "CheckoutApi"
+
+
+def test_a_bulk_import_reads_its_prose_in_the_background_and_skips_what_changed(
+        tmp_path: Path) -> None:
+    """Import links names in its transaction; the prose job adds the phrases and relations
+    after, once each, and passes over a memory deleted or rewritten meanwhile."""
+    from mnemonist.model.requests import (
+        DeleteRequest,
+        ImportRequest,
+        MemoryPatch,
+        RememberRequest,
+    )
+    from pipeline_helpers import manual_daemon, run_prose
+
+    items = [RememberRequest(content=text, project="shop") for text in (
+        "The checkout API writes orders to PostgreSQL.",
+        "The reporting dashboard reads from the checkout API.",
+        "The nightly backup job dumps PostgreSQL to S3.")]
+    with manual_daemon(tmp_path, KEYWORD_ONLY) as d:
+        ids = [r["id"] for r in d.service.import_memories(ImportRequest(items=items))["items"]]
+        conn = d.db.reader()
+
+        def typed() -> list[tuple[str, str, str, int]]:
+            return [tuple(r) for r in conn.execute(
+                "SELECT s.canonical_name, r.relation_type, t.canonical_name, r.mentions"
+                " FROM relations r JOIN entities s ON s.id = r.source_entity_id"
+                " JOIN entities t ON t.id = r.target_entity_id"
+                " WHERE r.relation_type != 'co_occurrence' ORDER BY 1, 2, 3")]
+
+        assert typed() == []  # names only so far
+        d.service.patch(ids[1], MemoryPatch(
+            content="The reporting dashboard reads from the checkout API every hour.",
+            reason="more precise"))  # linked in full by the modify
+        d.service.delete(ids[2], DeleteRequest(reason="wrong"))
+        assert run_prose(d) == 1
+        assert typed() == [("checkout api", "writes_to", "postgresql", 1),
+                           ("reporting dashboard", "reads_from", "checkout api", 1)]
+        result = conn.execute("SELECT result FROM memory_jobs WHERE job_type = 'prose_link'"
+                              ).fetchone()[0]
+        assert '"linked": 1' in result and '"skipped": 2' in result

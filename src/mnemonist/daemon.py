@@ -24,6 +24,7 @@ from mnemonist.pipeline.continuity_score import ContinuityScorer
 from mnemonist.pipeline.extract_worker import ExtractionRuntime
 from mnemonist.pipeline.hints_worker import HintsRuntime
 from mnemonist.pipeline.maintenance import MaintenanceWorker
+from mnemonist.pipeline.prose_linker import ProseLinkRuntime
 from mnemonist.pipeline.retention import RetentionWorker
 from mnemonist.pipeline.sleep_replay_worker import SleepReplayWorker
 from mnemonist.pipeline.structural import StructuralRuntime
@@ -84,6 +85,7 @@ class Daemon:
         self.service.set_session_waker(self.sessions.wake)
         self.summaries = SummaryWorker(self.service, self.extraction.llm)  # shares its budget
         self.structural = StructuralRuntime(self.db, config, self.extraction.llm)
+        self.prose = ProseLinkRuntime(self.db, config)  # the prose reading of bulk imports
         self.continuity = ContinuityScorer(self.db, config, self.extraction.llm)
         self.service.attach_summaries(self.summaries)
         self.maintenance = MaintenanceWorker(self.db, config, retention=self.retention,
@@ -107,6 +109,7 @@ class Daemon:
                 self.extraction.start()
                 self.hints.start()
                 self.structural.start()
+                self.prose.start()
                 self.continuity.start()
                 self.documents.start()
                 self.sessions.start()
@@ -138,6 +141,7 @@ class Daemon:
         self.consolidation.stop()
         self.maintenance.stop()
         self.structural.stop()
+        self.prose.stop()
         self.continuity.stop()
         self.summaries.stop()
         self.sessions.stop()

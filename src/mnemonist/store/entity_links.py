@@ -41,22 +41,27 @@ then links the new text.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sqlite3
 from typing import NamedTuple
 
 from mnemonist.model.memory import utcnow
+from mnemonist.store import jobs
 from mnemonist.store.graph import REASONS, co_occurrence_confidence, memory_scope
 from mnemonist.store.row_ids import time_ordered_id
-from mnemonist.text.entities import Entity, Extraction, is_decision_content
+from mnemonist.text.entities import Entity, Extraction, extract, is_decision_content
 from mnemonist.text.prose_graph import Alias, key_of, read
 from mnemonist.text.relations import Relation
+from mnemonist.text.tagger import available as prose_available
 
 INLINE_CONFIDENCE = 0.6
 MAX_LINKS = 32
 MAX_PAIR_ENTITIES = 10
 MAX_SCAN_CHARS = 10_000
 CO_OCCURRENCE = "co_occurrence"
+#: the job a bulk import queues per chunk: the prose reading of its memories, in the background
+PROSE_JOB = "prose_link"
 CONSTRAINT_IMPORTANCE = 0.85
 ATTRIBUTE_IMPORTANCE = 0.5
 MAX_ATTRIBUTE_CHARS = 300
@@ -85,6 +90,20 @@ def _extract(content: str) -> _Found:
     entities = found.entities[:MAX_LINKS]
     return _Found(entities, found.tentative[: MAX_LINKS - len(entities)], found.relations,
                   found.aliases)
+
+
+def _extract_names(content: str) -> _Found:
+    """The names alone (no tagging): what a bulk import links in its own transaction; the
+    prose reading follows in the background (`PROSE_JOB`)."""
+    found = extract(content[:MAX_SCAN_CHARS])
+    entities = found.entities[:MAX_LINKS]
+    return _Found(entities, found.tentative[: MAX_LINKS - len(entities)], [], [])
+
+
+def content_digest(content: str) -> str:
+    """What the prose job checks a memory's text against: changed since, it is not read (a
+    modify links the new text in full)."""
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()[:16]
 
 
 def _keys(found: Extraction | _Found) -> dict[str, str]:
@@ -144,8 +163,18 @@ def link(conn: sqlite3.Connection, memory_id: str, content: str, *,
     return _link(conn, memory_id, _extract(content), content, scope=scope, fresh=fresh)
 
 
+def link_prose(conn: sqlite3.Connection, memory_id: str, content: str) -> int:
+    """The prose reading of a memory a bulk import linked by its names only: the phrases,
+    aliases and relations its text states (every relation, once: this runs once per memory).
+    Returns the links added."""
+    if not enabled(conn):
+        return 0
+    return _link(conn, memory_id, _extract(content), content, relate_all=True)
+
+
 def _link(conn: sqlite3.Connection, memory_id: str, found: _Found, content: str, *,
-          scope: tuple[str, str, str] | None = None, fresh: bool = False) -> int:
+          scope: tuple[str, str, str] | None = None, fresh: bool = False,
+          relate_all: bool = False) -> int:
     wanted = _keys(found)
     if not wanted:
         return 0
@@ -181,13 +210,15 @@ def _link(conn: sqlite3.Connection, memory_id: str, found: _Found, content: str,
         ).rowcount:
             new.add(ids[key])
     if not new:
+        if relate_all:
+            _relate(conn, found.relations, ids, set(ids.values()), now)
         return 0
     conn.executemany(
         "UPDATE entities SET mentions = mentions + 1, updated_at = ? WHERE id = ?",
         [(now, entity_id) for entity_id in linked if entity_id in new],
     )
     _co_occur(conn, linked[:MAX_PAIR_ENTITIES], new, now)
-    _relate(conn, found.relations, ids, new, now)
+    _relate(conn, found.relations, ids, set(ids.values()) if relate_all else new, now)
     _attributes(conn, memory_id, content, [(k, wanted[k], ids[k]) for k in keys
                                            if k in ids and ids[k] in new], now)
     return len(new)
@@ -430,7 +461,8 @@ def link_many(conn: sqlite3.Connection, fresh: list[tuple[str, str, tuple[str, s
     if not enabled(conn) or not fresh:
         return 0
     now = utcnow()
-    found = [(memory_id, content, scope, _extract(content)) for memory_id, content, scope in fresh]
+    found = [(memory_id, content, scope, _extract_names(content))
+             for memory_id, content, scope in fresh]
     ids: dict[tuple[str, str, str], dict[str, str]] = {}
     by_scope: dict[tuple[str, str, str], set[str]] = {}
     for _, _, scope, extraction in found:
@@ -490,6 +522,9 @@ def link_many(conn: sqlite3.Connection, fresh: list[tuple[str, str, tuple[str, s
         conn.executemany(
             "INSERT OR IGNORE INTO entity_aliases (project, agent_id, user_id, canonical_name,"
             " entity_id, name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", aliases)
+    if prose_available():  # the phrases and relations: read in the background
+        jobs.insert_rows(conn, [jobs.pending_row(PROSE_JOB, payload={"memories": [
+            [memory_id, content_digest(content)] for memory_id, content, _ in fresh]})])
     if not mentions:
         return 0
     conn.executemany(
