@@ -142,6 +142,7 @@ def test_the_cli_works_on_a_stopped_home_and_keeps_only_hashes(tmp_path: Path) -
     (("add", "carol"), "exists already"),  # made above, in this home
     (("add", "server"), "taken by server.token"),
     (("add", "no spaces"), "token name"),
+    (("add", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"), "looks like a credential"),
     (("add", "ok", "--user", "x" * 201), "200 characters"),
     (("add", "ok", "--agent", "*"), "every scope"),
     (("revoke", "nobody"), "no token named 'nobody'"),

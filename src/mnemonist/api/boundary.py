@@ -195,7 +195,6 @@ class BoundaryPolicy:
         return None
 
 
-
 def cookie_value(header: str, name: str) -> str:
     """The raw value of cookie `name` in a Cookie header ('' when absent); the first counts.
     The dashboard stores the token percent-encoded, so any token survives the cookie syntax."""

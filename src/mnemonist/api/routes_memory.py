@@ -64,8 +64,9 @@ def query_params(request: Request) -> dict[str, Any]:
 def remember(body: RememberRequest, request: Request):
     check_owners(request, body)  # private to the token's own identity only
     caller_of(request)  # identity headers: validated, and held against the token
-    token = principal(request)
-    agent = request.headers.get(IDENTITY_HEADERS["agent_id"]) or (token and token.agent_id)
+    token = principal(request)  # a token bound to an agent names who wrote it, as the header
+    agent = request.headers.get(IDENTITY_HEADERS["agent_id"]) or (
+        token.agent_id if token is not None else None)
     if body.who is None and agent:  # who wrote it: the observer when another agent repeats it
         body = body.model_copy(update={"who": agent.strip()[:200] or None})
     out = svc(request).remember(body, changed_by=actor(request))

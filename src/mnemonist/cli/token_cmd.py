@@ -85,7 +85,10 @@ def token() -> None:
     """Named tokens: one per person or agent, each bound to an identity.
 
     Once a token exists, every request to the daemon needs one (server.token stays an
-    owner's), and a request's identity and the scopes it may read come from its token."""
+    owner's), and a request's identity and the scopes it may read come from its token
+    (docs/security.md#tokens). These commands work on the home's store itself (its SQLite
+    file, or the PostgreSQL database of storage.url that a team's daemons share), whether
+    the daemon runs or not; a running daemon sees a change at its next request."""
 
 
 @token.command("add")
@@ -98,7 +101,13 @@ def token() -> None:
 @_HOME
 def token_add(name: str, user_id: str | None, agent_id: str | None, owner: bool,
               home: str | None) -> None:
-    """Make a token NAME and print it once; only its hash is stored."""
+    """Make a token NAME and print it once; only its hash is stored.
+
+    The token is printed alone on stdout (what it is goes to stderr), so
+    `export MNEMONIST_TOKEN=$(mnemonist token add NAME --user U)` keeps it. A request with
+    it reads as its user / agent (global memories and theirs) and may claim no one else (a
+    403); with --owner it may act as anyone and read every scope. NAME: 1-64 letters, digits,
+    '.', '_' or '-'; history records its changes as `token:NAME via DAEMON`."""
     from mnemonist.store import api_tokens
 
     user_id, agent_id = _identity("user_id", user_id), _identity("agent_id", agent_id)

@@ -31,6 +31,7 @@ from mnemonist.model.config_pipeline import RepairConfig as RepairConfig
 from mnemonist.model.config_pipeline import RerankerConfig as RerankerConfig
 from mnemonist.model.config_predictor import PredictorConfig as PredictorConfig
 from mnemonist.model.memory import MEMORY_TYPES
+from mnemonist.text.scrub import scrub_credentials
 
 # --- memory (document 001) ------------------------------------------------------------------
 
@@ -309,6 +310,8 @@ class ServerConfig(SnakeModel):
         value = value.strip()
         if any(c.isspace() or ord(c) < 32 for c in value):
             raise ValueError("may not contain whitespace or control characters")
+        if scrub_credentials(f"token:x via {value}").kinds:  # history would hide it
+            raise ValueError("looks like a credential: choose a plain name")
         return value
 
     def daemon_name(self) -> str:

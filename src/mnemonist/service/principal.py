@@ -36,12 +36,12 @@ class Principal:
     owner: bool = False
     user_id: str | None = None
     agent_id: str | None = None
-    daemon: str = ""
+    daemon: str = "mnemonist"
 
     @property
     def actor(self) -> str:
         """What history records as `changed_by`: the token and the daemon it came through."""
-        return f"token:{self.name} via {self.daemon}" if self.daemon else f"token:{self.name}"
+        return f"token:{self.name} via {self.daemon}"
 
     def identity(self) -> dict[str, str]:
         return {k: v for k, v in (("user_id", self.user_id), ("agent_id", self.agent_id)) if v}
