@@ -47,7 +47,6 @@ import sqlite3
 from typing import NamedTuple
 
 from mnemonist.model.memory import utcnow
-from mnemonist.store import jobs
 from mnemonist.store.graph import REASONS, co_occurrence_confidence, memory_scope
 from mnemonist.store.row_ids import time_ordered_id
 from mnemonist.text.entities import Entity, Extraction, extract, is_decision_content
@@ -523,6 +522,8 @@ def link_many(conn: sqlite3.Connection, fresh: list[tuple[str, str, tuple[str, s
             "INSERT OR IGNORE INTO entity_aliases (project, agent_id, user_id, canonical_name,"
             " entity_id, name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", aliases)
     if prose_available():  # the phrases and relations: read in the background
+        from mnemonist.store import jobs  # here: jobs -> backend -> db -> this module
+
         jobs.insert_rows(conn, [jobs.pending_row(PROSE_JOB, payload={"memories": [
             [memory_id, content_digest(content)] for memory_id, content, _ in fresh]})])
     if not mentions:
