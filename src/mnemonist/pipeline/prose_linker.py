@@ -27,8 +27,9 @@ from mnemonist.store.jobs import Job
 from mnemonist.text.prose_graph import read
 
 JOB_TYPE = entity_links.PROSE_JOB
-#: memories linked per write transaction
-BATCH = 50
+#: memories read and linked per step: a remember arriving meanwhile waits for at most one
+#: step (a few ms: reading 5 memories, one small transaction), never for a whole chunk
+BATCH = 5
 
 
 class ProseLinkHandler:
