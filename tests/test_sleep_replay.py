@@ -30,7 +30,7 @@ QUIET: dict[str, Any] = {"memory": {"consolidation": {
     "intervalMs": 86400000, "replay": {"enabled": False, "pairsPerCycle": 60}}}}
 
 FALCON = "The Falcon service caches checkout sessions for fifteen minutes before expiry."
-FALCON_LOGS = "Falcon writes its nightly logs to the Pelican bucket."
+FALCON_LOGS = "Falcon writes its logs to Pelican."
 KESTREL = "Checkout sessions in Kestrel are cached by Wren for fifteen minutes, then they expire."
 KESTREL_REGION = "Kestrel runs in the Dublin region."
 #: as alike as KESTREL is to FALCON, but private to an agent: never paired with shop's

@@ -118,7 +118,7 @@ def _project_groups(conn: Any, project: str, model: str, cfg: Any, known: set[st
                     room: int) -> list[Group]:
     ents = conn.execute(
         "SELECT id, name, community_id FROM entities WHERE project = ? AND agent_id = ''"
-        " AND user_id = '' AND mentions > 0 AND entity_type != ?"
+        " AND user_id = '' AND mentions > 0 AND entity_type NOT IN (?, 'phrase')"
         " ORDER BY mentions DESC, id LIMIT ?", (project, ENTITY_TYPE, cfg.max_entities)
     ).fetchall()
     if len(ents) < MIN_GROUP:

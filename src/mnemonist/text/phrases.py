@@ -113,8 +113,8 @@ def _tagged(tokens: list[Token]) -> Sentence:
         if i and i + 1 < len(words) and _is_relation_verb(words, tags, i, verb_seen):
             tags[i] = "VBZ" if w.endswith("s") else "VBP"
         elif (i and i + 1 < len(words) and tags[i] in ("VB", "VBP")
-              and tags[i - 1] in ("DT", "PRP$") and tags[i + 1] in NOUNS):
-            tags[i] = "NN"  # "the *deploy* API"
+              and tags[i - 1] in ("DT", "PRP$", "VBZ", "VBD") and tags[i + 1] in NOUNS):
+            tags[i] = "NN"  # "the *deploy* API", "caches *checkout* sessions"
         elif (i >= 2 and tags[i] in ("VB", "VBP") and tags[i - 1] in NOUNS
               and tags[i - 2] in ("DT", "PRP$", "JJ", "POS")
               and (i + 1 == len(words) or tags[i + 1] in _AFTER_NOUN)):
@@ -142,9 +142,16 @@ def _is_relation_verb(words: list[str], tags: list[str], i: int, verb_seen: bool
     """A verb of the relation patterns the tagger read as a noun: "the mobile app *talks* to",
     "the web client *loads* translations", "… and *stores* hits in Valkey"."""
     w = words[i]
-    if tags[i] not in ("NNS", "NN", "VB", "VBP", "NNP") or not w.islower() or (
-            w not in RELATION_VERBS):
+    if tags[i] not in ("NNS", "NN", "VB", "VBP", "NNP") or not w.islower():
         return False
+    if w not in RELATION_VERBS:
+        # any -s word after the subject's noun, before the sentence has a verb, followed by
+        # what can be an object: "the Falcon service *caches* checkout sessions" (not "the
+        # worker queues *are*", not a sentence's last word)
+        return (tags[i] == "NNS" and not verb_seen and tags[i - 1] in NOUNS
+                and len(w) > 3 and not w.endswith("ss") and i + 1 < len(words)
+                and (tags[i + 1] in _OBJECT_START | NOUNS | {"JJ"} or (
+                    tags[i + 1] in ("VB", "VBP") and words[i + 1].lower() not in _AUX)))
     if tags[i - 1] == "CC":
         return verb_seen and w.endswith("s")
     if tags[i - 1] not in NOUNS:
