@@ -160,3 +160,29 @@ def test_worker_loop_processes_defers_and_fails(db):
     assert done == ["ok", "needs-llm"] and not worker.stats.running
     result = db.reader().execute("SELECT result FROM memory_jobs WHERE id = ?", (ok,)).fetchone()
     assert result[0] == '{"handled": "ok"}'
+
+
+def test_a_store_that_fails_does_not_end_the_worker_loop(db, monkeypatch):
+    """A tick whose store fails (read-only, full, away) is retried after a backoff: the
+    worker's thread lives on and takes the job once the store answers again."""
+    job_id = enqueue(db, "m1")
+    done = threading.Event()
+    worker = JobWorker(db, "extract", lambda job: done.set() or {"ok": True}, poll_s=0.05)
+    real_tick = worker.tick
+    calls = {"n": 0}
+
+    def flaky() -> float:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("attempt to write a readonly database")
+        return real_tick()
+
+    monkeypatch.setattr(worker, "tick", flaky)
+    monkeypatch.setattr("mnemonist.pipeline.worker.backoff_delay", lambda failures: 0.05)
+    worker.start()
+    try:
+        assert done.wait(30)
+        assert worker.stats.last_error and "readonly" in worker.stats.last_error
+    finally:
+        worker.stop()
+    assert status(db, job_id)[0] == "completed"

@@ -109,7 +109,13 @@ class JobWorker:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            delay = self.tick()
+            try:
+                delay = self.tick()
+            except Exception as exc:  # the store failed (read-only, full, away): keep going
+                delay = backoff_delay(self.stats.consecutive_failures)
+                self.stats.consecutive_failures += 1
+                self.stats.last_error = f"{type(exc).__name__}: {exc}"
+                log.warning("%s worker: %s; retrying in %.1f s", self.job_type, exc, delay)
             self._wake.wait(delay)
             self._wake.clear()
 
