@@ -181,16 +181,19 @@ def _link(conn: sqlite3.Connection, memory_id: str, found: _Found, content: str,
     keys = list(wanted)
     scope = scope or memory_scope(conn, memory_id)
     ids = _lookup(conn, scope, keys)
-    # new entities, certain ones only; no other writer can add one meanwhile (write lock)
+    # new entities, certain ones only. On SQLite no other writer can add one meanwhile (write
+    # lock); on PostgreSQL another daemon may have committed the same name since the look-up:
+    # its row stands (the insert is ignored) and the ids are read again
     rows = [(time_ordered_id(), e.name, key, e.entity_type, now, now, *scope)
             for e in found.entities if (key := key_of(e)) not in ids]
     if rows:
         conn.executemany(
-            "INSERT INTO entities (id, name, canonical_name, entity_type, mentions, created_at,"
-            " updated_at, project, agent_id, user_id) VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?)",
+            "INSERT OR IGNORE INTO entities (id, name, canonical_name, entity_type, mentions,"
+            " created_at, updated_at, project, agent_id, user_id)"
+            " VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?)",
             rows,
         )
-        ids.update((row[2], row[0]) for row in rows)
+        ids.update(_lookup(conn, scope, [row[2] for row in rows]))
     _alias(conn, scope, found.aliases, ids, now)
     keys = _first_per_entity(keys, ids)
     linked = [ids[k] for k in keys]
