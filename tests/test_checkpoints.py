@@ -23,7 +23,7 @@ from mnemonist.sessions.digest import (
 )
 from mnemonist.sessions.queue import CheckpointQueue
 from mnemonist.store import sessions as store
-from mnemonist.store.db import Database
+from mnemonist.store.db import Database, StorageFault
 from mnemonist.store.migrations import migrate
 
 pytestmark = pytest.mark.both_stores
@@ -259,3 +259,27 @@ def test_periodic_trigger_every_prompt_interval_and_the_api(tmp_path):
         assert d.http.post("/api/checkpoints", json={"note": "no session"}).status_code == 400
         status = d.http.get("/api/status").json()["sessions"]
         assert status["checkpoints"] == 3 and status["checkpoint_queue"]["pending"] == 0
+
+
+def test_a_flush_the_store_refuses_keeps_every_draft_for_the_next(db):
+    """A queued checkpoint was acknowledged to its client: a write the store refuses (read
+    only here; on PostgreSQL a server away) leaves it queued, due at once, and the next flush
+    writes it."""
+    clock = Clock()
+    q = queue(db, clock)
+    q.submit(draft("s1", memory_queries=["first"]))
+    q.submit(draft("s2", memory_queries=["second"]))
+    with db._lock:
+        db._writer.execute("PRAGMA query_only=ON")
+    try:
+        with pytest.raises(StorageFault):
+            q.flush_due(clock.now + 10)
+        assert q.pending() == 2
+        q.submit(draft("s1", memory_queries=["later"]))  # merges with the one kept
+    finally:
+        with db._lock:
+            db._writer.execute("PRAGMA query_only=OFF")
+    assert len(q.flush_due(clock.now)) == 2 and q.pending() == 0
+    (s1,) = rows(db, "s1")
+    assert s1["memory_queries"] == ["first", "later"]
+    assert len(rows(db, "s2")) == 1

@@ -33,6 +33,7 @@ DOCS = ROOT / "docs"
 
 _MINUTES = "runs for minutes (a benchmark)"
 _POSTGRES = "needs a PostgreSQL server (db.internal, or one on 127.0.0.1:5432) that is not here"
+_RUNBOOK = "run by test_postgres_runbook.py, in order, against a new PostgreSQL"
 
 #: commands of the docs this test does not run, and why (matched at the start of a command)
 SKIP: dict[str, dict[str, str]] = {
@@ -45,9 +46,12 @@ SKIP: dict[str, dict[str, str]] = {
         "mnemonist bench feedback": _MINUTES,
     },
     "postgres.md": {
-        "pg_dump ": _POSTGRES,
-        "createdb ": _POSTGRES,
-        "pg_restore ": _POSTGRES,
+        # the set-up, migration and backup runbook: test_postgres_runbook.py runs these
+        # verbatim and in order, against a new server (`mnemonist postgres init`, and one
+        # that stands for the team's), around the daemons they set up
+        **{start: _RUNBOOK for start in (
+            "mnemonist postgres ", "URL=", "eval ", "export PGHOST=", "export PATH=", "psql ",
+            "PASSWORD=", "createdb ", "mnemonist migrate ", "pg_dump ", "pg_restore ")},
         "mnemonist bench team --storage postgresql://": _POSTGRES + "; " + _MINUTES,
     },
     "sessions.md": {

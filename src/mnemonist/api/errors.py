@@ -1,7 +1,9 @@
 """How the HTTP face answers failures: every error is `{"error", "message"}` JSON.
 
 Bad input is a 400 naming the field; a full or read-only disk is 507 `storage_full` / 503
-`storage_read_only` (and shows in `/health` until a write succeeds again); anything else is a
+`storage_read_only` (and shows in `/health` until a write succeeds again); a PostgreSQL server
+that does not answer is 503 `storage_unavailable` at once, with `Retry-After` and without the
+driver's text (it names hosts; the log has it); anything else is a
 500 `internal_error` that carries `Connection: close`, so that a client never reuses a
 connection the server is about to drop.
 """
@@ -20,7 +22,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mnemonist.api.boundary import send_json
 from mnemonist.service import ServiceError
-from mnemonist.store.db import STORAGE_FULL, STORAGE_READ_ONLY, StorageFault, storage_fault_kind
+from mnemonist.store.db import (
+    STORAGE_FULL,
+    STORAGE_READ_ONLY,
+    STORAGE_UNAVAILABLE,
+    StorageFault,
+    storage_fault_kind,
+)
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +37,19 @@ STORAGE_ANSWERS = {
                         " space, then retry)"),
     STORAGE_READ_ONLY: (503, "the database is read-only: nothing was written (check the"
                                " permissions and the file system of the database)"),
+    STORAGE_UNAVAILABLE: (503, "the database does not answer: nothing was read or written;"
+                                " retry shortly (the daemon reconnects on its own)"),
 }
+#: seconds a client should wait before retrying a `storage_unavailable`
+RETRY_AFTER_S = 1
+
+
+def storage_body(kind: str, detail: str) -> tuple[int, dict[str, Any], dict[str, str] | None]:
+    """Status, JSON body and headers for a storage fault of `kind`."""
+    status, message = STORAGE_ANSWERS[kind]
+    if kind == STORAGE_UNAVAILABLE:
+        return status, {"error": kind, "message": message}, {"Retry-After": str(RETRY_AFTER_S)}
+    return status, {"error": kind, "message": message, "detail": detail}, None
 
 
 def describe_validation(errors: list[Any]) -> str:
@@ -58,8 +78,8 @@ def error(status: int, code: str, message: str, headers: dict[str, str] | None =
 
 
 def storage_error(exc: StorageFault) -> JSONResponse:
-    status, message = STORAGE_ANSWERS[exc.kind]
-    return error(status, exc.kind, message, detail=exc.detail)
+    status, body, headers = storage_body(exc.kind, exc.detail)
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def install_handlers(app: FastAPI) -> None:
@@ -119,9 +139,8 @@ class CrashGuard:
                 raise  # half an answer is out: only closing the connection can end it
             kind = storage_fault_kind(exc)  # a full or read-only disk outside a transaction
             if kind is not None:
-                status, message = STORAGE_ANSWERS[kind]
-                await send_json(send, status, {"error": kind, "message": message,
-                                               "detail": str(exc)})
+                status, body, _ = storage_body(kind, str(exc))
+                await send_json(send, status, body)
                 return
             log.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
             await send_json(send, 500, {"error": "internal_error",

@@ -34,11 +34,13 @@ from mnemonist.api.boundary import (
     Refused,
     cookie_value,
 )
+from mnemonist.api.errors import STORAGE_ANSWERS
 from mnemonist.model.requests import Caller
 from mnemonist.service.principal import Principal
 from mnemonist.store import api_tokens
 from mnemonist.store.api_tokens import SERVER_NAME, TokenRecord
 from mnemonist.store.backend import is_postgres
+from mnemonist.store.db import STORAGE_UNAVAILABLE, StorageUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -170,9 +172,13 @@ class TokenAuthority:
             if self.db is not None and is_postgres(self.db):
                 return await anyio.to_thread.run_sync(self.authenticate, headers)
             return self.authenticate(headers)
+        except StorageUnavailable as exc:  # an outage: said once by the store, not per request
+            raise Refused(503, STORAGE_UNAVAILABLE, STORAGE_ANSWERS[STORAGE_UNAVAILABLE][1]
+                          ) from exc
         except Exception as exc:
             log.exception("the tokens could not be read")
-            raise Refused(503, "unavailable", f"the tokens could not be read: {exc}") from exc
+            raise Refused(503, "unavailable", "the tokens could not be read (see the daemon's"
+                          " log)") from exc
 
     # -- the dashboard's cookie ---------------------------------------------------------------
     def _mac(self, record: TokenRecord) -> str:

@@ -85,6 +85,9 @@ def bench() -> None:
 @click.option("--storage", default=None, metavar="URL",
               help="run the daemon on this empty PostgreSQL database (postgresql://...; one"
               " size per database) instead of a SQLite file")
+@click.option("--beside-sqlite", is_flag=True,
+              help="with --storage: run each size on a SQLite file too, in this run, and"
+              " report PostgreSQL's figures as ratios of SQLite's")
 @click.option("--json", "as_json", is_flag=True, help="print the JSON report, not the table")
 @click.option("--no-progress", is_flag=True, help="no progress lines on stderr")
 def scale(
@@ -97,11 +100,16 @@ def scale(
     sessions: bool,
     generated_vectors: bool,
     storage: str | None,
+    beside_sqlite: bool,
     as_json: bool,
     no_progress: bool,
 ) -> None:
     """Remember N synthetic memories, embed them, recall; latency, throughput, RSS, size."""
     from mnemonist.bench.scale import markdown, run_scale
+    from mnemonist.bench.scale_compare import markdown as compare_markdown
+
+    if beside_sqlite and not storage:
+        raise click.UsageError("--beside-sqlite compares a PostgreSQL run: give --storage URL")
 
     try:
         report = run_scale(
@@ -115,6 +123,7 @@ def scale(
             sessions=sessions,
             generated_vectors=generated_vectors,
             storage=storage,
+            beside_sqlite=beside_sqlite,
         )
     except FileExistsError as exc:
         raise click.UsageError(str(exc)) from exc
@@ -125,7 +134,7 @@ def scale(
     if as_json:
         click.echo(json.dumps(report, indent=2))
     else:
-        click.echo(markdown(report), nl=False)
+        click.echo(markdown(report) + compare_markdown(report.get("comparison", [])), nl=False)
         files = report.get("files", {})
         click.echo(f"\nwritten: {files.get('json')} and {files.get('markdown')}", err=True)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 import sys
+from typing import Any
 
 import click
 
@@ -20,11 +21,12 @@ from mnemonist.cli.hooks_cmd import COMMANDS as HOOK_COMMANDS
 from mnemonist.cli.mcp_cmd import mcp
 from mnemonist.cli.memory_cmd import COMMANDS as MEMORY_COMMANDS
 from mnemonist.cli.migrate_cmd import migrate_cmd
+from mnemonist.cli.postgres_cmd import postgres
 from mnemonist.cli.predictor_cmd import feedback, predictor
 from mnemonist.cli.principles_cmd import principles
 from mnemonist.cli.sessions_cmd import sessions
 from mnemonist.cli.token_cmd import token
-from mnemonist.client import DEFAULT_TIMEOUT_S
+from mnemonist.client import DEFAULT_TIMEOUT_S, DaemonError
 
 
 @click.group()
@@ -59,6 +61,7 @@ def serve(host: str | None, port: int | None, home: str | None, verbose: bool) -
     from mnemonist.daemon import ListenError
     from mnemonist.daemon import serve as run
     from mnemonist.settings import ConfigError
+    from mnemonist.store.backend import StorageNotReady
 
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -70,6 +73,9 @@ def serve(host: str | None, port: int | None, home: str | None, verbose: bool) -
     except ConfigError as exc:
         click.echo(f"mnemonist: configuration error: {exc}", err=True)
         sys.exit(2)
+    except StorageNotReady as exc:  # the PostgreSQL of storage.url lacks something
+        click.echo(f"mnemonist: {exc}", err=True)
+        sys.exit(1)
 
 
 @cli.command()
@@ -78,11 +84,13 @@ def serve(host: str | None, port: int | None, home: str | None, verbose: bool) -
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
     """Counts, embedding coverage, queue and degraded components."""
-    data = call(lambda: client(ctx).get("/api/status"))
+    data = call(lambda: _status_or_health(client(ctx)))
     if as_json:
         return emit(data)
-    mem, emb = data["memories"], data.get("embeddings", {})
     click.echo(f"mnemonist {data['version']}  database {data['database']}")
+    if data.get("storage") == "unavailable":  # nothing to count without the database
+        return _degraded_lines(data)
+    mem, emb = data["memories"], data.get("embeddings", {})
     private = (f" ({mem['private']} of them private to an agent or user: `list` shows those"
                " with --agent / --user)" if mem.get("private") else "")
     click.echo(f"memories: {mem['live']} live{private}, {mem['pinned']} pinned,"
@@ -102,8 +110,28 @@ def status(ctx: click.Context, as_json: bool) -> None:
         state = "watching" if watcher["running"] else f"not watching ({watcher['reason']})"
         click.echo(f"memory files: {files['files']} files, {files['chunks']} chunks in"
                    f" {len(files['roots'])} roots; {state}")
+    _degraded_lines(data)
+
+
+def _status_or_health(daemon: Any) -> dict:
+    """`/api/status`; while the database does not answer (a 503 `storage_unavailable`, even
+    to the token check) what `/health` can say without it."""
+    try:
+        return daemon.get("/api/status")
+    except DaemonError as exc:
+        if not (isinstance(exc.body, dict) and exc.body.get("error") == "storage_unavailable"):
+            raise
+    data = daemon.get("/health")
+    data.update(storage="unavailable", database="unavailable")
+    return data
+
+
+def _degraded_lines(data: dict) -> None:
     problems = data.get("problems") or data["degraded"]
     click.echo("degraded: " + ("nothing" if not problems else "\n  " + "\n  ".join(problems)))
+    for name, streak in (data.get("retrying") or {}).items():
+        click.echo(f"  retrying {name} for {streak['since_s']:.0f} s ({streak['attempts']}"
+                   f" attempts): {streak['last_error']}")
 
 
 
@@ -159,6 +187,7 @@ cli.add_command(gates)
 cli.add_command(sync)
 cli.add_command(files)
 cli.add_command(migrate_cmd)
+cli.add_command(postgres)
 cli.add_command(token)
 for _command in CARRY_COMMANDS:  # export, import, backup
     cli.add_command(_command)
@@ -200,6 +229,12 @@ SHORT_HELP = {
     ("gates", "backfill-skipped"): "Queue the summaries the significance gate skipped.",
     ("sync",): "Index the memory files of every project now.",
     ("migrate",): "Copy a SQLite home into PostgreSQL.",
+    ("postgres",): "A local PostgreSQL with pgvector; server checks.",
+    ("postgres", "init"): "Make and start a local PostgreSQL with pgvector.",
+    ("postgres", "status"): "Whether the local server runs, and where.",
+    ("postgres", "env"): "Shell exports for the local server's superuser.",
+    ("postgres", "bin"): "The folder of PostgreSQL's client tools.",
+    ("postgres", "check"): "Check a server as a daemon does at start.",
     ("token",): "Named tokens: one per person or agent.",
     ("token", "add"): "Make a token and print it once.",
     ("token", "list"): "Every named token (never the token itself).",

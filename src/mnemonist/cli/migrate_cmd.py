@@ -21,11 +21,13 @@ def migrate_cmd(url: str, home: str | None) -> None:
     if not url.startswith(("postgresql://", "postgres://")):
         fail("--to must be a postgresql:// URL")
     from mnemonist.settings import Paths, home_dir
+    from mnemonist.store.backend import StorageNotReady
     from mnemonist.store.db import Database
     from mnemonist.store.home_lock import AlreadyRunning, HomeLock
-    from mnemonist.store.migrations import migrate
-    from mnemonist.store.postgres.copy import CopyRefused, copy_database
+    from mnemonist.store.migrations import SchemaTooNew, migrate
+    from mnemonist.store.postgres.copy import CopyRefused, copy_database, refuse_used
     from mnemonist.store.postgres.database import PostgresDatabase
+    from mnemonist.store.postgres.preflight import where
 
     paths = Paths(home_dir(home))
     if not paths.database.exists():
@@ -41,12 +43,17 @@ def migrate_cmd(url: str, home: str | None) -> None:
             migrate(source)
             try:
                 target = PostgresDatabase(url)
+            except StorageNotReady as exc:
+                fail(str(exc))
             except Exception as exc:
-                fail(f"cannot connect to {url.split('@')[-1]}: {exc}")
+                fail(f"cannot open PostgreSQL at {where(url)}: {' '.join(str(exc).split())}")
             try:
+                # before migrating it: a database in use is refused with nothing changed
+                with target.write_tx() as conn:
+                    refuse_used(conn.raw)
                 migrate(target)
                 counts = copy_database(source.reader(), target)
-            except CopyRefused as exc:
+            except (CopyRefused, SchemaTooNew) as exc:
                 fail(str(exc))
             finally:
                 target.close()

@@ -114,6 +114,19 @@ class FileWatcher:
 
     # -- the thread ----------------------------------------------------------------------------
     def _run(self) -> None:
+        """The watch, started again after a backoff when anything in it raises (the
+        database away, say): the thread never ends before `stop()`."""
+        loops = self.service.db.loops
+        while not self._stop.is_set():
+            try:
+                self._loop()
+            except Exception as exc:
+                self.last_error = f"restarting: {type(exc).__name__}: {exc}"
+                self._stop.wait(loops.failed("memory-file watcher", exc))
+            else:
+                return
+
+    def _loop(self) -> None:
         self.service.mark_files_dirty()
         self._sync("startup")
         self._schedule()
@@ -146,12 +159,18 @@ class FileWatcher:
         self._wake.wait(seconds)
 
     def _sync(self, reason: str) -> None:
+        loops = self.service.db.loops
         try:
             if self.service.sync_dirty_files(reason, blocking=True) is not None:
                 self.syncs += 1
         except Exception as exc:  # the thread must live on: report and go on
-            log.exception("memory file sync (%s) failed", reason)
+            loops.failed("memory-file sync", exc)
             self.last_error = f"sync failed: {type(exc).__name__}: {exc}"
+        else:
+            if self.last_error and self.last_error.startswith(("sync failed", "restarting")):
+                self.last_error = None  # a watch that fails says so again on its own
+            loops.succeeded("memory-file sync")
+            loops.succeeded("memory-file watcher")
 
     def _watch(self) -> None:
         """Watch until stopped, refreshed, the interval is due, or a folder came or went."""

@@ -172,7 +172,9 @@ class SearchConfig(SnakeModel):
     keyword_mirror: Literal["auto", "on", "off"] = Field(
         default="auto",
         description="rank the context keyword index from an in-memory copy of it (same rows,"
-        " same scores, without FTS5's walk over every match): auto from 150,000 memories",
+        " same scores, without FTS5's walk over every match): auto from 150,000 memories"
+        " on SQLite, from 5,000 on PostgreSQL (where it replaces a round trip that scores"
+        " every matching row)",
     )
     time_aware: bool = Field(
         default=True, description="recognise time expressions in queries (no LLM)"

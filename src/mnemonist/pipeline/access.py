@@ -56,13 +56,14 @@ class AccessRecorder:
         try:
             with self.db.write_tx() as conn:
                 memories.record_access(conn, pending)
-        except Exception:
-            log.exception("could not record recall access; keeping the counts for later")
+        except Exception as exc:  # kept for the next flush (the store may be away a while)
+            self.db.loops.failed("access counts", exc)
             with self._lock:
                 for seq, (count, recalls, at) in pending.items():
                     old, old_recalls, _ = self._pending.get(seq, (0, 0, at))
                     self._pending[seq] = (old + count, old_recalls + recalls, at)
             return 0
+        self.db.loops.succeeded("access counts")
         return len(pending)
 
     def start(self) -> None:

@@ -29,7 +29,7 @@ from mnemonist.providers.embedding.base import (
 from mnemonist.providers.embedding.local_onnx import release_freed_memory
 from mnemonist.search.vector_index import VectorIndex
 from mnemonist.store import embeddings
-from mnemonist.store.db import Database
+from mnemonist.store.db import Database, StorageFault
 from mnemonist.store.memories import hash_in_use
 
 log = logging.getLogger(__name__)
@@ -153,47 +153,66 @@ class BackgroundEmbedder:
 
     # -- the loop ----------------------------------------------------------------------
     def _run(self) -> None:
+        """The loop; a round that raises (the database away, say) waits a growing backoff
+        and the sweep then finds whatever it left unembedded: the thread never ends before
+        `stop()`."""
         _lower_priority()
         next_sweep = 0.0
         more_context = False
+        loops = self.db.loops
         while not self._stop.is_set():
-            timeout = 0.05 if more_context else max(0.05, next_sweep - time.monotonic())
-            batch = self._take(timeout)
-            if self._stop.is_set():
-                break
-            caught_up_from = None
-            if not batch and self._catch_up_from is not None:
-                caught_up_from, batch = self._catch_up(self.batch_size)
-            if not batch and time.monotonic() >= next_sweep:
-                batch = self._missing(self.sweep_batch)
-                next_sweep = time.monotonic() + self.sweep_interval_s
-            context_rows: list[tuple[int, str, str]] = []
-            if not batch and self.get_context_index is not None:
-                # context vectors only when memories are all embedded: they never delay those
-                context_rows = self._missing_context(self.batch_size)
-            more_context = bool(context_rows)
-            if not batch and not context_rows:
-                continue
-            self._busy = True
             try:
-                ok = self.process(batch) if batch else self.process_context(context_rows)
-            except Exception as exc:  # a bug must not kill the thread: report and retry later
-                log.exception("embedding batch failed")
+                next_sweep, more_context = self._round(next_sweep, more_context)
+            except Exception as exc:
                 self.stats.last_error = f"{type(exc).__name__}: {exc}"
-                ok = False
-            finally:
-                self._busy = False
-            self.stats.queue_depth = self._queue.qsize()
-            if ok and self.stats.queue_depth == 0:
-                release_freed_memory()  # a burst is over: give its buffers back to the OS
-            if not ok:
-                if caught_up_from is not None:  # walk that stretch again after the backoff
-                    self._turned_away(caught_up_from)
-                self._backoff = min(MAX_BACKOFF_S, max(1.0, self._backoff * 2))
-                self._stop.wait(self._backoff)
-                next_sweep = 0.0
+                next_sweep, more_context = 0.0, False
+                self._stop.wait(loops.failed("embedder", exc))
             else:
-                self._backoff = 0.0
+                loops.succeeded("embedder")
+
+    def _round(self, next_sweep: float, more_context: bool) -> tuple[float, bool]:
+        """Embed one batch (of memories, else of context rows); the next sweep's time and
+        whether context rows are waiting."""
+        timeout = 0.05 if more_context else max(0.05, next_sweep - time.monotonic())
+        batch = self._take(timeout)
+        if self._stop.is_set():
+            return next_sweep, more_context
+        caught_up_from = None
+        if not batch and self._catch_up_from is not None:
+            caught_up_from, batch = self._catch_up(self.batch_size)
+        if not batch and time.monotonic() >= next_sweep:
+            batch = self._missing(self.sweep_batch)
+            next_sweep = time.monotonic() + self.sweep_interval_s
+        context_rows: list[tuple[int, str, str]] = []
+        if not batch and self.get_context_index is not None:
+            # context vectors only when memories are all embedded: they never delay those
+            context_rows = self._missing_context(self.batch_size)
+        more_context = bool(context_rows)
+        if not batch and not context_rows:
+            return next_sweep, more_context
+        self._busy = True
+        try:
+            ok = self.process(batch) if batch else self.process_context(context_rows)
+        except StorageFault:  # the store refused or is away: the loop's backoff (`_run`)
+            raise
+        except Exception as exc:  # a bug must not kill the thread: report and retry later
+            log.exception("embedding batch failed")
+            self.stats.last_error = f"{type(exc).__name__}: {exc}"
+            ok = False
+        finally:
+            self._busy = False
+        self.stats.queue_depth = self._queue.qsize()
+        if ok and self.stats.queue_depth == 0:
+            release_freed_memory()  # a burst is over: give its buffers back to the OS
+        if not ok:
+            if caught_up_from is not None:  # walk that stretch again after the backoff
+                self._turned_away(caught_up_from)
+            self._backoff = min(MAX_BACKOFF_S, max(1.0, self._backoff * 2))
+            self._stop.wait(self._backoff)
+            next_sweep = 0.0
+        else:
+            self._backoff = 0.0
+        return next_sweep, more_context
 
     def _take(self, timeout: float) -> list[int]:
         try:

@@ -367,11 +367,8 @@ class MaintenanceWorker:
         return True
 
     def _run(self) -> None:
-        while not self._stop.wait(self.auto.maintenance_interval_ms / 1000.0):
-            try:
-                self.tick()
-            except Exception:
-                log.exception("maintenance cycle failed")
+        self.db.loops.run_every("maintenance", lambda: self.auto.maintenance_interval_ms / 1000.0,
+                                self.tick, self._stop)
 
     def stop(self) -> None:
         self._stop.set()

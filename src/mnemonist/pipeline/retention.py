@@ -205,11 +205,8 @@ class RetentionWorker:
             self._thread.start()
 
     def _run(self) -> None:
-        while not self._stop.wait(self.cfg.interval_ms / 1000.0):
-            try:
-                self.sweep()
-            except Exception:
-                log.exception("retention sweep failed")
+        self.db.loops.run_every("retention", lambda: self.cfg.interval_ms / 1000.0, self.sweep,
+                                self._stop)
 
     def stop(self) -> None:
         self._stop.set()

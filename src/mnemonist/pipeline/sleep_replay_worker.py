@@ -101,8 +101,10 @@ class SleepReplayWorker:
             self._replayed = period  # once per idle period, failed or not
             try:
                 self.run_now()
-            except Exception:  # logged; the next idle period tries again
-                log.exception("sleep replay cycle failed")
+            except Exception as exc:  # the next idle period tries again
+                self.db.loops.failed("sleep replay", exc)
+            else:
+                self.db.loops.succeeded("sleep replay")
 
     def status(self) -> dict[str, Any]:
         with self._note_lock:

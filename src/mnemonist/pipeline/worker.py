@@ -108,14 +108,15 @@ class JobWorker:
         self._wake.set()
 
     def _run(self) -> None:
+        loops = self.db.loops
+        name = f"{self.job_type} worker"
         while not self._stop.is_set():
             try:
                 delay = self.tick()
+                loops.succeeded(name)
             except Exception as exc:  # the store failed (read-only, full, away): keep going
-                delay = backoff_delay(self.stats.consecutive_failures)
-                self.stats.consecutive_failures += 1
+                delay = loops.failed(name, exc)
                 self.stats.last_error = f"{type(exc).__name__}: {exc}"
-                log.warning("%s worker: %s; retrying in %.1f s", self.job_type, exc, delay)
             self._wake.wait(delay)
             self._wake.clear()
 

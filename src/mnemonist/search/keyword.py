@@ -53,8 +53,13 @@ def keyword_search(
     `mirror`: the in-memory copy of the context index, caught up (search/keyword_mirror.py),
     which ranks the same rows with the same scores without FTS5's walk over every match."""
     if is_postgres(conn):
-        return pg_fts.keyword_search(conn, query_terms(query), filters, k, operator=operator,
-                                     index=index)
+        terms = query_terms(query)
+        if mirror is not None and index == "context" and operator.upper() == "OR" and terms:
+            found = _mirrored(conn, mirror, terms, *where_clause(filters), k,
+                              selective(filters))
+            if found is not None:
+                return found
+        return pg_fts.keyword_search(conn, terms, filters, k, operator=operator, index=index)
     match = fts_match_query(query, operator=operator)
     if match is None:
         return []
@@ -68,7 +73,13 @@ def phrase_search(
 ) -> list[tuple[int, float]]:
     """Top-k (seq, raw bm25) of memories holding one of the query's two-word phrases."""
     if is_postgres(conn):
-        return pg_fts.phrase_search(conn, query_phrases(query), filters, k, index=index)
+        phrases = query_phrases(query)
+        if mirror is not None and index == "context" and phrases:
+            found = _mirrored(conn, mirror, phrases, *where_clause(filters), k,
+                              selective(filters))
+            if found is not None:
+                return found
+        return pg_fts.phrase_search(conn, phrases, filters, k, index=index)
     match = fts_phrase_query(query)
     if match is None:
         return []

@@ -15,6 +15,14 @@ When: `search.keyword_mirror` "on" always; "auto" once the context index holds
 `AUTO_FROM` rows (below that FTS5 answers within recall's budget and the mirror would only
 cost memory); "off" never. Only a started service keeps a mirror (a daemon, a bench run):
 a one-shot CLI command ranks with FTS5.
+
+On PostgreSQL the same mirror replaces the tsvector keyword leg (which scores every row
+holding any query word, a network round trip away) from `AUTO_FROM_POSTGRES` rows. The
+changes come from triggers (store/postgres/notify.py): this daemon's own with its commit
+(`watch_context`), other daemons' through the change listener (`changed_elsewhere`), a few
+milliseconds after they commit; a listener that lost its connection may have missed some,
+so the mirror is built again (`gap`). The mirror ranks with FTS5's tokens and BM25 as on
+SQLite, so a large team store ranks its keyword leg as a single user's does.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from mnemonist.search.keyword_mirror import KeywordMirror
+from mnemonist.store.backend import is_postgres
 from mnemonist.store.db import Database
 
 log = logging.getLogger(__name__)
@@ -35,6 +44,9 @@ log = logging.getLogger(__name__)
 #: context rows from which "auto" builds the mirror. At 100,000 FTS5 still meets recall's
 #: 60 ms p95 and the mirror (with the words it learns) would take the process past 400 MB
 AUTO_FROM = 150_000
+#: on PostgreSQL the SQL keyword leg costs a round trip and scores every matching row: at
+#: 10,000 memories recall took 6× SQLite's; the mirror (about 1 KiB a row) answers instead
+AUTO_FROM_POSTGRES = 5_000
 INLINE = 2_000  # changed rows a recall applies itself before using the mirror
 #: writes are pausing when the dirty set grew by no more than this in `QUIET_S`
 QUIET_S = 0.5
@@ -49,6 +61,7 @@ class KeywordMirrorKeeper:
     def __init__(self, db: Database, mode: str = "auto") -> None:
         self._db = db
         self._mode = mode
+        self._auto_from = AUTO_FROM_POSTGRES if is_postgres(db) else AUTO_FROM
         self.mirror: KeywordMirror | None = None
         self.state = "waiting"  # waiting (for enough rows) | building | ready | failed
         self.built_in_s: float | None = None
@@ -62,6 +75,7 @@ class KeywordMirrorKeeper:
         self.paused = 0  # times a build stepped aside for writes
         self._build_waited = 0.0  # seconds the current build has stood aside
         self.build_waited_s: float | None = None
+        self._gaps = 0  # times changes may have been missed (`gap`)
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._idle = threading.Event()
@@ -143,6 +157,21 @@ class KeywordMirrorKeeper:
         if many:
             self._wake.set()
 
+    def changed_elsewhere(self, seqs: list[int]) -> None:
+        """Rows another daemon changed (PostgreSQL's change listener, after its commit)."""
+        self._changed(seqs)
+
+    def gap(self) -> None:
+        """Changes may have been missed (the change listener reconnected): a kept mirror is
+        let go and built again from the table."""
+        with self._dirty_lock:
+            self._gaps += 1  # a build under way when it happened is thrown away (`_build`)
+            if self.mirror is None:
+                return
+            self.mirror, self.state = None, "waiting"
+            self._dirty.clear()
+        self._wake.set()
+
     def _take(self, limit: int) -> list[int]:
         with self._dirty_lock:
             if len(self._dirty) <= limit:
@@ -166,34 +195,46 @@ class KeywordMirrorKeeper:
 
     # -- the keeper's thread ------------------------------------------------------------------
     def _run(self) -> None:
-        try:
-            while not self._stop.is_set():
-                if self.mirror is None:
-                    if self._wanted():
-                        self._quiet()
-                        self._build()
-                        continue
-                elif len(self._dirty) > max(len(self.mirror), INLINE):
-                    # most of it changed (a bulk import): let it go now (its memory too),
-                    # and build it again once the writes pause
-                    with self._dirty_lock:
-                        self.mirror, self.state = None, "waiting"
-                        self._dirty.clear()
-                    continue
-                else:
-                    self._quiet()
-                    with self._apply_lock:
-                        while self._dirty and not self._stop.is_set():
-                            self._catch_up(self.mirror, CHUNK)
+        """The keeper's loop; when a step raises (the database away, say) the mirror is let
+        go (changes may have been missed meanwhile), and it is built again after a backoff:
+        the keyword leg ranks with the index meanwhile."""
+        while not self._stop.is_set():
+            try:
+                self._keep()
+            except Exception as exc:
+                with self._dirty_lock:
+                    self.mirror, self.state = None, "waiting"
+                    self._dirty.clear()
                 self._idle.set()
-                self._wake.wait()
-                self._idle.clear()
-                self._wake.clear()
-        except Exception:
-            log.exception("keyword mirror stopped; the keyword leg ranks with FTS5")
-            self.state = "failed"
-            self.mirror = None
+                self._stop.wait(self._db.loops.failed("keyword mirror", exc))
+            else:
+                return
+
+    def _keep(self) -> None:
+        """Build the mirror when wanted, then keep it in step, until stopped."""
+        while not self._stop.is_set():
+            if self.mirror is None:
+                if self._wanted():
+                    self._quiet()
+                    self._build()
+                    continue
+            elif len(self._dirty) > max(len(self.mirror), INLINE):
+                # most of it changed (a bulk import): let it go now (its memory too),
+                # and build it again once the writes pause
+                with self._dirty_lock:
+                    self.mirror, self.state = None, "waiting"
+                    self._dirty.clear()
+                continue
+            else:
+                self._quiet()
+                with self._apply_lock:
+                    while self._dirty and not self._stop.is_set():
+                        self._catch_up(self.mirror, CHUNK)
+            self._db.loops.succeeded("keyword mirror")
             self._idle.set()
+            self._wake.wait()
+            self._idle.clear()
+            self._wake.clear()
 
     def _wanted(self) -> bool:
         if self._mode == "on":
@@ -203,7 +244,7 @@ class KeywordMirrorKeeper:
         with self._dirty_lock:
             self._since_count = 0
         rows = self._db.reader().execute("SELECT count(*) FROM memory_context").fetchone()[0]
-        return rows >= AUTO_FROM
+        return rows >= self._auto_from
 
     def _quiet(self, quiet_s: float | None = None, allowed: int | None = None) -> None:
         """Wait while writes go on (an import has the machine): until no more than `allowed`
@@ -241,6 +282,7 @@ class KeywordMirrorKeeper:
     def _build(self) -> None:
         self.state = "building"
         started = time.monotonic()
+        gaps = self._gaps
         mirror = KeywordMirror()
         with self._dirty_lock:  # rows changed from here on are read again after the build
             self._dirty.clear()
@@ -253,6 +295,9 @@ class KeywordMirrorKeeper:
         with self._apply_lock:
             while self._dirty and not self._stop.is_set():
                 self._catch_up(mirror, CHUNK)
+            if self._gaps != gaps:  # changes may have been missed while it was read
+                self.state = "waiting"
+                return
             self.mirror = mirror
         # the work, not the time it stood aside for writes (reported apart)
         self.build_waited_s = self._build_waited

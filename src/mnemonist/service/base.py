@@ -303,21 +303,32 @@ class ServiceBase:
         from mnemonist.store.postgres.notify import ChangeListener
 
         authors = self.searcher.authors
+        searcher = self.searcher
 
         def on_change(change: dict) -> None:
             if change.get("kind") == "who" and isinstance(change.get("who"), str):
                 authors.add(change["who"])
 
+        def on_context(seqs: list[int], pid: int) -> None:
+            keeper = searcher.keyword_mirror
+            if keeper is not None and pid != self.db.writer_pid:  # type: ignore[attr-defined]
+                keeper.changed_elsewhere(seqs)  # this daemon's own came with its commits
+
+        def on_gap() -> None:
+            authors.reload(self.db.reader())
+            if searcher.keyword_mirror is not None:
+                searcher.keyword_mirror.gap()
+
         self.changes = ChangeListener(self.db.url, on_change,  # type: ignore[attr-defined]
-                                      lambda: authors.reload(self.db.reader())).start()
+                                      on_gap, on_context).start()
 
     def start(self) -> None:
-        if is_postgres(self.db) and self.changes is None:
-            self._follow_other_daemons()
         mode = self.config.search.keyword_mirror
-        if not is_postgres(self.db) and mode != "off" and self.searcher.keyword_mirror is None:
+        if mode != "off" and self.searcher.keyword_mirror is None:
             self.searcher.keyword_mirror = KeywordMirrorKeeper(self.db, mode)  # type: ignore[arg-type]
             self.searcher.keyword_mirror.start()
+        if is_postgres(self.db) and self.changes is None:
+            self._follow_other_daemons()
         self.access.start()
         if self.embedder is not None:
             self.embedder.start()

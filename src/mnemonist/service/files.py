@@ -302,7 +302,8 @@ class FileOps(FileSyncOps, ReadOps):
     def status(self) -> dict[str, Any]:
         base = super()
         out: dict[str, Any] = base.status() if hasattr(base, "status") else {}
-        out["files"] = self.files_status()
+        if out.get("storage") != "unavailable":
+            out["files"] = self.files_status()
         return out
 
     def degraded(self) -> list[str]:

@@ -9,6 +9,8 @@ from mnemonist import __version__
 from mnemonist.service.pipeline_ops import PipelineOps
 from mnemonist.store import embeddings, jobs, memories
 from mnemonist.store import sparse as sparse_store
+from mnemonist.store.db import STORAGE_UNAVAILABLE, StorageUnavailable
+from mnemonist.store.loop_health import short
 
 #: what each degraded state means for the user, and what to do about it
 DEGRADED_WORDS = {
@@ -28,6 +30,10 @@ DEGRADED_WORDS = {
     "file_watcher_failed": "the memory-file watcher stopped: files are synced on search, session"
                            " start and the interval only",
     "database": "the database cannot be read",
+    "storage_unavailable": "the database does not answer: requests answer 503 until it is"
+                           " back; background work waits and resumes on its own",
+    "worker_retrying": "a background worker failed and is retrying with a backoff (see"
+                       " `retrying`): it resumes on its own once the cause is gone",
     "sparse_expansion_failing": "the SPLADE expander hit an error (see status.sparse.last_error):"
                                 " the sparse leg misses the memories it could not expand",
     "sparse_leg_unavailable": "search.sparse_weight or search.session_signal asks for SPLADE but"
@@ -70,12 +76,19 @@ class StatusOps(PipelineOps):
         return out
 
     def health(self) -> dict[str, Any]:
+        database = "ok"
         try:
             self.db.reader().execute("SELECT 1 FROM memories LIMIT 1").fetchall()
-            database = "ok"
+            degraded = self.degraded()
+        except StorageUnavailable:
+            database, degraded = "unavailable", [STORAGE_UNAVAILABLE]
         except Exception as exc:  # health must answer whatever happened
-            database = f"error: {exc}"
-        degraded = self.degraded() if database == "ok" else ["database"]
+            database, degraded = f"error: {short(exc)}", ["database"]
+        # which loops and for how long; their errors are in `status` (behind the token)
+        retrying = {name: {k: v for k, v in streak.items() if k != "last_error"}
+                    for name, streak in self.db.loops.retrying().items()}
+        if retrying:
+            degraded.append("worker_retrying")
         return {
             "status": "ok" if not degraded else "degraded",
             "version": __version__,
@@ -83,9 +96,26 @@ class StatusOps(PipelineOps):
             "uptime_s": round(time.time() - self.started_at, 1),
             "degraded": degraded,
             "problems": in_words(degraded),
+            "retrying": retrying,
         }
 
     def status(self) -> dict[str, Any]:
+        try:
+            out = self._status()
+        except StorageUnavailable:  # what can be said without the database
+            degraded = [STORAGE_UNAVAILABLE]
+            out = {"version": __version__,
+                   "database": str(getattr(self.db, "location", self.db.path)),
+                   "storage": "unavailable", "degraded": degraded,
+                   "uptime_s": round(time.time() - self.started_at, 1)}
+        retrying = self.db.loops.retrying()
+        if retrying and "worker_retrying" not in out["degraded"]:
+            out["degraded"].append("worker_retrying")
+        out["problems"] = in_words(out["degraded"])
+        out["retrying"] = retrying
+        return out
+
+    def _status(self) -> dict[str, Any]:
         conn = self.db.reader()
         degraded = self.degraded()
         provider: dict[str, Any] = {"provider": self.config.embedding.provider}

@@ -88,7 +88,7 @@ class CheckpointQueue:
             with self._lock:
                 keys = [session_key] if session_key else list(self._pending)
                 drafts = [self._pending.pop(k)[0] for k in keys if k in self._pending]
-            return [self._write(d) for d in drafts]
+            return self._write_all(drafts)
 
     def flush_due(self, now: float | None = None) -> list[str]:
         """Write the drafts whose window has closed."""
@@ -97,7 +97,24 @@ class CheckpointQueue:
             with self._lock:
                 due = [k for k, (_, at) in self._pending.items() if at <= now]
                 drafts = [self._pending.pop(k)[0] for k in due]
-            return [self._write(d) for d in drafts]
+            return self._write_all(drafts)
+
+    def _write_all(self, drafts: list[CheckpointDraft]) -> list[str]:
+        """Write `drafts` in order; when one fails (the store away or full) it and those
+        after it wait again, due at once, and the error goes up: a queued checkpoint is
+        never dropped. Called with `_write_lock` held."""
+        written: list[str] = []
+        for i, draft in enumerate(drafts):
+            try:
+                written.append(self._write(draft))
+            except Exception:
+                with self._lock:
+                    for left in drafts[i:]:
+                        held = self._pending.pop(left.session_key, None)
+                        merged = merge(left, held[0]) if held is not None else left
+                        self._pending[left.session_key] = (merged, self.clock())
+                raise
+        return written
 
     def _write(self, draft: CheckpointDraft) -> str:
         d = capped(draft)
@@ -158,9 +175,11 @@ class CheckpointQueue:
                 if self.clock() >= next_prune:
                     next_prune = self.clock() + self.prune_every_s
                     self.prune()
-            except Exception as exc:  # the loop must survive a bad write
+            except Exception as exc:  # the loop must survive a bad write, the store away
                 self.last_error = f"{type(exc).__name__}: {exc}"
-                log.exception("checkpoint flush failed")
+                self.db.loops.failed("checkpoints", exc)
+            else:
+                self.db.loops.succeeded("checkpoints")
 
     def stop(self) -> None:
         """Stop the thread and write everything still waiting."""

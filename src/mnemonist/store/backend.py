@@ -10,6 +10,12 @@ from mnemonist.model.config import Config
 from mnemonist.store.db import Database
 
 
+class StorageNotReady(RuntimeError):
+    """The store cannot be opened as it is (the PostgreSQL server is unreachable, too old,
+    lacks pgvector, or the role lacks a privilege): one line naming the problem and its fix.
+    `mnemonist serve` and `migrate` print it and exit 1; nothing was written."""
+
+
 def is_postgres(conn: Any) -> bool:
     """True for a PostgreSQL connection or database (SQLite's have no `dialect`)."""
     return getattr(conn, "dialect", "sqlite") == "postgresql"

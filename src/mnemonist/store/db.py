@@ -22,12 +22,15 @@ from typing import Any
 
 from mnemonist.store import context, entity_links, txguard
 from mnemonist.store.checkpointer import JOURNAL_SIZE_LIMIT, SAFETY_PAGES, Checkpointer
+from mnemonist.store.loop_health import LoopHealth
 from mnemonist.store.private_files import FOLDER_MODE, private_database
 
 log = logging.getLogger(__name__)
 
 STORAGE_FULL = "storage_full"
 STORAGE_READ_ONLY = "storage_read_only"
+#: PostgreSQL does not answer (stopped, restarting, unreachable): requests get a 503 at once
+STORAGE_UNAVAILABLE = "storage_unavailable"
 
 
 def storage_fault_kind(exc: BaseException) -> str | None:
@@ -56,6 +59,14 @@ class StorageFault(sqlite3.OperationalError):
         super().__init__(f"{kind}: {detail}")
         self.kind = kind
         self.detail = detail
+
+
+class StorageUnavailable(StorageFault):
+    """The database server does not answer: nothing was read or written (a 503; the daemon
+    tries again on its own and recovers when the server is back)."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(STORAGE_UNAVAILABLE, detail)
 
 
 class Connection(sqlite3.Connection):
@@ -131,6 +142,8 @@ class Database(WriterHooks):
         self._after_commit: list[Callable[[], None]] = []
         #: `storage_full` / `storage_read_only` after a refused write, until a change commits
         self.storage_fault: str | None = None
+        #: background loops retrying after a failure (`/health`)
+        self.loops = LoopHealth()
 
     def reader(self) -> sqlite3.Connection:
         """This thread's read connection (autocommit: each statement sees the latest commit)."""

@@ -43,15 +43,39 @@ def _tables(src: sqlite3.Connection) -> list[str]:
     return ordered
 
 
+def refuse_used(raw: Any) -> None:
+    """CopyRefused unless the database is empty: no table at all, or mnemonist's schema
+    with no row outside `schema_migrations`. A daemon that started on it once has written
+    rows (its settings in `meta`) even without a memory, and the copy's keys would collide
+    with them; tables of another application are not ours to add to."""
+    tables = [r[0] for r in raw.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema ="
+        " current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name").fetchall()]
+    if not tables:
+        return
+    if "schema_migrations" not in tables:
+        shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
+        raise CopyRefused(f"the PostgreSQL database holds tables that are not mnemonist's"
+                          f" ({shown}): copy into a new, empty database")
+    held = [t for t in tables if t != "schema_migrations"
+            and raw.execute(f'SELECT EXISTS (SELECT 1 FROM "{t}")').fetchone()[0]]
+    if held:
+        memories = raw.execute("SELECT count(*) FROM memories").fetchone()[0] if (
+            "memories" in held) else 0
+        what = f"memories ({memories})" if memories else "mnemonist data"
+        shown = ", ".join(held[:5]) + (", ..." if len(held) > 5 else "")
+        raise CopyRefused(
+            f"the PostgreSQL database already holds {what}, rows in {shown}: nothing was"
+            f" copied; copy into a new, empty database, before any daemon starts on it")
+
+
 def copy_database(src: sqlite3.Connection, target: Any) -> dict[str, int]:
     """Copy every row of `src` (a SQLite connection) into `target` (a migrated, empty
     PostgresDatabase). Returns rows copied per table."""
     counts: dict[str, int] = {}
     with target.write_tx() as conn:
         raw = conn.raw
-        if raw.execute("SELECT EXISTS (SELECT 1 FROM memories)").fetchone()[0]:
-            raise CopyRefused("the PostgreSQL database already holds memories: copy into an"
-                              " empty one")
+        refuse_used(raw)
         pg_columns: dict[str, list[str]] = {}
         for table, column in raw.execute(
             "SELECT table_name, column_name FROM information_schema.columns"

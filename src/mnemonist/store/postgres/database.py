@@ -25,10 +25,24 @@ from typing import Any
 
 import psycopg
 from psycopg import errors as pg_errors
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from mnemonist.store import context, entity_links, txguard
-from mnemonist.store.db import STORAGE_FULL, STORAGE_READ_ONLY, StorageFault, WriterHooks
+from mnemonist.store.db import (
+    STORAGE_FULL,
+    STORAGE_READ_ONLY,
+    StorageFault,
+    StorageUnavailable,
+    WriterHooks,
+)
+from mnemonist.store.loop_health import LoopHealth
+from mnemonist.store.postgres import notify, preflight
+from mnemonist.store.postgres.availability import (
+    CONNECT_TIMEOUT_S,
+    POOL_WAIT_S,
+    Availability,
+    connection_lost,
+)
 from mnemonist.store.postgres.connection import DIALECT, Cursor, PgConnection, prepare
 
 log = logging.getLogger(__name__)
@@ -78,9 +92,34 @@ class _Reader:
     def execute(self, sql: str, params: Any = None) -> Cursor:
         word = sql.strip().split(None, 1)[0].upper() if sql.strip() else ""
         pinned: tuple[Any, PgConnection] | None = getattr(self._local, "pinned", None)
+        if pinned is None and word in ("COMMIT", "ROLLBACK", "END"):
+            return Cursor(None, -1, None)  # its BEGIN's connection was lost (an outage)
+        try:
+            return self._execute(word, pinned, sql, params)
+        except (sqlite3.Error, psycopg.Error) as exc:
+            if not connection_lost(exc):
+                raise
+            self._forget_pinned()
+            lost = self._db.available.lost(exc)
+            if pinned is not None or isinstance(exc, StorageUnavailable):
+                raise lost from None
+        # the connection died under a read (a restart, a dropped link): if the server
+        # answers again, once more on a fresh pool (a read is safe to repeat)
+        self._db.available.check()
+        try:
+            return self._execute(word, None, sql, params)
+        except (sqlite3.Error, psycopg.Error) as exc:
+            if not connection_lost(exc):
+                raise
+            raise self._db.available.lost(exc) from None
+
+    def _execute(self, word: str, pinned: tuple[Any, PgConnection] | None, sql: str,
+                 params: Any) -> Cursor:
+        if pinned is None:
+            self._db.available.check()
         if word == "BEGIN":
             if pinned is None:
-                raw = self._db.pool.getconn()
+                raw = self._db.getconn()
                 raw.autocommit = False
                 conn = PgConnection(raw, self._db.keys, savepoints=False)
                 conn.set_deadline(getattr(self._local, "deadline", None))
@@ -94,13 +133,24 @@ class _Reader:
                     raw.rollback()
                 finally:
                     raw.autocommit = True
-                    self._db.pool.putconn(raw)
+                    self._db.putconn(raw)
                 return Cursor(None, -1, None)
             return conn.execute(sql, params)
-        with self._db.pool.connection() as raw:
+        raw = self._db.getconn()
+        try:
             conn = PgConnection(raw, self._db.keys, savepoints=False)
             conn.set_deadline(getattr(self._local, "deadline", None))
             return conn.execute(sql, params)
+        finally:
+            self._db.putconn(raw)
+
+    def _forget_pinned(self) -> None:
+        pinned = getattr(self._local, "pinned", None)
+        if pinned is None:
+            return
+        self._local.pinned = None
+        with contextlib.suppress(Exception):  # a dead connection: the pool discards it
+            self._db.putconn(pinned[0])
 
     def executemany(self, sql: str, seq: Any) -> Cursor:
         total = 0
@@ -129,16 +179,23 @@ class PostgresDatabase(WriterHooks):
     dialect = DIALECT
 
     def __init__(self, url: str, *, pool_max: int = POOL_MAX) -> None:
+        # what the server, the extension and the role must offer, before the pool opens:
+        # StorageNotReady, one line, rather than a failing statement's traceback
+        preflight.check(url)
         self.url = url
         self.path = None
         self.durability = "full"
-        self.pool = ConnectionPool(
-            url, min_size=1, max_size=pool_max, open=True, configure=self._configure,
-            kwargs={"autocommit": True}, name="mnemonist",
-        )
+        self._pool_max = pool_max
+        self._connect_args = ({} if "connect_timeout" in url
+                              else {"connect_timeout": CONNECT_TIMEOUT_S})
+        self.pool = self._open_pool()
         self.pool.wait(timeout=30)
+        #: up or down; a dead server answers 503 at once and the way back needs no restart
+        self.available = Availability(self._probe, self._reopen_pool)
+        #: background loops retrying after a failure (`/health`)
+        self.loops = LoopHealth()
         self._lock = threading.RLock()
-        self._writer_raw = psycopg.connect(url, autocommit=False)
+        self._writer_raw = psycopg.connect(url, autocommit=False, **self._connect_args)
         prepare(self._writer_raw)
         self.keys: tuple = ()
         self.refresh_keys()
@@ -147,11 +204,59 @@ class PostgresDatabase(WriterHooks):
         self._closed = False
         self._after_commit: list[Callable[[], None]] = []
         self.storage_fault: str | None = None
+        self._context_watch: Callable[[list[int]], None] | None = None
 
     @property
     def location(self) -> str:
         """The database's URL without its password (status, the start line)."""
         return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", self.url)
+
+    def _open_pool(self) -> ConnectionPool:
+        return ConnectionPool(
+            self.url, min_size=1, max_size=self._pool_max, open=True,
+            configure=self._configure, kwargs={"autocommit": True, **self._connect_args},
+            name="mnemonist",
+        )
+
+    def _probe(self) -> None:
+        psycopg.connect(self.url, autocommit=True, **self._connect_args).close()
+
+    def _reopen_pool(self) -> None:
+        """After an outage: a fresh pool (the old one holds dead connections and may wait
+        out its reconnection backoff); the old one closes in the background."""
+        old, self.pool = self.pool, self._open_pool()
+        threading.Thread(target=old.close, kwargs={"timeout": 5.0}, name="pg-pool-close",
+                         daemon=True).start()
+
+    def getconn(self) -> psycopg.Connection:
+        """A pooled connection: waits at most POOL_WAIT_S, then longer only if the server
+        answers (the pool is busy, not the server gone)."""
+        pool = self.pool
+        try:
+            return pool.getconn(timeout=POOL_WAIT_S)
+        except PoolTimeout as exc:
+            if not self.available.reachable():
+                raise self.available.lost(exc) from None
+        return pool.getconn()
+
+    def putconn(self, raw: psycopg.Connection) -> None:
+        """Give `raw` back to the pool it came from (after a reopen: the old one)."""
+        (getattr(raw, "_pool", None) or self.pool).putconn(raw)
+
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection]:
+        """A pooled connection for raw psycopg work (the vector queries): a lost server is
+        `StorageUnavailable`, at once while it stays away."""
+        self.available.check()
+        raw = self.getconn()
+        try:
+            yield raw
+        except psycopg.Error as exc:
+            if connection_lost(exc):
+                raise self.available.lost(exc) from None
+            raise
+        finally:
+            self.putconn(raw)
 
     @staticmethod
     def _configure(conn: psycopg.Connection) -> None:
@@ -161,7 +266,7 @@ class PostgresDatabase(WriterHooks):
 
     def refresh_keys(self) -> None:
         """Re-read the schema's keys (after migrations changed it)."""
-        with self.pool.connection() as raw:
+        with self.connection() as raw:
             self.keys = _keys_of(raw)
         if hasattr(self, "_writer"):
             self._writer._keys = self.keys
@@ -180,8 +285,12 @@ class PostgresDatabase(WriterHooks):
                 return
             if self._closed:
                 raise sqlite3.ProgrammingError("database is closed")
+            self.available.check()
             if self._writer_raw.closed or self._writer_raw.broken:
-                self._reconnect_writer()  # the server restarted, or the network dropped
+                try:
+                    self._reconnect_writer()  # the server restarted, or the network dropped
+                except psycopg.Error as exc:
+                    raise self.available.lost(exc) from None
             txguard.enter()
             self._after_commit = []
             try:
@@ -196,7 +305,9 @@ class PostgresDatabase(WriterHooks):
                 except psycopg.Error as exc:
                     raise self._fault(exc) from exc
                 except sqlite3.Error as exc:
-                    if pg_fault_kind(exc) is None:
+                    if isinstance(exc, StorageUnavailable):
+                        raise
+                    if pg_fault_kind(exc) is None and not connection_lost(exc):
                         raise
                     raise self._fault(exc) from exc
                 if self._writer.total_changes != changes:
@@ -211,18 +322,52 @@ class PostgresDatabase(WriterHooks):
                 self._after_commit = []
                 txguard.leave()
 
+    def watch_context(self, fn: Callable[[list[int]], None]) -> None:
+        """Call `fn` after each commit of this daemon with the seqs of the `memory_context`
+        rows it inserted, changed or deleted (the keyword mirror follows the context index
+        this way). The writer connection listens to the context trigger's channel
+        (store/postgres/notify.py): PostgreSQL hands a session its own notifications with
+        its commit, so `fn` runs inside `commit()`, before the write's answer; nothing for a
+        rolled-back transaction. Other daemons' changes come through the change listener."""
+        with self._lock:
+            self._context_watch = fn
+            self._listen_context(self._writer_raw)
+
+    def _listen_context(self, raw: psycopg.Connection) -> None:
+        fn = self._context_watch
+        if fn is None:
+            return
+        raw.execute(f"LISTEN {notify.CONTEXT_CHANNEL}")
+        raw.commit()
+        pid = raw.info.backend_pid
+
+        def own(note: psycopg.Notify) -> None:
+            if note.channel == notify.CONTEXT_CHANNEL and note.pid == pid:
+                fn(notify.context_seqs(note.payload))
+
+        raw.add_notify_handler(own)
+
+    @property
+    def writer_pid(self) -> int | None:
+        """The writer session's backend pid (the change listener skips its notifications)."""
+        raw = self._writer_raw
+        return None if raw.closed else raw.info.backend_pid
+
     def _reconnect_writer(self) -> None:
         log.warning("the PostgreSQL writer connection was lost: reconnecting")
         windows = context.window_of(self._writer)
         linker = entity_links.enabled(self._writer)
-        raw = psycopg.connect(self.url, autocommit=False)
+        raw = psycopg.connect(self.url, autocommit=False, **self._connect_args)
         prepare(raw)
         self._writer_raw = raw
         self._writer = PgConnection(raw, self.keys, savepoints=True)
         context.configure(self._writer, windows)
         entity_links.configure(self._writer, linker)
+        self._listen_context(raw)
 
     def _fault(self, exc: BaseException) -> BaseException:
+        if connection_lost(exc):
+            return self.available.lost(exc)
         kind = pg_fault_kind(exc)
         if kind is None:
             return exc if isinstance(exc, sqlite3.Error) else sqlite3.OperationalError(str(exc))
@@ -235,7 +380,8 @@ class PostgresDatabase(WriterHooks):
         try:
             self._writer_raw.rollback()
         except psycopg.Error:
-            log.exception("rollback failed")
+            if not self._writer_raw.broken:  # a lost connection rolled back on its own
+                log.exception("rollback failed")
 
     @contextmanager
     def snapshot(self) -> Iterator[PgConnection]:
@@ -243,7 +389,11 @@ class PostgresDatabase(WriterHooks):
         REPEATABLE READ transaction, its snapshot taken by a first read before this yields
         (the export: the state at its start however long the stream takes; pooled
         connections stay free for the requests meanwhile)."""
-        raw = psycopg.connect(self.url, autocommit=False)
+        self.available.check()
+        try:
+            raw = psycopg.connect(self.url, autocommit=False, **self._connect_args)
+        except psycopg.Error as exc:
+            raise self.available.lost(exc) from None
         try:
             prepare(raw)
             raw.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ

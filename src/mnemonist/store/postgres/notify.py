@@ -1,16 +1,25 @@
 """What one daemon changed, told to the others: PostgreSQL's LISTEN/NOTIFY.
 
-Each daemon keeps a few things in memory between requests. On PostgreSQL every daemon reads
-the database for what it searches (no in-process vector or keyword copy), so what is left to
-follow is small: the known authors (`who`, the query names recall lifts and strips, see
-search/authors.py). A trigger on `memories` sends one notification on the channel `CHANNEL`
-when a row is written with an author or its author changes; PostgreSQL delivers it to every
-listening session once the writing transaction commits (never for a rolled-back one). Each
-daemon runs one `ChangeListener` thread on its own connection that passes every payload to
-its handler. When that connection drops, notifications sent meanwhile are lost: the listener
-reconnects and calls `on_gap`, and the daemon re-reads what it keeps in full.
+Each daemon keeps a few things in memory between requests: the known authors (`who`, the
+query names recall lifts and strips, see search/authors.py) and, on a large store, the keyword
+mirror (search/keyword_mirror.py, the context keyword index ranked in NumPy). Triggers tell
+them what changed:
 
-The trigger and its function are created idempotently at every start (`install`), inside
+- on `memories`, one notification on `CHANNEL` when a row is written with an author or its
+  author changes;
+- on `memory_context`, one per statement that inserts, changes or deletes rows, on
+  `CONTEXT_CHANNEL`, its payload the rows' seqs ("12,13,20"; a statement of many rows sends
+  several of at most `CONTEXT_BATCH`).
+
+PostgreSQL delivers a notification to every listening session once the writing transaction
+commits (never for a rolled-back one). Each daemon runs one `ChangeListener` thread on its own
+connection that passes every payload to its handler; the daemon's own writer connection
+listens to the context channel too, so that the daemon's own changes reach its mirror with
+the commit itself (store/postgres/database.py `watch_context`), and the listener skips those.
+When the listener's connection drops, notifications sent meanwhile are lost: it reconnects
+and calls `on_gap`, and the daemon re-reads what it keeps in full.
+
+The triggers and their functions are created idempotently at every start (`install`), inside
 the migrations' advisory lock, so daemons starting together do not race; they are not part of
 the generated baseline schema (nothing of SQLite's corresponds to them).
 """
@@ -28,6 +37,9 @@ import psycopg
 log = logging.getLogger(__name__)
 
 CHANNEL = "mnemonist_changes"
+CONTEXT_CHANNEL = "mnemonist_context"
+#: seqs per context notification (a payload must stay under PostgreSQL's 8,000 bytes)
+CONTEXT_BATCH = 500
 #: seconds between tries to reconnect a dropped listener connection
 RETRY_S = 2.0
 
@@ -39,30 +51,70 @@ BEGIN
     RETURN NULL;
 END $$
 """
+_CONTEXT_FUNCTION = f"""
+CREATE OR REPLACE FUNCTION mnemonist_notify_context() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    seqs bigint[];
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        SELECT array_agg(seq ORDER BY seq) INTO seqs FROM old_rows;
+    ELSE
+        SELECT array_agg(seq ORDER BY seq) INTO seqs FROM new_rows;
+    END IF;
+    IF seqs IS NULL THEN
+        RETURN NULL;
+    END IF;
+    FOR i IN 0 .. (cardinality(seqs) - 1) / {CONTEXT_BATCH} LOOP
+        PERFORM pg_notify('{CONTEXT_CHANNEL}', array_to_string(
+            seqs[i * {CONTEXT_BATCH} + 1 : (i + 1) * {CONTEXT_BATCH}], ','));
+    END LOOP;
+    RETURN NULL;
+END $$
+"""
 STATEMENTS = (
     _FUNCTION,
+    _CONTEXT_FUNCTION,
     "CREATE OR REPLACE TRIGGER memories_notify_author_insert AFTER INSERT ON memories"
     " FOR EACH ROW WHEN (NEW.who IS NOT NULL) EXECUTE FUNCTION mnemonist_notify_author()",
     "CREATE OR REPLACE TRIGGER memories_notify_author_update AFTER UPDATE OF who ON memories"
     " FOR EACH ROW WHEN (NEW.who IS NOT NULL AND NEW.who IS DISTINCT FROM OLD.who)"
     " EXECUTE FUNCTION mnemonist_notify_author()",
+    "CREATE OR REPLACE TRIGGER memory_context_notify_insert AFTER INSERT ON memory_context"
+    " REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT"
+    " EXECUTE FUNCTION mnemonist_notify_context()",
+    "CREATE OR REPLACE TRIGGER memory_context_notify_update AFTER UPDATE ON memory_context"
+    " REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT"
+    " EXECUTE FUNCTION mnemonist_notify_context()",
+    "CREATE OR REPLACE TRIGGER memory_context_notify_delete AFTER DELETE ON memory_context"
+    " REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT"
+    " EXECUTE FUNCTION mnemonist_notify_context()",
 )
 
 
-TRIGGERS = ("memories_notify_author_insert", "memories_notify_author_update")
+TRIGGERS = ("memories_notify_author_insert", "memories_notify_author_update",
+            "memory_context_notify_insert", "memory_context_notify_update",
+            "memory_context_notify_delete")
+
+
+def context_seqs(payload: str) -> list[int]:
+    """The seqs of a context notification."""
+    return [int(part) for part in payload.split(",") if part]
 
 
 def install(raw: psycopg.Connection) -> bool:
     """Create (or replace) the notifying trigger; the caller holds the migrations' lock.
     Nothing when this very version is in place already (replacing a trigger locks
     `memories` against writers for a moment: not at every daemon's start). True if made."""
-    body = _FUNCTION.split("AS $$", 1)[1].rsplit("$$", 1)[0]
+    bodies = [f.split("AS $$", 1)[1].rsplit("$$", 1)[0] for f in (_FUNCTION, _CONTEXT_FUNCTION)]
     row = raw.execute(
-        "SELECT p.prosrc, (SELECT count(*) FROM pg_trigger t WHERE t.tgname = ANY(%s)"
-        "  AND t.tgrelid = to_regclass('memories'))"
-        " FROM pg_proc p WHERE p.proname = 'mnemonist_notify_author'"
-        " AND p.pronamespace = current_schema()::regnamespace", (list(TRIGGERS),)).fetchone()
-    if row is not None and row[0] == body and row[1] == len(TRIGGERS):
+        "SELECT array_agg(p.prosrc ORDER BY p.proname),"
+        " (SELECT count(*) FROM pg_trigger t WHERE t.tgname = ANY(%s)"
+        "  AND t.tgrelid IN (to_regclass('memories'), to_regclass('memory_context')))"
+        " FROM pg_proc p WHERE p.proname IN ('mnemonist_notify_author',"
+        " 'mnemonist_notify_context') AND p.pronamespace = current_schema()::regnamespace",
+        (list(TRIGGERS),)).fetchone()
+    if row is not None and row[0] == bodies and row[1] == len(TRIGGERS):
         return False
     for statement in STATEMENTS:
         raw.execute(statement)
@@ -74,11 +126,15 @@ class ChangeListener:
     `on_gap()` after each (re)connection, before the notifications that follow it."""
 
     def __init__(self, url: str, on_change: Callable[[dict[str, Any]], None],
-                 on_gap: Callable[[], None]) -> None:
+                 on_gap: Callable[[], None],
+                 on_context: Callable[[list[int], int], None] | None = None) -> None:
+        """`on_context(seqs, pid)`: the context rows a commit changed, and the backend pid
+        of the session that committed it."""
         self.url = url
         self.pid: int | None = None  # the listening session's backend (tests end it)
         self.on_change = on_change
         self.on_gap = on_gap
+        self.on_context = on_context
         self._stop = threading.Event()
         self._conn: psycopg.Connection | None = None
         self._thread = threading.Thread(target=self._run, name="pg-listener", daemon=True)
@@ -100,12 +156,17 @@ class ChangeListener:
             try:
                 with psycopg.connect(self.url, autocommit=True) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
+                    if self.on_context is not None:
+                        conn.execute(f"LISTEN {CONTEXT_CHANNEL}")
                     self.pid = conn.info.backend_pid
                     self._gap()
                     self.listening.set()
                     while not self._stop.is_set():
                         for note in conn.notifies(timeout=0.5):
-                            self._deliver(note.payload)
+                            if note.channel == CONTEXT_CHANNEL:
+                                self._deliver_context(note.payload, note.pid)
+                            else:
+                                self._deliver(note.payload)
             except psycopg.Error as exc:
                 if self._stop.is_set():
                     return
@@ -119,6 +180,13 @@ class ChangeListener:
             self.on_gap()
         except Exception:
             log.exception("re-reading after a listener (re)connection failed")
+
+    def _deliver_context(self, payload: str, pid: int) -> None:
+        self.received += 1
+        try:
+            self.on_context(context_seqs(payload), pid)  # type: ignore[misc]
+        except Exception:
+            log.exception("a context notification could not be applied: %r", payload[:200])
 
     def _deliver(self, payload: str) -> None:
         self.received += 1

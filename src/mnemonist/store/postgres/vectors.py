@@ -73,7 +73,7 @@ class PgVectorIndex:
     # -- reads -----------------------------------------------------------------------------
     def _rows(self, sql: str, args: list[Any], settings: dict[str, str] | None = None
               ) -> list[tuple]:
-        with self.db.pool.connection() as raw:
+        with self.db.connection() as raw:
             if not settings:
                 return [tuple(r) for r in raw.execute(sql, args).fetchall()]
             with raw.transaction():
