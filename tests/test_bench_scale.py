@@ -76,6 +76,13 @@ def test_every_metric_is_reported(run_result) -> None:
                 "keyword_context_and_phrase_ms"):
         assert_latency(recall["keyword_variants"][leg], QUERIES)
     assert recall["ratios_p50"]["recall_over_keyword"] > 0
+    ratios = recall["ratios_p50"]  # issue 33: recall against the sum of its three legs
+    assert ratios["keyword_leg_as_recall"] == "keyword_context_and_phrase_ms"  # no mirror
+    legs = (recall["legs"]["query_embedding_ms"]["p50"] + recall["legs"]["vector_ms"]["p50"]
+            + recall["keyword_variants"]["keyword_context_and_phrase_ms"]["p50"])
+    assert ratios["legs_sum_ms"] == pytest.approx(legs, abs=0.002)
+    assert ratios["recall_over_legs"] == pytest.approx(
+        recall["latency_ms"]["p50"] / ratios["legs_sum_ms"], abs=0.01)
     assert {"lexical", "paraphrase"} <= set(recall["target_in_top"])
 
     memory = run["memory"]
@@ -88,7 +95,8 @@ def test_every_metric_is_reported(run_result) -> None:
     assert run["database"]["after_close"]["total_mib"] > 0
     assert set(run["targets"]) == {"remember_p95_ms", "recall_p95_ms", "peak_rss_mb",
                                    "graph_impact_p95_ms", "prompt_hook_p95_ms",
-                                   "consolidation_remember_p95_ms"}
+                                   "consolidation_remember_p95_ms", "recall_over_legs_p50"}
+    assert run["targets"]["recall_over_legs_p50"]["limit"] == 1.5
     pass_ = run["consolidation"]  # the worker stayed off; the phase read everything once
     assert pass_["completed"] and pass_["cursor_after"] >= pass_["end_seq"] > 0
     assert pass_["examined"] >= pass_["candidates"] > 0 and pass_["batches"] >= 1
@@ -109,6 +117,7 @@ def test_files_written(run_result) -> None:
     table = md_file.read_text()
     assert f"| metric | {N:,} |" in table
     assert "recall p50 / p95 / p99" in table
+    assert "recall p50 ÷ its three legs' p50" in table and "(≤ 1.5)" in table
     assert (home / str(N) / "memory" / "memories.db").exists()  # --home keeps the database
 
 
