@@ -174,8 +174,20 @@ class PgConnection:
                 time.sleep(early + 0.001)  # the server's clock ran a hair ahead of ours
             raise
         finally:
-            with contextlib.suppress(psycopg.Error):  # an aborted transaction resets it itself
-                self.raw.execute("SELECT set_config('statement_timeout', %s, false)", [before])
+            self._reset_timeout(before)
+
+    def _reset_timeout(self, before: str) -> None:
+        """Put `statement_timeout` back. The reset itself runs under the timeout it undoes
+        (1 ms when the deadline is close): on a loaded machine it can be cancelled too, and a
+        pooled connection would then keep the tiny timeout and cancel the next borrower's
+        statements (seen as the embedder's sweep cancelled in `bench scale`). Outside a
+        transaction such a connection is closed, so that the pool replaces it; inside one,
+        its rollback restores the setting."""
+        try:
+            self.raw.execute("SELECT set_config('statement_timeout', %s, false)", [before])
+        except psycopg.Error:
+            if not self.in_transaction:
+                self.raw.close()
 
     def set_deadline(self, deadline: float | None) -> None:
         """Statements from now on stop at `deadline` (time.monotonic()); None: no limit."""
