@@ -121,13 +121,17 @@ def walk(
     direction: Direction = "both",
     association_factor: float = 0.5,
     supported: Callable[[Edge], bool] | None = None,
+    prefetch: Callable[[str, list[Edge]], None] | None = None,
 ) -> Walk:
+    """`supported(edge)`: whether the walk may take the edge; `prefetch(entity, edges)`
+    answers that for all the edges of one step at once first (one statement, not one per
+    edge: a round trip each on PostgreSQL)."""
     out = Walk()
     deadline = time.monotonic() + limits.timeout_ms / 1000.0
     try:
         with statements_until(conn, deadline):
             _walk(conn, list(starts), limits, direction, association_factor, supported,
-                  deadline, out)
+                  deadline, out, prefetch)
     except (_Deadline, sqlite3.OperationalError) as exc:
         if not isinstance(exc, _Deadline) and time.monotonic() <= deadline:
             raise
@@ -138,7 +142,8 @@ def walk(
 
 def _walk(conn: sqlite3.Connection, starts: list[str], limits: Limits, direction: Direction,
           association_factor: float, supported: Callable[[Edge], bool] | None,
-          deadline: float, out: Walk) -> None:
+          deadline: float, out: Walk,
+          prefetch: Callable[[str, list[Edge]], None] | None = None) -> None:
     start_set = set(starts)
     order = itertools.count()  # ties never compare two Reach objects
     heap: list[tuple[float, int, int, str, Reach | None]] = [
@@ -158,12 +163,14 @@ def _walk(conn: sqlite3.Connection, starts: list[str], limits: Limits, direction
                 out.limited_by.append("max_hops")
             continue
         best_edge: dict[str, tuple[float, Edge]] = {}  # one edge per neighbour: its best
-        for edge, leads_out in _edges(conn, entity_id, limits.min_confidence, direction, fetch):
-            if not leads_out:
-                continue
+        steps = [edge for edge, leads_out in
+                 _edges(conn, entity_id, limits.min_confidence, direction, fetch)
+                 if leads_out and (nxt := edge.other(entity_id)) not in start_set
+                 and nxt not in expanded and not (reach and nxt in reach.path)]
+        if prefetch is not None and supported is not None:
+            prefetch(entity_id, steps)
+        for edge in steps:
             nxt = edge.other(entity_id)
-            if nxt in start_set or nxt in expanded or (reach and nxt in reach.path):
-                continue
             weight = edge.confidence
             if direction == "dependents" and edge.relation_type not in DEPENDENCY_TYPES:
                 weight *= association_factor

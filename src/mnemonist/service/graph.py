@@ -94,6 +94,59 @@ class Scoped:
             self._support[key] = [memory_item(r) for r in rows]
         return self._support[key]
 
+    def prefetch(self, entity_id: str, edges: list[Edge]) -> None:
+        """The support of every edge at `entity_id` that a walk may take, in two or three
+        statements instead of one or two per edge: on PostgreSQL each statement is a round
+        trip, and `graph_impact` over a hub paid one per neighbour. The same memories, in the
+        same order, as `supporting` finds edge by edge."""
+        others = sorted({e.other(entity_id) for e in edges if e.reason not in UNBACKED}
+                        - {b for a, b in self._support if a == entity_id}
+                        - {a for a, b in self._support if b == entity_id})
+        if len(others) < 2:
+            return
+        counts = self._mentions_of([entity_id, *others])
+        mine = counts.get(entity_id, 0)
+        # as edge by edge: the rarer entity's links drive, so a hub's are never all walked
+        rarer = [o for o in others if (counts.get(o, 0), o) < (mine, entity_id)]
+        commoner = [o for o in others if (counts.get(o, 0), o) >= (mine, entity_id)]
+        found: dict[str, list[dict[str, Any]]] = {o: [] for o in others}
+        for group, drive in ((rarer, "y"), (commoner, "x")):
+            if not group:
+                continue
+            first, second = ("y", "x") if drive == "y" else ("x", "y")
+            marks = ",".join("?" * len(group))
+            on = (f"{second}.entity_id = ?" if drive == "y" else
+                  f"{second}.entity_id IN ({marks})")
+            where = (f"{first}.entity_id IN ({marks})" if drive == "y" else
+                     f"{first}.entity_id = ?")
+            args = [entity_id, *group] if drive == "y" else [*group, entity_id]
+            rows = self.conn.execute(
+                "SELECT other, id, content, type, importance FROM (SELECT y.entity_id AS other,"
+                " m.id, m.content, m.type, m.importance, ROW_NUMBER() OVER (PARTITION BY"
+                " y.entity_id ORDER BY m.importance DESC, m.created_at DESC, m.id) AS n"
+                f" FROM memory_entity_mentions {first} CROSS JOIN memory_entity_mentions"
+                f" {second} ON {second}.memory_id = {first}.memory_id AND {on}"
+                f" CROSS JOIN memories m ON m.id = x.memory_id WHERE {where} AND {self.where})"
+                " t WHERE n <= ? ORDER BY other, n",
+                [*args, *self.args, SUPPORT_PER_EDGE],
+            ).fetchall()
+            for r in rows:
+                found[r[0]].append(memory_item((r[1], r[2], r[3], r[4])))
+        for other, items in found.items():
+            key = (entity_id, other) if entity_id < other else (other, entity_id)
+            self._support[key] = items
+
+    def _mentions_of(self, ids: list[str]) -> dict[str, int]:
+        missing = [e for e in ids if e not in self._counts]
+        for start in range(0, len(missing), 500):
+            chunk = missing[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            found = dict(self.conn.execute(
+                f"SELECT id, mentions FROM entities WHERE id IN ({marks})", chunk).fetchall())
+            for e in chunk:
+                self._counts[e] = int(found.get(e) or 0)
+        return {e: self._counts[e] for e in ids}
+
     def _mentions(self, entity_id: str) -> int:
         if entity_id not in self._counts:
             row = self.conn.execute("SELECT mentions FROM entities WHERE id = ?",
@@ -309,7 +362,8 @@ class GraphOps(ServiceBase):
         scoped = Scoped(conn, req)
         row = self._visible_entity(conn, req.entity, scoped, req)
         limits = self._limits(req.hops, req.min_confidence)
-        hood = walk(conn, [row["id"]], limits, supported=scoped.supported)
+        hood = walk(conn, [row["id"]], limits, supported=scoped.supported,
+                    prefetch=scoped.prefetch)
         reached = hood.ordered()[:req.limit]
         nodes = self._entities(conn, [row["id"], *[r.entity_id for r in reached]])
         edges: dict[str, dict[str, Any]] = {}

@@ -50,7 +50,8 @@ class KnowledgeOps(GraphOps):
             starts = [r["id"] for r in self._visible_entities(conn, req.entity or "", scoped,
                                                                req)]
         limits = self._limits(req.hops, req.min_confidence)
-        found = walk(conn, starts, limits, supported=scoped.supported)
+        found = walk(conn, starts, limits, supported=scoped.supported,
+                     prefetch=scoped.prefetch)
         start_entities = self._entities(conn, starts)
         own: list[dict[str, Any]] = []
         if req.memory_id is None:
@@ -133,7 +134,8 @@ class KnowledgeOps(GraphOps):
         top = sorted(counts, key=lambda e: (-counts[e], e))[:5]
         names = self._entities(conn, top)
         limits = self._limits(hops=1)
-        found = walk(conn, top, limits, supported=scoped.supported)
+        found = walk(conn, top, limits, supported=scoped.supported,
+                     prefetch=scoped.prefetch)
         reached = found.ordered()
         more = self._entities(conn, [r.entity_id for r in reached])
         neighbours = []
@@ -159,7 +161,7 @@ class KnowledgeOps(GraphOps):
         limits = self._limits(req.max_depth, req.min_confidence)
         # every copy the caller sees (the shared entity and its own private one)
         found = walk(conn, [r["id"] for r in rows], limits, direction="dependents",
-                     supported=scoped.supported)
+                     supported=scoped.supported, prefetch=scoped.prefetch)
         names = self._entities(conn, [r.entity_id for r in found.reached.values()])
         names.update((r["id"], entity_item(r)) for r in rows)
         tiers: dict[str, list[dict[str, Any]]] = {key: [] for key, _ in TIERS}

@@ -1,0 +1,59 @@
+"""The support of a walk's edges (the memories that link both ends), asked for all the edges
+of one step at once: the same memories in the same order as edge by edge, in a few
+statements instead of one or two per edge (each a round trip on PostgreSQL)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import run_daemon
+from mnemonist.search.traversal import _edges
+from mnemonist.service.graph import Scoped
+
+pytestmark = pytest.mark.both_stores
+
+NOTES = [
+    "Kafka feeds the billing service and the ledger service",
+    "The billing service reads from Postgres and writes to Kafka",
+    "Redis caches sessions for the billing service",
+    "The ledger service stores entries in Postgres",
+    "Grafana shows Kafka lag and Redis memory",
+    "The billing service calls Stripe for card payments",
+    "Stripe webhooks reach the billing service through Kafka",
+    "Postgres backups run nightly; Kafka retention is seven days",
+]
+
+
+class Counting:
+    """A read connection that counts its statements."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn, self.statements = conn, 0
+
+    def execute(self, sql: str, params: Any = ()) -> Any:
+        self.statements += 1
+        return self.conn.execute(sql, params)
+
+
+def test_a_step_asks_once_and_finds_what_edge_by_edge_finds(tmp_path: Path) -> None:
+    with run_daemon(tmp_path) as live:
+        for note in NOTES:
+            live.remember(note)
+        conn = live.daemon.db.reader()
+        hub = live.query("SELECT id FROM entities ORDER BY mentions DESC, id LIMIT 1")[0][0]
+        edges = [e for e, _ in _edges(conn, hub, 0.0, "both", 100)]
+        others = sorted({e.other(hub) for e in edges})
+        assert len(others) >= 3, others
+        one_by_one = Counting(conn)
+        single = Scoped(one_by_one, None)  # type: ignore[arg-type]
+        expected = {o: single.supporting(hub, o) for o in others}
+        assert any(expected.values())
+        batched = Counting(conn)
+        scoped = Scoped(batched, None)  # type: ignore[arg-type]
+        scoped.prefetch(hub, edges)
+        found = {o: scoped.supporting(hub, o) for o in others}
+        assert found == expected
+        assert batched.statements <= 3 < one_by_one.statements
