@@ -57,3 +57,33 @@ def test_a_step_asks_once_and_finds_what_edge_by_edge_finds(tmp_path: Path) -> N
         found = {o: scoped.supporting(hub, o) for o in others}
         assert found == expected
         assert batched.statements <= 3 < one_by_one.statements
+
+
+def _one_by_one(conn: Any, entity_id: str, fetch: int) -> list[tuple[str, ...]]:
+    """The edges at one entity as the walk read them before it read several at once."""
+    cols = "id, source_entity_id, target_entity_id, relation_type, confidence, mentions"
+    return [tuple(r) for r in conn.execute(
+        f"SELECT * FROM (SELECT {cols}, strength FROM relations WHERE source_entity_id = ?1"
+        f" AND confidence >= ?2 UNION ALL SELECT {cols}, strength FROM relations"
+        " WHERE target_entity_id = ?1 AND confidence >= ?2 AND source_entity_id != ?1)"
+        " ORDER BY confidence * strength DESC, mentions DESC, id LIMIT ?3",
+        (entity_id, 0.0, fetch)).fetchall()]
+
+
+def test_the_edges_of_several_entities_in_one_statement_are_each_ones_edges(
+    tmp_path: Path,
+) -> None:
+    from mnemonist.search.traversal import _edges_many
+
+    with run_daemon(tmp_path) as live:
+        for note in NOTES:
+            live.remember(note)
+        conn = live.daemon.db.reader()
+        ids = [r[0] for r in live.query("SELECT id FROM entities ORDER BY id")]
+        assert len(ids) >= 5
+        for fetch in (2, 40):
+            many = _edges_many(conn, ids, 0.0, "both", fetch)
+            for entity in ids:
+                got = [(e.id, e.source, e.target, e.relation_type, e.confidence, e.mentions,
+                        e.strength) for e, _ in many[entity]]
+                assert got == _one_by_one(conn, entity, fetch), entity

@@ -94,22 +94,39 @@ def _edges(conn: sqlite3.Connection, entity_id: str, min_confidence: float,
            direction: Direction, fetch: int) -> list[tuple[Edge, bool]]:
     """(edge, leads_out) pairs at the entity, most confident first. `leads_out`: the edge's
     far end is a step in the walk's direction."""
-    cols = ("id, source_entity_id, target_entity_id, relation_type, reason, confidence,"
-            " strength, mentions, note")
+    return _edges_many(conn, [entity_id], min_confidence, direction, fetch)[entity_id]
+
+
+#: entities whose edges one statement reads: the one expanded next and the best of those
+#: waiting in the walk's queue (each statement is a round trip on PostgreSQL)
+EDGE_BATCH = 16
+
+_COLS = ("id, source_entity_id, target_entity_id, relation_type, reason, confidence,"
+         " strength, mentions, note")
+
+
+def _edges_many(conn: sqlite3.Connection, entity_ids: list[str], min_confidence: float,
+                direction: Direction, fetch: int) -> dict[str, list[tuple[Edge, bool]]]:
+    """`_edges` of several entities in one statement: the same edges in the same order."""
+    marks = ",".join("?" * len(entity_ids))
     rows = conn.execute(
-        f"SELECT * FROM (SELECT {cols} FROM relations WHERE source_entity_id = ?1"
-        f" AND confidence >= ?2 UNION ALL SELECT {cols} FROM relations"
-        " WHERE target_entity_id = ?1 AND confidence >= ?2 AND source_entity_id != ?1)"
-        " ORDER BY confidence * strength DESC, mentions DESC, id LIMIT ?3",
-        (entity_id, min_confidence, fetch),
+        f"SELECT * FROM (SELECT e, {_COLS}, ROW_NUMBER() OVER (PARTITION BY e ORDER BY"
+        " confidence * strength DESC, mentions DESC, id) AS n FROM ("
+        f"SELECT source_entity_id AS e, {_COLS} FROM relations"
+        f" WHERE source_entity_id IN ({marks}) AND confidence >= ?"
+        f" UNION ALL SELECT target_entity_id AS e, {_COLS} FROM relations"
+        f" WHERE target_entity_id IN ({marks}) AND confidence >= ?"
+        " AND source_entity_id != target_entity_id) u) t WHERE n <= ? ORDER BY e, n",
+        [*entity_ids, min_confidence, *entity_ids, min_confidence, fetch],
     ).fetchall()
-    out = []
+    out: dict[str, list[tuple[Edge, bool]]] = {e: [] for e in entity_ids}
     for r in rows:
-        edge = Edge(r[0], r[1], r[2], r[3], r[4], float(r[5]), float(r[6]), int(r[7]), r[8])
+        at = r[0]
+        edge = Edge(r[1], r[2], r[3], r[4], r[5], float(r[6]), float(r[7]), int(r[8]), r[9])
         if direction == "dependents" and edge.relation_type in DEPENDENCY_TYPES:
-            out.append((edge, edge.target == entity_id))  # the source depends on us
+            out[at].append((edge, edge.target == at))  # the source depends on us
         else:
-            out.append((edge, True))
+            out[at].append((edge, True))
     return out
 
 
@@ -151,6 +168,7 @@ def _walk(conn: sqlite3.Connection, starts: list[str], limits: Limits, direction
     heapq.heapify(heap)
     expanded: set[str] = set()
     fetch = limits.max_branching * 4  # room for edges the direction or support turn away
+    known: dict[str, list[tuple[Edge, bool]]] = {}  # edges read ahead, by entity
     while heap:
         if time.monotonic() > deadline:
             raise _Deadline
@@ -163,8 +181,12 @@ def _walk(conn: sqlite3.Connection, starts: list[str], limits: Limits, direction
                 out.limited_by.append("max_hops")
             continue
         best_edge: dict[str, tuple[float, Edge]] = {}  # one edge per neighbour: its best
-        steps = [edge for edge, leads_out in
-                 _edges(conn, entity_id, limits.min_confidence, direction, fetch)
+        if entity_id not in known:  # with it, the edges of the best of those waiting
+            ahead = [e for _, _, _, e, _ in heapq.nsmallest(4 * EDGE_BATCH, heap)
+                     if e not in expanded and e not in known and e != entity_id]
+            batch = [entity_id, *dict.fromkeys(ahead)][:EDGE_BATCH]
+            known.update(_edges_many(conn, batch, limits.min_confidence, direction, fetch))
+        steps = [edge for edge, leads_out in known.pop(entity_id)
                  if leads_out and (nxt := edge.other(entity_id)) not in start_set
                  and nxt not in expanded and not (reach and nxt in reach.path)]
         if prefetch is not None and supported is not None:
