@@ -72,6 +72,31 @@ def test_import_array_object_and_jsonl_then_rerun_creates_nothing(live):
     assert rows(live, "SELECT status FROM memory_jobs WHERE memory_id = ?", mid) == []
 
 
+def test_one_import_meets_stored_keys_stored_texts_and_its_own_repeats(live):
+    """An import looks up which keys and texts the store holds once per chunk: each item
+    still answers as if looked up alone (stored key: replayed; stored text: deduplicated; a
+    text or key met earlier in the same import: replayed)."""
+    live.remember("The staging cluster runs in eu-west-1", idempotency_key="k-stored")
+    live.remember("Deploys freeze on Fridays after noon")
+    items = [
+        {"content": "Something else entirely", "idempotency_key": "k-stored"},
+        {"content": "Deploys freeze on Fridays after noon"},
+        {"content": "The on-call rota changes on Mondays"},
+        {"content": "The on-call rota changes on Mondays"},
+        {"content": "Backups run at 02:00 UTC", "idempotency_key": "k-new"},
+        {"content": "A different text with a key used above", "idempotency_key": "k-new"},
+    ]
+    body = live.http.post("/api/memory/import", json={"items": items}).json()
+    statuses = [it["status"] for it in body["items"]]
+    # the repeated text has the same derived key (no source: its text and time): replayed
+    assert statuses == ["replayed", "deduplicated", "created", "replayed", "created",
+                        "replayed"], statuses
+    ids = [it["id"] for it in body["items"]]
+    assert ids[2] == ids[3] and ids[4] == ids[5]
+    assert rows(live, "SELECT COUNT(*) FROM memories WHERE content = ?",
+                "The on-call rota changes on Mondays")[0][0] == 1
+
+
 def test_import_rejects_bad_items_and_writes_nothing(live):
     before = rows(live, "SELECT COUNT(*) FROM memories")[0][0]
     bad = [{"content": "fine item one"}, {"content": "  "}, {"content": "x", "importance": 7}]

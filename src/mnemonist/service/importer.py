@@ -16,6 +16,7 @@ from mnemonist.pipeline import structural
 from mnemonist.providers.embedding.request_gate import holds_gate
 from mnemonist.service.errors import BadRequest
 from mnemonist.service.remember import RememberOps
+from mnemonist.store import memories
 from mnemonist.store.write_batch import WriteBatch
 from mnemonist.text.normalize import normalize_and_hash
 
@@ -72,10 +73,20 @@ class ImportOps(RememberOps):
             batch = WriteBatch(links=None if structural.should_queue(self.config) else [])
             with self.db.write_tx() as conn:
                 first, end = done, min(done + BATCH, len(prepared))
+                # which keys and contents the store holds, asked once for the chunk; one
+                # met again later in the chunk is looked up as before (it is stored by then)
+                keys, hashes = memories.present(
+                    conn, [p[1].idempotency_key for p in prepared[first:end]
+                           if p[1].idempotency_key],
+                    [p[1].content_hash for p in prepared[first:end]])
                 while done < end:
                     _item, new, actor, scrubbed = prepared[done]
+                    unseen = new.idempotency_key not in keys and new.content_hash not in hashes
+                    if new.idempotency_key:
+                        keys.add(new.idempotency_key)
+                    hashes.add(new.content_hash)
                     results.append(self._insert_or_existing(conn, new, actor, scrubbed,
-                                                            batch=batch))
+                                                            batch=batch, unseen=unseen))
                     done += 1
                     if done - first >= LET_IN_AFTER and waiting is not None and waiting():
                         break  # another writer waits (a remember): commit what is written

@@ -111,19 +111,22 @@ class RememberOps(WriteGateOps):
     def _insert_or_existing(
         self, conn: sqlite3.Connection, new: NewMemory, actor: str, scrubbed: list[str],
         *, derive: bool = True, raced: bool = False, batch: WriteBatch | None = None,
+        unseen: bool = False,
     ) -> dict[str, Any]:
         """Insert `new` unless its idempotency key or content (same project and source) is
         already there. `derive` queues its extraction and hints jobs (not for memories that
         are lines of a source the daemon indexes itself: session turns). With a `batch`
         (bulk import), its context rows, entity links (unless `batch.links` is None: the
         structural job reads what the linker wrote), history event and extraction job are
-        left to the caller's `batch.flush`."""
-        if new.idempotency_key:
+        left to the caller's `batch.flush`. `unseen`: the caller knows that neither its key
+        nor its content is stored (`memories.present`, in this transaction): no look-ups."""
+        if new.idempotency_key and not unseen:
             first = memories.find_by_idempotency_key(conn, new.idempotency_key)
             if first is not None:
                 return self._answer(first, created=False, deduplicated=False, replay=True)
-        dup = memories.find_live_duplicate(conn, new.content_hash, new.project, new.source_id,
-                                           agent_id=new.agent_id, user_id=new.user_id)
+        dup = None if unseen else memories.find_live_duplicate(
+            conn, new.content_hash, new.project, new.source_id, agent_id=new.agent_id,
+            user_id=new.user_id)
         if dup is not None:
             if new.idempotency_key:  # a retry with this key must replay this answer
                 memories.adopt_idempotency_key(conn, dup, new.idempotency_key)

@@ -176,6 +176,28 @@ def hash_in_use(value: str) -> str:
             f" AND NOT ({LIVE})))")
 
 
+def present(conn: sqlite3.Connection, keys: list[str], hashes: list[str]
+            ) -> tuple[set[str], set[str]]:
+    """Which of these idempotency keys any memory holds, and which of these content hashes a
+    live memory holds: an import asks once for a chunk instead of twice for every memory (a
+    round trip each on PostgreSQL). A hash found here may still belong to another project or
+    source: the caller looks that memory up as it would have."""
+    found_keys: set[str] = set()
+    found_hashes: set[str] = set()
+    for start in range(0, len(keys), 500):
+        chunk = keys[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        found_keys.update(r[0] for r in conn.execute(
+            f"SELECT idempotency_key FROM memories WHERE idempotency_key IN ({marks})", chunk))
+    for start in range(0, len(hashes), 500):
+        chunk = hashes[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        found_hashes.update(r[0] for r in conn.execute(
+            f"SELECT content_hash FROM memories WHERE content_hash IN ({marks}) AND {LIVE}",
+            chunk))
+    return found_keys, found_hashes
+
+
 def find_live_duplicate(
     conn: sqlite3.Connection,
     content_hash: str,
