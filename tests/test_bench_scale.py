@@ -83,6 +83,11 @@ def test_every_metric_is_reported(run_result) -> None:
     assert ratios["legs_sum_ms"] == pytest.approx(legs, abs=0.002)
     assert ratios["recall_over_legs"] == pytest.approx(
         recall["latency_ms"]["p50"] / ratios["legs_sum_ms"], abs=0.01)
+    in_sequence = recall["legs_in_sequence"]  # the legs one after another per query
+    for leg in ("query_embedding_ms", "keyword_ms", "vector_ms"):
+        assert_latency(in_sequence[leg], QUERIES)
+    assert ratios["recall_over_legs_in_sequence"] == pytest.approx(
+        recall["latency_ms"]["p50"] / in_sequence["sum_p50_ms"], abs=0.01)
     assert {"lexical", "paraphrase"} <= set(recall["target_in_top"])
 
     memory = run["memory"]
@@ -118,6 +123,7 @@ def test_files_written(run_result) -> None:
     assert f"| metric | {N:,} |" in table
     assert "recall p50 / p95 / p99" in table
     assert "recall p50 ÷ its three legs' p50" in table and "(≤ 1.5)" in table
+    assert "the three legs one after another per query" in table
     assert (home / str(N) / "memory" / "memories.db").exists()  # --home keeps the database
 
 

@@ -139,3 +139,52 @@ def test_the_hub_threshold_a_reader_keeps_follows_every_commit(db):
     again = [H(M("a", id="m1"), 1.0)]
     hub(reader, again, percentile=0.8, penalty=0.7)
     assert again[0].score == 1.0 and reader.hub_threshold is not kept
+
+
+def _hub_ranked(db, scores, lifts, count, floor, needed, judged):
+    """The first `count` hits (id, score) passing `floor` after hub and the later lifts."""
+    hits = [H(M("x", id=f"m{i}", seq=i), s) for i, s in enumerate(scores)]
+    judged.clear()
+    hub(db.reader(), hits, percentile=0.8, penalty=0.7, needed=needed)
+    for h, lift in zip(hits, lifts, strict=True):
+        h.score *= lift
+    kept = sorted((h for h in hits if h.score >= floor), key=lambda h: (-h.score, -h.memory.seq))
+    return [(h.memory.id, h.score) for h in kept[:count]], sum(judged)
+
+
+def test_hub_judging_the_best_first_keeps_the_order_recall_reads(db, monkeypatch):
+    """With `Needed`, hub judges hits best first and stops once the first `count` are
+    settled: those come out in the same order with the same scores as when every hit is
+    judged, fewer hits are looked up, and the ones never judged rank below them."""
+    import random
+
+    from mnemonist.search import dampening
+    from mnemonist.search.dampening import Needed
+
+    rnd = random.Random(4)
+    with db.write_tx() as conn:
+        _entities(conn, [50, 40, 2, 1, 1, 1, 1, 1, 1, 1])
+        for i in range(300):  # a third linked only to hubs, the rest to a rare entity too
+            for entity in (("e0", "e1") if i % 3 == 0 else ("e0", "e2")):
+                conn.execute(
+                    "INSERT INTO memory_entity_mentions (memory_id, entity_id, mention_text,"
+                    " confidence, created_at) VALUES (?, ?, 'x', 1.0, 'x')", (f"m{i}", entity))
+    judged: list[int] = []
+    real = dampening._penalise_hubs
+
+    def counting(conn, hits, threshold, penalty):
+        judged.append(len(hits))
+        return real(conn, hits, threshold, penalty)
+
+    monkeypatch.setattr(dampening, "_penalise_hubs", counting)
+    for trial in range(20):
+        scores = [rnd.random() for _ in range(300)]
+        lifts = [1.4 if rnd.random() < 0.1 else 1.0 for _ in range(300)]
+        count, floor = rnd.choice([(10, 0.1), (40, 0.1), (40, 0.6), (250, 0.0)])
+        everything, all_judged = _hub_ranked(db, scores, lifts, count, floor, None, judged)
+        lazily, few_judged = _hub_ranked(db, scores, lifts, count, floor,
+                                         Needed(count, floor, lifts, lifts), judged)
+        assert lazily == everything, trial
+        assert all_judged == 300 and few_judged <= 300
+        if count == 10:
+            assert few_judged < 300  # the best were settled before the end

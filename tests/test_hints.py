@@ -410,9 +410,9 @@ def test_gravity_dampening_spares_a_memory_found_through_its_hints(tmp_path, mon
     seen: list[set[int]] = []
     real = hybrid.dampen
 
-    def spy(conn, hits, query, cfg, *, hint_matched=()):
+    def spy(conn, hits, query, cfg, *, hint_matched=(), **kwargs):
         seen.append(set(hint_matched))
-        return real(conn, hits, query, cfg, hint_matched=hint_matched)
+        return real(conn, hits, query, cfg, hint_matched=hint_matched, **kwargs)
 
     monkeypatch.setattr(hybrid, "dampen", spy)
     with manual_daemon(tmp_path, hints_config(generator="local")) as d:

@@ -125,6 +125,31 @@ def test_search_and_score_is_search_plus_scores_in_both_precisions() -> None:
         s for s, _ in exact.search(q, 30)]
 
 
+def test_a_first_pass_run_elsewhere_gives_search_and_score_the_same_answer() -> None:
+    """Recall runs `first_pass` on another thread while its keyword leg runs, and hands it to
+    `search_and_score`: the same top k and the same scores as without it, in both
+    precisions."""
+    exact, codes, rows = _pair(seed=5)
+    q = rows[7]
+    also = [3, 99, 1500, 8000]
+    for index in (exact, codes):
+        filters = {"project": "alpha", "filter_project": True}
+        first = index.first_pass(q, 25, **filters)
+        assert index.search_and_score(q, 25, also, first=first, **filters) == (
+            index.search_and_score(q, 25, also, **filters))
+
+
+def test_scores_looks_seqs_up_as_one_row_at_a_time_would() -> None:
+    exact, codes, rows = _pair(n=200, seed=6)
+    q = rows[0]
+    asked = [5, -1, 10**30, 7.0, np.int64(9), 5, 999, 0, 1]
+    for index in (exact, codes):
+        got = index.scores(q, asked)
+        assert set(got) == {5, 9, 1}  # not negative, huge, float, unknown or 0
+        alone = {s: index.scores(q, [s])[s] for s in (5, 9, 1)}
+        assert got == pytest.approx(alone, abs=1e-6)  # one row or several: BLAS rounds apart
+
+
 def test_auto_index_turns_to_int8_codes_at_its_threshold_and_answers_the_same() -> None:
     """Below `int8_from` vectors the index keeps float32 rows; the add that reaches it turns
     them into codes (and a reserve of that size starts in codes): the answers do not change."""

@@ -151,19 +151,25 @@ class Memory:
         )
 
     @classmethod
-    def for_ranking(cls, row: sqlite3.Row) -> Memory:
+    def for_ranking(cls, row: sqlite3.Row | tuple[Any, ...]) -> Memory:
         """A candidate of recall from `RANKING_COLUMNS` only (store.memories.ranking_rows):
         what ranking reads, the rest left empty. Recall ranks ~200 candidates a query and
-        returns ~10; the hits it returns are read again in full (`get_many_by_seq`)."""
-        return cls(
-            seq=row[0], id=row[1], content=row[2], normalized_content="", content_hash="",
-            type=row[3], importance=row[4], tags=[], pinned=bool(row[5]), who=row[6], why=None,
-            project=row[7], source_type=row[8], source_id=row[9], idempotency_key=None,
-            version=0, is_deleted=bool(row[10]), deleted_at=None, delete_reason=None,
-            last_accessed=row[11], access_count=0, embedding_model=None, occurred_at=row[12],
-            created_at=row[13], updated_at="", observation_count=row[14],
-            recall_count=row[15], extra={"partial": True},
-        )
+        returns ~10; the hits it returns are read again in full (`get_many_by_seq`). Built
+        without `__init__` (half the time: it is every candidate of every recall)."""
+        (seq, memory_id, content, kind, importance, pinned, who, project, source_type,
+         source_id, is_deleted, last_accessed, occurred_at, created_at, observation_count,
+         recall_count) = row
+        m = _new(cls)
+        m.__dict__ = {
+            **_RANKING_BLANK, "seq": seq, "id": memory_id, "content": content, "type": kind,
+            "importance": importance, "tags": [], "pinned": bool(pinned), "who": who,
+            "project": project, "source_type": source_type, "source_id": source_id,
+            "is_deleted": bool(is_deleted), "last_accessed": last_accessed,
+            "occurred_at": occurred_at, "created_at": created_at,
+            "observation_count": observation_count, "recall_count": recall_count,
+            "observed_by": [], "extra": {"partial": True},
+        }
+        return m
 
     def to_public(self) -> dict[str, Any]:
         """The shape every face returns (no internal row number)."""
@@ -171,6 +177,22 @@ class Memory:
         out.pop("seq")
         out.pop("extra")
         return out
+
+
+_new = object.__new__
+#: what `Memory.for_ranking` leaves empty (every field, in declaration order; the ones it
+#: reads are overwritten)
+_RANKING_BLANK: dict[str, Any] = {
+    "seq": 0, "id": "", "content": "", "normalized_content": "", "content_hash": "", "type": "",
+    "importance": 0.0, "tags": None, "pinned": False, "who": None, "why": None, "project": None,
+    "source_type": None, "source_id": None, "idempotency_key": None, "version": 0,
+    "is_deleted": False, "deleted_at": None, "delete_reason": None, "last_accessed": None,
+    "access_count": 0, "embedding_model": None, "occurred_at": "", "created_at": "",
+    "updated_at": "", "updated_by": None, "superseded_by": None, "superseded_at": None,
+    "key": None, "supersedes": None, "valid_from": None, "valid_to": None, "agent_id": None,
+    "user_id": None, "observed_by": None, "observation_count": 1, "recall_count": 0,
+    "extra": None,
+}
 
 
 @dataclass

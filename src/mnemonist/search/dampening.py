@@ -23,7 +23,8 @@ from __future__ import annotations
 import contextlib
 import re
 import sqlite3
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, replace
 
 from mnemonist.model.config import DampeningConfig
 from mnemonist.text.entities import is_decision_content
@@ -101,12 +102,64 @@ def _read_hub_threshold(conn: sqlite3.Connection, percentile: float) -> int | No
     return None if row is None else int(row[0])
 
 
-def hub(conn: sqlite3.Connection, hits: list, percentile: float, penalty: float) -> None:
+@dataclass(frozen=True)
+class Needed:
+    """What recall reads of the hits' order after dampening: the first `count` of those
+    scoring at least `floor`, once the signals that follow dampening multiplied each hit's
+    score by at least `later_low[i]` and at most `later_high[i]`. With it, `hub` judges the
+    hits best first and stops once `count` judged hits are sure to outrank every hit not
+    judged: the others keep their score, an upper bound, and rank below them either way."""
+
+    count: int
+    floor: float
+    later_low: Sequence[float]
+    later_high: Sequence[float]
+
+
+#: hits judged by the hub stage before it checks whether the best are settled (beyond
+#: `Needed.count`), and then at a time
+HUB_SLACK = 20
+HUB_STEP = 30
+#: relative margin for the rounding of the bounds (their products are not the pipeline's)
+_EPS = 1e-9
+
+
+def hub(conn: sqlite3.Connection, hits: list, percentile: float, penalty: float,
+        needed: Needed | None = None) -> None:
+    """score × `penalty` for the hits linked only to hubs (`needed`: judge only as many as
+    decide the order recall reads, see `Needed`)."""
     if not hits:
         return
     threshold = _hub_threshold(conn, percentile)
     if threshold is None:
         return
+    if needed is None or penalty > 1.0 or any(h.score < 0 for h in hits):
+        _penalise_hubs(conn, hits, threshold, penalty)
+        return
+    upper = [h.score * hi for h, hi in zip(hits, needed.later_high, strict=True)]
+    order = sorted(range(len(hits)), key=lambda i: -upper[i])
+    start, size = 0, needed.count + HUB_SLACK
+    while start < len(order):
+        batch = order[start : start + size]
+        start += len(batch)
+        _penalise_hubs(conn, [hits[i] for i in batch], threshold, penalty)
+        if start >= len(order):
+            return
+        rest = upper[order[start]] * (1.0 + _EPS)  # the best a hit not judged can score
+        floor = needed.floor * (1.0 + _EPS)
+        settled = 0
+        for i in order[:start]:
+            low = hits[i].score * needed.later_low[i] * (1.0 - _EPS)
+            if low > rest and low >= floor:
+                settled += 1
+        if settled >= needed.count:
+            return
+        size = HUB_STEP
+
+
+def _penalise_hubs(conn: sqlite3.Connection, hits: list, threshold: int,
+                   penalty: float) -> None:
+    """score × penalty for those of `hits` linked only to hubs."""
     ids = [h.memory.id for h in hits]
     marks = ",".join("?" * len(ids))
     linked: dict[str, list[int]] = {}
@@ -125,12 +178,16 @@ def hub(conn: sqlite3.Connection, hits: list, percentile: float, penalty: float)
 
 def dampen(
     conn: sqlite3.Connection, hits: list, query: str, cfg: DampeningConfig,
-    *, hint_matched: Collection[int] = (),
+    *, hint_matched: Collection[int] = (), needed: Needed | None = None,
 ) -> None:
-    """Apply the enabled stages in order; the caller re-sorts."""
+    """Apply the enabled stages in order; the caller re-sorts. `needed` (see `Needed`)
+    bounds what the signals after dampening do; resolution's boost is added to it here."""
     if cfg.gravity_enabled:
         gravity(hits, query, cfg.gravity_penalty, hint_matched)
     if cfg.hub_enabled:
-        hub(conn, hits, cfg.hub_percentile, cfg.hub_penalty)
+        if needed is not None and cfg.resolution_enabled:  # a boost of 1 up to its factor
+            boost = max(cfg.resolution_boost, 1.0)
+            needed = replace(needed, later_high=[f * boost for f in needed.later_high])
+        hub(conn, hits, cfg.hub_percentile, cfg.hub_penalty, needed)
     if cfg.resolution_enabled:
         resolution(hits, cfg.resolution_boost, cfg.decision_language)

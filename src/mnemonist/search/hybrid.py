@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import cache
+from typing import Any
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from mnemonist.search import relevance
 from mnemonist.search.adaptation import moved
 from mnemonist.search.authors import KnownAuthors
 from mnemonist.search.corroboration import corroboration_factor
-from mnemonist.search.dampening import dampen
+from mnemonist.search.dampening import Needed, dampen
 from mnemonist.search.feedback import expansion_terms, rocchio, top_seqs
 from mnemonist.search.filters import hidden_private, historical, only_project, where_clause
 from mnemonist.search.fusion import Fused, fuse, normalize_bm25
@@ -27,6 +28,7 @@ from mnemonist.search.graph_boost import graph_boost
 from mnemonist.search.keyword import keyword_search, phrase_search
 from mnemonist.search.keyword_mirror_keeper import KeywordMirrorKeeper
 from mnemonist.search.newest_first import newest_first
+from mnemonist.search.overlap import started
 from mnemonist.search.relevance_features import RELEVANCE_DEPTH
 from mnemonist.search.rerank import EmbeddingReranker, HttpReranker, Reranker, rerank_head
 from mnemonist.search.session_expansion import SessionExpansion, expand_sessions, spread_sessions
@@ -102,12 +104,12 @@ def make_reranker(cfg: RerankerConfig) -> Reranker:
     return EmbeddingReranker()
 
 
-def boost_named_authors(hits: list[Hit], query: str, weight: float) -> None:
-    """A query that names who said or stored a memory ("what did Maria say about the
-    launch?") lifts that person's memories × (1 + weight). `who` matches when all its words
-    are words of the query."""
+def named_author_lifts(hits: list[Hit], query: str, weight: float) -> list[float]:
+    """What `boost_named_authors` multiplies each hit's score by: 1 + weight for a memory of
+    a person the query names, else 1."""
+    lifts = [1.0] * len(hits)
     if weight <= 0 or not hits:
-        return
+        return lifts
     words = set(tokenize(query))
     named: dict[str, bool] = {}
     for h in hits:
@@ -115,9 +117,23 @@ def boost_named_authors(hits: list[Hit], query: str, weight: float) -> None:
         if who and who not in named:
             parts = set(tokenize(who))
             named[who] = bool(parts) and parts <= words
-    for h in hits:
+    lift = 1.0 + weight
+    for i, h in enumerate(hits):
         if h.memory.who and named.get(h.memory.who):
-            h.score *= 1.0 + weight
+            lifts[i] = lift
+    return lifts
+
+
+def boost_named_authors(hits: list[Hit], query: str, weight: float,
+                        lifts: list[float] | None = None) -> None:
+    """A query that names who said or stored a memory ("what did Maria say about the
+    launch?") lifts that person's memories × (1 + weight). `who` matches when all its words
+    are words of the query. `lifts`: `named_author_lifts` of the same hits, when known."""
+    if lifts is None:
+        lifts = named_author_lifts(hits, query, weight)
+    for h, lift in zip(hits, lifts, strict=True):
+        if lift != 1.0:
+            h.score *= lift
 
 
 def boost_by_source(hits: list[Hit], weight: float, top: int = 3) -> None:
@@ -269,22 +285,48 @@ class HybridSearch:
             return {r[0] for r in conn.execute(sql, args)}, set()
         return None, hidden_private(conn, filters)
 
+    def _index_filters(
+        self, filters: RecallFilters | None, visible: tuple[set[int] | None, set[int]]
+    ) -> dict[str, Any]:
+        """The vector index's own filters for the recall's (`visible`: `_visible`'s)."""
+        allowed, hidden = visible
+        project = filters.project if filters else None
+        return {"project": project, "filter_project": project is not None, "allowed": allowed,
+                "scope": filters.scope if filters else None, "hidden": hidden}
+
+    def _vector_side(
+        self, dense: str, filters: RecallFilters | None,
+        visible: tuple[set[int] | None, set[int]],
+    ) -> tuple[np.ndarray | None, list[tuple[int, float]] | None]:
+        """The query vector, and the in-process index's first pass over every row for it
+        (None for an index that has none): the part of the vector leg that reads nothing
+        from the store, run on another thread while this recall runs its keyword leg."""
+        qvec = self.embed_query(dense)
+        first_pass = getattr(self.index, "first_pass", None)
+        if qvec is None or first_pass is None:
+            return qvec, None
+        return qvec, first_pass(qvec, self.cfg.top_k, **self._index_filters(filters, visible))
+
     def _vector(
         self, conn: sqlite3.Connection, qvec: np.ndarray, filters: RecallFilters | None,
         keyword: dict[int, float],
         visible: tuple[set[int] | None, set[int]] | None = None,
+        first: list[tuple[int, float]] | None = None,
     ) -> tuple[set[int], dict[int, float]]:
         """The vector leg's own candidates, and the cosine of every candidate of both legs
-        (`visible`: `_visible`'s answer when the caller has it already)."""
+        (`visible`: `_visible`'s answer when the caller has it already; `first`: the
+        index's `first_pass` for this vector and these filters, when it ran already)."""
         cfg, index = self.cfg, self.index
         assert index is not None
-        allowed, hidden = visible if visible is not None else self._visible(conn, filters)
+        if visible is None:
+            visible = self._visible(conn, filters)
+        allowed, hidden = visible
         project = filters.project if filters else None
         scope = filters.scope if filters else None
-        top, of_keyword = index.search_and_score(
-            qvec, cfg.top_k, keyword, project=project, filter_project=project is not None,
-            allowed=allowed, scope=scope, hidden=hidden,
-        )
+        index_filters = self._index_filters(filters, visible)
+        if first is not None:
+            index_filters["first"] = first
+        top, of_keyword = index.search_and_score(qvec, cfg.top_k, keyword, **index_filters)
         old: dict[int, float] = {}
         if historical(filters):  # superseded rows are scored from their stored vectors
             where, args = where_clause(filters)
@@ -308,22 +350,36 @@ class HybridSearch:
                     cosines[seq] = (1 - weight) * cosines[seq] + weight * around[seq]
         return vector_hits, cosines
 
-    def _fused(
-        self, conn: sqlite3.Connection, query: str, qvec: np.ndarray | None,
-        filters: RecallFilters | None, hint_matched: set[int],
-        strengths: dict[int, float] | None = None,
-    ) -> list[Fused]:
+    def _keyword_leg(
+        self, conn: sqlite3.Connection, query: str, filters: RecallFilters | None,
+        hint_matched: set[int], strengths: dict[int, float] | None = None,
+    ) -> dict[int, float]:
+        """The keyword leg's normalised scores (`_keyword`), blended with the learned sparse
+        leg's when it is on."""
         keyword = self._keyword(conn, query, filters, hint_matched, strengths)
         if self.sparse is not None and self.cfg.sparse_weight > 0:
             keyword = blend(keyword, self.sparse.scores(query, filters, self.cfg.top_k,
                                                         self.cfg.sparse_fields),
                             self.cfg.sparse_weight, self.cfg.sparse_blend)
+        return keyword
+
+    def _fused(
+        self, conn: sqlite3.Connection, query: str, qvec: np.ndarray | None,
+        filters: RecallFilters | None, hint_matched: set[int],
+        strengths: dict[int, float] | None = None, keyword: dict[int, float] | None = None,
+        visible: tuple[set[int] | None, set[int]] | None = None,
+        first: list[tuple[int, float]] | None = None,
+    ) -> list[Fused]:
+        """Both legs fused (`keyword`: the keyword leg's scores, `visible` and `first`: see
+        `_vector`, when the caller has them)."""
+        if keyword is None:
+            keyword = self._keyword_leg(conn, query, filters, hint_matched, strengths)
         vector_hits: set[int] = set()
         cosines: dict[int, float] = {}
-        visible = None
         if qvec is not None and self.index is not None:
-            visible = self._visible(conn, filters)
-            vector_hits, cosines = self._vector(conn, qvec, filters, keyword, visible)
+            if visible is None:
+                visible = self._visible(conn, filters)
+            vector_hits, cosines = self._vector(conn, qvec, filters, keyword, visible, first)
         fused = fuse(keyword, vector_hits, cosines, self.cfg.alpha)
         return self._second_round(conn, query, qvec, filters, keyword, fused, visible)
 
@@ -433,16 +489,26 @@ class HybridSearch:
         cfg = self.cfg
         degraded: list[str] = []
         qvec = None
+        first: list[tuple[int, float]] | None = None
+        visible: tuple[set[int] | None, set[int]] | None = None
+        vector: Callable[[], tuple[np.ndarray | None, list[tuple[int, float]] | None]] | None
+        vector = None
         if self.index is None:
             degraded.append("vector_index_unavailable")
-        else:
-            qvec = self.embed_query(self._dense_query(conn, query))
-            if qvec is None:
-                degraded.append("query_embedding_failed")
+        else:  # embedded (and searched) on another thread while this one runs the keyword leg
+            dense = self._dense_query(conn, query)
+            seen = visible = self._visible(conn, filters)
+            vector = started(lambda: self._vector_side(dense, filters, seen))
 
         hint_matched: set[int] = set()
         strengths: dict[int, float] = {}
-        fused = self._fused(conn, query, qvec, filters, hint_matched, strengths)
+        keyword = self._keyword_leg(conn, query, filters, hint_matched, strengths)
+        if vector is not None:
+            qvec, first = vector()
+            if qvec is None:
+                degraded.append("query_embedding_failed")
+        fused = self._fused(conn, query, qvec, filters, hint_matched, strengths, keyword,
+                            visible, first)
         if window is not None and not time_filter and cfg.time_candidates > 0:
             # the time named may be all the query says about what it wants ("what did we
             # discuss on 11 December?"): that time's best memories join the candidates
@@ -468,41 +534,52 @@ class HybridSearch:
         lo = format_ts(window.start) if window else ""
         hi = format_ts(window.end) if window else ""
         hits: list[Hit] = []
+        boost_weight, boost_cap = mem_cfg.access_boost_weight, mem_cfg.access_boost_cap
+        corroboration = cfg.corroboration_weight
         for f in fused:
             m = rows.get(f.seq)
             if m is None or m.is_deleted:
                 continue
             imp = effective_importance(m, mem_cfg, now)
             score = f.score * ((1.0 - weight) + weight * imp)
-            score *= access_boost(m.recall_count, mem_cfg.access_boost_weight,
-                                  mem_cfg.access_boost_cap)
+            if boost_weight > 0:  # else 1.0
+                score *= access_boost(m.recall_count, boost_weight, boost_cap)
             if boost != 1.0 and lo <= m.occurred_at < hi:
                 score *= boost
             if m.source_type == "session":
                 score *= turn_weight
-            score *= corroboration_factor(m.observation_count, cfg.corroboration_weight)
+            if m.observation_count > 1:  # else 1.0
+                score *= corroboration_factor(m.observation_count, corroboration)
             hits.append(Hit(m, score, f.source, f.keyword, f.vector,
                             strengths.get(f.seq, 0.0), fused=f.score))
         if self._boost_by_graph(conn, hits, query, filters):
             degraded.append("graph_timeout")
-        dampen(conn, hits, query, self.mem_cfg.pipeline_v2.dampening, hint_matched=hint_matched)
-        boost_named_authors(hits, query, cfg.who_weight)
+        pcfg = self.predictor()
+        depth = max(limit, RELEVANCE_DEPTH, pcfg.depth if pcfg.enabled else 0)
+        rcfg = self.mem_cfg.pipeline_v2.reranker
+        reranking = self.reranker is not None and (rcfg.enabled or cfg.reranking)
+        lifts = named_author_lifts(hits, query, cfg.who_weight)
+        # what is read of the order below: the first `depth` hits passing the threshold
+        # (unless a later step reads further: the source boost, the cap per source, a reranker)
+        needed = (Needed(depth, threshold, lifts, lifts)
+                  if cfg.source_boost <= 0 and cfg.session_cap <= 0 and not reranking else None)
+        dampen(conn, hits, query, self.mem_cfg.pipeline_v2.dampening, hint_matched=hint_matched,
+               needed=needed)
+        boost_named_authors(hits, query, cfg.who_weight, lifts)
         if cfg.source_boost > 0:
             boost_by_source(hits, cfg.source_boost)
         hits = [h for h in hits if h.score >= threshold]
         hits.sort(key=lambda h: (-h.score, -h.memory.seq))
         hits = spread_sessions(hits, cfg.session_cap)
-        rcfg = self.mem_cfg.pipeline_v2.reranker
         reranked = False  # a configured reranker's order stands: the learned one keeps it
-        if self.reranker is not None and (rcfg.enabled or cfg.reranking):
+        if reranking:
+            assert self.reranker is not None
             hits, outcome = rerank_head(self.reranker, query, hits, rcfg.top_n,
                                         rcfg.timeout_ms / 1000.0)
             reranked = outcome == "reranked"
             if not reranked:
                 degraded.append(f"reranker_{outcome}")
         method = "hybrid" if qvec is not None else "keyword"
-        pcfg = self.predictor()
-        depth = max(limit, RELEVANCE_DEPTH, pcfg.depth if pcfg.enabled else 0)
         shown = hits[:depth]  # the ranking rows hold all the features read
         features, answerable, ranking = self._relevance(conn, query, shown, qvec, degraded)
         if ranking is not None and self.feedback_paths is not None:
@@ -579,8 +656,8 @@ class HybridSearch:
             # no query vector, or none of the hits embedded yet (just remembered): the model
             # reads cosines, so it cannot judge; recall goes on as it ranked
             return x, None, None
-        ranking = model.hit_of(x)
-        for h, p in zip(hits, model.predict(x), strict=True):
+        ranking, probability = model.hit_and_relevance(x)
+        for h, p in zip(hits, probability.tolist(), strict=True):
             # a memory not embedded yet has no cosine: its relevance is unknown, not low
             h.relevance = float(p) if h.memory.seq in cosines else None
         return x, model.answerable_of(x), ranking

@@ -36,6 +36,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Protocol
 
 from mnemonist.model.memory import Memory
@@ -73,8 +74,19 @@ def asks_about_the_past(query: str) -> bool:
     return PAST.search(query) is not None
 
 
-def _stems(text: str) -> set[str]:
-    return {_stem(w) for w in words(text)}
+#: `_stem` of a word, cached (a store's words are few; a text's are stemmed one by one)
+_stem_of = lru_cache(maxsize=1 << 16)(_stem)
+
+
+@lru_cache(maxsize=4096)
+def _stems(text: str) -> frozenset[str]:
+    """The text's stemmed words (cached: recall reads the same memories' texts again and
+    again, ten a query)."""
+    return frozenset(map(_stem_of, words(text)))
+
+
+#: `about_other_things`, cached by the pair: the best hit's text against its neighbours'
+_about_other_things = lru_cache(maxsize=4096)(about_other_things)
 
 
 def subject_group(query: str, hits: Sequence[RankedHit], share: float) -> list[int]:
@@ -99,7 +111,7 @@ def subject_group(query: str, hits: Sequence[RankedHit], share: float) -> list[i
     plausible = [i for i, r in enumerate(rel)
                  if r is not None and r >= share * top and is_statement(head[i].memory)
                  and not head[i].memory.pinned and _who(head[i].memory) in (speaker, None)
-                 and (i == best or not about_other_things(lead, head[i].memory.content))]
+                 and (i == best or not _about_other_things(lead, head[i].memory.content))]
     groups = {w: [i for i in plausible if w in text[i]] for w in candidates}
     seen_in = {w: sum(1 for t in text if w in t) for w in candidates}
     # the most shared word names the subject; of equals, the rarer among the hits

@@ -15,6 +15,7 @@ home's feedback added.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -36,18 +37,30 @@ class TreeEnsemble:
     def size(self) -> int:
         return int(self.features.shape[0])
 
+    @cached_property
+    def _flat(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The arrays raveled, and where each tree's nodes and leaves start in them: every
+        gather of `margin` is then one `take` from a flat array (half the time of indexing
+        by row and tree)."""
+        inner = self.features.shape[1]
+        trees = np.arange(self.size, dtype=np.int64)[None, :]
+        return (self.features.ravel().astype(np.int64), self.thresholds.ravel(),
+                self.leaves.ravel(), trees * inner, trees * (inner + 1) - inner)
+
     def margin(self, x: np.ndarray) -> np.ndarray:
         """init + the sum of every tree's leaf for each row of x."""
         out = np.full(len(x), self.init, dtype=np.float64)
         if len(x) == 0 or self.size == 0:
             return out
-        trees = np.arange(self.size)
-        rows = np.arange(len(x))[:, None]
+        features, thresholds, leaves, nodes_at, leaves_at = self._flat
+        flat = np.ascontiguousarray(x, dtype=np.float64).ravel()
+        rows = (np.arange(len(x), dtype=np.int64) * x.shape[1])[:, None]
         node = np.zeros((len(x), self.size), dtype=np.int64)
         for _ in range(self.depth):
-            value = x[rows, self.features[trees, node]]
-            node = 2 * node + 1 + (value >= self.thresholds[trees, node])
-        return out + self.leaves[trees, node - (2 ** self.depth - 1)].sum(axis=1)
+            at = nodes_at + node
+            value = flat.take(rows + features.take(at))
+            node = 2 * node + 1 + (value >= thresholds.take(at))
+        return out + leaves.take(leaves_at + node).sum(axis=1)
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         """The probability of the positive label (the logistic of the margin)."""

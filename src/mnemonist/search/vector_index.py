@@ -19,6 +19,7 @@ vectorised mask.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Collection, Iterable
 from typing import Any
@@ -85,6 +86,23 @@ class Slots:
             return
         self[max(seqs)] = -1  # grows the array once
         self._at[np.asarray(seqs, dtype=np.int64)] = np.asarray(positions, dtype=np.int32)
+
+    def rows_of(self, seqs: list[int]) -> tuple[list[int], np.ndarray]:
+        """(the seqs that have a row, in order; their rows): `get` over many at once."""
+        wanted = None
+        if all(isinstance(s, int | np.integer) for s in seqs):
+            with contextlib.suppress(OverflowError):
+                wanted = np.fromiter(seqs, dtype=np.int64, count=len(seqs))
+        if wanted is None:  # not all seqs, or beyond int64: one at a time, as `get` answers
+            found = [(s, pos) for s in seqs if (pos := self.get(s)) is not None]
+            return [s for s, _ in found], np.asarray([p for _, p in found], dtype=np.int64)
+        pos = np.full(wanted.size, -1, dtype=np.int64)
+        inside = (wanted >= 0) & (wanted < self._at.size)
+        pos[inside] = self._at[wanted[inside]]
+        keep = pos >= 0
+        if keep.all():
+            return list(seqs), pos
+        return wanted[keep].tolist(), pos[keep]
 
     def pop(self, seq: int, default: int | None = None) -> int | None:
         pos = self.get(seq)
@@ -260,18 +278,13 @@ class VectorIndex:
         """Cosine of the query against specific rows (those not indexed are left out)."""
         q = np.asarray(query, dtype=np.float32)
         with self._lock:
-            if self._int8:
-                wanted = [s for s in seqs if s in self._pos]
-                rows = None
-            else:
-                found = [(s, self._pos[s]) for s in seqs if s in self._pos]
-                if not found:
-                    return {}
-                rows = self._matrix.take([p for _, p in found])
+            wanted, positions = self._pos.rows_of(list(seqs))
+            if not wanted:
+                return {}
+            rows = None if self._int8 else self._matrix.take(positions)
         if rows is None:
-            return self._exact_scores(q, wanted) if wanted else {}
-        sims = rows @ q
-        return {s: float(v) for (s, _), v in zip(found, sims, strict=True)}
+            return self._exact_scores(q, wanted)
+        return dict(zip(wanted, (rows @ q).tolist(), strict=True))
 
     def _exact_scores(self, q: np.ndarray, seqs: list[int]) -> dict[int, float]:
         """Cosines from the stored vectors; a row the store holds no vector for (a bench's
@@ -312,14 +325,24 @@ class VectorIndex:
                 out[start : start + rows.shape[0]] = np.asarray(sims).reshape(-1)
         return out
 
+    def first_pass(self, query: np.ndarray, k: int, **filters: Any) -> list[tuple[int, float]]:
+        """The part of `search_and_score` that reads nothing from the store: the top k of a
+        float32 index, the candidates an int8 index's codes choose (its exact vectors are read
+        after). Any thread may run it: recall runs it beside its keyword leg."""
+        return self.search(query, k, _rescore=False, **filters)
+
     def search_and_score(
-        self, query: np.ndarray, k: int, also: Collection[int], **filters: Any
+        self, query: np.ndarray, k: int, also: Collection[int], *,
+        first: list[tuple[int, float]] | None = None, **filters: Any
     ) -> tuple[list[tuple[int, float]], dict[int, float]]:
         """`search` and the `scores` of `also` (other candidates of the recall), in one read
-        of exact vectors for an int8 index."""
+        of exact vectors for an int8 index. `first`: what `first_pass` answered for the same
+        query and filters, when it ran already."""
         if not self._int8:
-            return self.search(query, k, **filters), self.scores(query, also)
-        chosen = self.search(query, k, _rescore=False, **filters)
+            top = first if first is not None else self.search(query, k, **filters)
+            return top, self.scores(query, also)
+        chosen = first if first is not None else self.search(query, k, _rescore=False,
+                                                             **filters)
         q = np.asarray(query, dtype=np.float32)
         wanted = list(dict.fromkeys([*(s for s, _ in chosen),
                                      *(s for s in also if s in self._pos)]))

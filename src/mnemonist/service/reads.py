@@ -85,16 +85,17 @@ class ReadOps(PredictorOps):
         started = time.perf_counter()
         conn = self.db.reader()
         cfg = self.config.search
-        pending = self._embed_pending(conn, req.filters())
+        filters = req.filters()
+        pending = self._embed_pending(conn, filters)
         explicit = req.min_relevance is not None
         outcome = self.searcher.search(
-            conn, req.query, req.filters(), req.limit, req.min_score,
+            conn, req.query, filters, req.limit, req.min_score,
             now=parse_ts(req.now) if req.now else None, time_filter=req.time_filter,
             min_relevance=req.min_relevance if explicit else cfg.min_relevance,
             min_answerable=0.0 if explicit else cfg.min_answerable,
         )
         self.access.record([h.memory.seq for h in outcome.hits], recall=True)
-        self.note_recall(req.query, [h.memory.id for h in outcome.hits], req.filters())
+        self.note_recall(req.query, [h.memory.id for h in outcome.hits], filters)
         results = [result_of(h) for h in outcome.hits]
         if req.context:
             for hit, result in zip(outcome.hits, results, strict=True):

@@ -55,8 +55,13 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+_POSSESSIVE = re.compile(r"['’]s$")
+
+
 def _stem(word: str) -> str:
-    word = re.sub(r"['’]s$", "", word)
+    if not word.endswith(("s", "\n")):  # nothing below can change it (recall's hot path)
+        return word
+    word = _POSSESSIVE.sub("", word)
     for suffix in ("ies", "es", "s"):
         if len(word) > len(suffix) + 2 and word.endswith(suffix):
             return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
