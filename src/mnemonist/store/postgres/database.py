@@ -25,7 +25,7 @@ from typing import Any
 
 import psycopg
 from psycopg import errors as pg_errors
-from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from mnemonist.store import context, entity_links, txguard
 from mnemonist.store.db import (
@@ -234,6 +234,10 @@ class PostgresDatabase(WriterHooks):
         pool = self.pool
         try:
             return pool.getconn(timeout=POOL_WAIT_S)
+        except PoolClosed:
+            if pool is self.pool:
+                raise
+            return self.getconn()  # replaced meanwhile (the server came back): the new one
         except PoolTimeout as exc:
             if not self.available.reachable():
                 raise self.available.lost(exc) from None
