@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 SECTIONS = tuple(Config.model_fields)  # every top-level section of agent.yaml
 
-#: flat key under memory.pipelineV2 -> nested path (document 000's legacy keys)
+#: flat key under memory.pipelineV2 -> nested path (older configurations' flat keys)
 LEGACY_PIPELINE_KEYS: dict[str, tuple[str, ...]] = {
     "extractionProvider": ("extraction", "provider"),
     "extractionModel": ("extraction", "model"),

@@ -1,4 +1,4 @@
-"""Overlapping chunks of a long text (document 000, Document Ingest). Pure, no I/O.
+"""Overlapping chunks of a long text (document ingest). Pure, no I/O.
 
 A text no longer than `size` is one chunk. Otherwise each window is at most `size` characters
 and ends, by preference, at a paragraph break, then a line break, then the end of a sentence,

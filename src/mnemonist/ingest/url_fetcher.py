@@ -1,4 +1,4 @@
-"""The guarded URL fetcher of document ingest (document 000, URL Fetcher).
+"""The guarded URL fetcher of document ingest.
 
 Guards: http and https only; every address the host resolves to must be public (no loopback,
 private, link-local, multicast, reserved or unspecified address) unless `allow_private` is

@@ -1,8 +1,8 @@
 """The configuration schema: the `memory:`, `search:`, `embedding:`, `server:`, `hooks:` and
-`files:` sections of `agent.yaml`, with the defaults and ranges of the source documents.
+`files:` sections of `agent.yaml`, with their defaults and ranges (docs/configuration.md).
 
-`memory.pipelineV2` and its sub-objects follow document 000 and use camelCase keys (snake_case
-is accepted too); `memory.decay_rate` and `search.*` follow document 001 (snake_case). Loading
+`memory.pipelineV2` and its sub-objects use camelCase keys, as its users' files do (snake_case
+is accepted too); `memory.decay_rate` and `search.*` are snake_case. Loading
 the file, legacy flat keys and error formatting live in `mnemonist.settings`. The
 `memory.pipelineV2` sections are in `config_pipeline`, the ranged-field helpers in
 `config_fields`; both are importable from here as before.
@@ -33,11 +33,11 @@ from mnemonist.model.config_predictor import PredictorConfig as PredictorConfig
 from mnemonist.model.memory import MEMORY_TYPES
 from mnemonist.text.scrub import scrub_credentials
 
-# --- memory (document 001) ------------------------------------------------------------------
+# --- memory ---------------------------------------------------------------------------------
 
 
 class RetentionConfig(CamelModel):
-    """Windows of the retention worker (documents 000 and 001)."""
+    """Windows of the retention worker."""
 
     tombstone_days: int = Range(30, 1, 3650, "soft-deleted memories kept for recovery")
     history_days: int = Range(180, 1, 3650)
@@ -402,7 +402,7 @@ class SessionsConfig(SnakeModel):
     significance: SignificanceGateConfig = Field(default_factory=SignificanceGateConfig)
 
 
-# --- files: workspace memory files (document 002) --------------------------------------------
+# --- files: workspace memory files -----------------------------------------------------------
 
 
 class FilesConfig(SnakeModel):

@@ -27,7 +27,7 @@ class SnakeModel(BaseModel):
 
 
 class CamelModel(BaseModel):
-    """Keys are camelCase in YAML (document 000 style); snake_case is accepted too."""
+    """Keys are camelCase in YAML; snake_case is accepted too."""
 
     model_config = ConfigDict(
         extra="ignore", alias_generator=to_camel, populate_by_name=True, validate_assignment=True

@@ -10,7 +10,7 @@ from pydantic import Field, model_validator
 
 from mnemonist.model.config_fields import CamelModel, Ms, Range
 
-# --- memory.pipelineV2 (document 000) --------------------------------------------------------
+# --- memory.pipelineV2 -----------------------------------------------------------------------
 
 
 class ExtractionConfig(CamelModel):
@@ -187,7 +187,7 @@ class RepairConfig(CamelModel):
     dedup_semantic_threshold: float = Range(
         0.92, 0.0, 1.0, "cosine from which a pair of neighbours is checked and flagged")
     dedup_batch_size: int = Range(100, 10, 1000, "memories one sweep batch examines")
-    # not in document 000: budgets of the other maintenance actions (ours)
+    # budgets of the other maintenance actions
     fts_cooldown_ms: Ms = Range(600000, 10000, 3600000, "check/rebuild of the keyword index")
     fts_hourly_budget: int = Range(3, 1, 100)
     sweep_cooldown_ms: Ms = Range(600000, 10000, 3600000, "retention sweeps run by maintenance")
@@ -259,7 +259,7 @@ class HintsConfig(CamelModel):
     max: int = Range(5, 1, 20, "hints per memory at most")
     timeout: Ms = Range(45000, 5000, 300000, "LLM call timeout of one hint generation, ms")
     poll: Ms = Range(5000, 1000, 60000, "hints worker polling interval, ms")
-    # ours, not document 000's: "local" needs no LLM (key phrases of the memory and its `who`)
+    # "local" needs no LLM (key phrases of the memory and its `who`)
     generator: Literal["llm", "local"] = Field(
         default="llm", description="llm: the extraction LLM writes questions; local: key phrases"
     )

@@ -1,4 +1,4 @@
-"""Contradiction detection for UPDATE and DELETE proposals (documents 000 and 001).
+"""Contradiction detection for UPDATE and DELETE proposals.
 
 The syntactic detector is the fast path: the two texts must share at least two content tokens
 (lowercase, punctuation stripped, at least 2 characters; stop words and the polarity words

@@ -1,4 +1,4 @@
-"""Applying proposals (document 000, "Controlled Writes"), and the audit of every outcome.
+"""Applying proposals (controlled writes: validated, never blind), and the audit of every outcome.
 
 `prefetch_embeddings` runs before the transaction (network I/O never holds the write lock);
 `apply_proposals` runs inside one `write_tx` and passes each proposal through the gates:

@@ -1,4 +1,4 @@
-"""The decision stage (document 000): for each fact, ADD, UPDATE, DELETE or NONE.
+"""The decision stage of the pipeline: for each fact, ADD, UPDATE, DELETE or NONE.
 
 Candidates are the top 5 of the same hybrid search as recall, in the source memory's project,
 leaving out the source memory itself (every fact is derived from it, so it would always "cover"

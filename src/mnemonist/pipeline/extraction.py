@@ -1,4 +1,4 @@
-"""The extraction stage (document 000): a raw memory → facts and entity triples.
+"""The extraction stage of the pipeline: a raw memory → facts and entity triples.
 
 The input is cut at 12,000 characters (with a `[truncated]` marker) before the prompt is
 built. The stored text is untrusted: it sits between delimiter lines, any delimiter-looking

@@ -1,4 +1,4 @@
-"""Graph persistence (document 000, "Knowledge Graph"): after the main transaction commits,
+"""Graph persistence (the knowledge graph): after the main transaction commits,
 in a transaction of its own, so a failure here never reverts the facts.
 
 Every triple's source and target become entities (matched by canonical name in the

@@ -1,5 +1,5 @@
 """The hints worker: one `prospective_index` job = the questions a memory answers, stored in
-`memory_hints` for the keyword leg (document 000, Prospective Indexing).
+`memory_hints` for the keyword leg (prospective indexing: the questions a memory answers).
 
 The generator is the extraction LLM (`hints.generator: llm`, through the same `GuardedLlm`,
 so the hourly budget and concurrency cap are shared with extraction) or a local, deterministic

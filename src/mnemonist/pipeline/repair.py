@@ -1,4 +1,4 @@
-"""Diagnostics and repair actions of the maintenance worker (document 000, Maintenance Worker).
+"""Diagnostics and repair actions of the maintenance worker.
 
 `diagnose()` reads queue health (dead rate, stale leases), index health (each FTS index's row
 count against its content table; the vector index against the live embedded memories;

@@ -38,7 +38,7 @@ class ProviderUnavailable(RuntimeError):
 
 
 def backoff_delay(failures: int, rng: random.Random | None = None) -> float:
-    """min(BASE × 2^failures, MAX) + jitter (document 001)."""
+    """min(BASE × 2^failures, MAX) + jitter."""
     rng = rng or random
     return min(BASE_DELAY_S * (2**failures), MAX_DELAY_S) + rng.uniform(0, JITTER_S)
 

@@ -1,4 +1,4 @@
-"""Post-fusion dampening (document 000), three independently toggled stages.
+"""Post-fusion dampening: three independently toggled stages.
 
 1. Gravity: a result that arrived through a semantic path (vector or hybrid) with a score
    above 0.3 but shares no query term with its own text is a "semantic hallucination":
@@ -9,7 +9,7 @@
    specific ones. Acts on the inline linker's links and the pipeline's alike, names only
    (noun-phrase entities are left out: below).
 3. Resolution: decisions and constraints × resolutionBoost — and, with decisionLanguage, any
-   memory whose text is decision language (document 000's 14-pattern battery, "Decision
+   memory whose text is decision language (the 14 patterns of text/entities.py, "Decision
    Auto-Protection": "we went with SQLite", whatever type the memory was given); other
    memories with a temporal anchor (an ISO date or a month name), at least 50 characters long,
    × half that boost.

@@ -2,7 +2,7 @@
 
 BM25 scores are normalised per query (min-max by default). The documents' `1/(1+|bm25|)` is
 not offered: it gives the strongest keyword match the smallest bonus (measured 0.335
-Recall@10 on LoCoMo against 0.651 for min-max; DESIGN.md).
+Recall@10 on LoCoMo against 0.651 for min-max; docs/decisions.md).
 """
 
 from __future__ import annotations

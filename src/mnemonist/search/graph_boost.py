@@ -1,4 +1,4 @@
-"""Graph-augmented search (document 000, getGraphBoostIds): memories linked to an entity the
+"""Graph-augmented search: memories linked to an entity the
 query names, or to a neighbour of one, get a score boost in hybrid recall.
 
 1. Seeds: entities whose canonical name the query names, in the scopes the recall may see

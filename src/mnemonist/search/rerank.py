@@ -1,4 +1,4 @@
-"""Optional reranking of the head of the result list, bounded by a timeout (document 000).
+"""Optional reranking of the head of the result list, bounded by a timeout.
 
 A reranker reorders the top `topN` hits; the tail is appended untouched. If it is slower than
 `timeoutMs` or fails, the original order stands (no second attempt) and the outcome says so.

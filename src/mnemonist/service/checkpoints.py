@@ -1,5 +1,5 @@
 """Session checkpoints: the flush queue's lifecycle, drafts built from a session's state, the
-recovery digest, and the `/api/checkpoints` operations (document 000, Session Checkpoints)."""
+recovery digest, and the `/api/checkpoints` operations (docs/sessions.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Checkpoint drafts, how two drafts of one session merge, and the digest formatters.
 
 A draft is what a trigger knows about the session when it fires; the flush queue merges the
-drafts of one session that arrive within its window (document 000: queries and remembers are
+drafts of one session that arrive within its window (queries and remembers are
 unioned with caps of 20 and 10, prompt counts are summed) and formats the digest once, at
 write time, with the formatter of the most significant trigger. Pure functions, no I/O.
 

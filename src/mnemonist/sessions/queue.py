@@ -1,4 +1,4 @@
-"""The buffered checkpoint flush queue (document 000's `queueCheckpointWrite`).
+"""The buffered checkpoint flush queue: drafts wait out a short window and merge.
 
 A draft waits up to `debounce_ms` (2,500 ms) from the first draft of its session; drafts of the
 same session that arrive meanwhile merge into it (see `digest.merge`), so a burst of triggers

@@ -3,7 +3,7 @@
 A turn of a conversation ("yes, the blue one") means little alone; indexed with its ±N
 neighbours from the same source (same project and `source_id`, ordered by event time, then
 arrival), the turn written twice so that its own words weigh most, and its event date, it is
-found by questions that name what the neighbours say (DESIGN.md: the largest measured lever).
+found by questions that name what the neighbours say (the largest lever measured on recall).
 The result returned is always the memory itself; only the keyword leg reads this index.
 
 Rows live in `memory_context` (FTS5 `memories_ctx_fts` over it) and are kept current inside the

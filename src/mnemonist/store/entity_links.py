@@ -1,4 +1,4 @@
-"""The inline entity linker (document 000): the entities a memory's text names are linked to it
+"""The inline entity linker: the entities a memory's text names are linked to it
 inside the transaction that writes the memory, so the graph knows them the moment the memory
 commits — no queue, no LLM, only `text.entities` and a few indexed statements.
 

@@ -1,4 +1,4 @@
-"""memory_hints: the questions a memory answers (prospective indexing, document 000).
+"""memory_hints: the questions a memory answers (prospective indexing).
 
 Rows are kept in step with the FTS5 index `memory_hints_fts` by triggers (migration 6). Hints
 are derived data: they follow their memory (replaced when it is re-indexed, deleted with its

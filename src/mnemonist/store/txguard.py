@@ -1,8 +1,9 @@
 """Marks the write transaction so that providers can refuse to run inside it.
 
-The invariant (DESIGN.md, "raw first"): no LLM call, embedding call or network I/O while the
-write lock is held. `write_tx()` sets a thread-local flag; every provider calls
-`assert_not_in_write_tx()` before doing I/O, so a violation fails loudly in tests.
+The invariant ("raw first": what was said is stored before any model is asked): no LLM call,
+embedding call or network I/O while the write lock is held. `write_tx()` sets a thread-local
+flag; every provider calls `assert_not_in_write_tx()` before doing I/O, so a violation fails
+loudly in tests.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Fast-path entity extraction (documents 000 "Inline Entity Linker", 003 "Entity Extraction")
-and decision language (document 000 "Decision Auto-Protection"). Pure and deterministic: no
+"""Fast-path entity extraction (the inline entity linker's names) and decision language
+(decisions are protected from silent supersession). Pure and deterministic: no
 I/O, no model, only regular expressions and the word lists of `entity_words`.
 
 `extract_entities(text)` returns `(name, entity_type)` pairs, one per canonical name
@@ -356,7 +356,7 @@ def extract_entities(text: str) -> list[Entity]:
     return extract(text).entities
 
 
-# --- decision language (document 000, "Decision Auto-Protection": 14 patterns) --------------
+# --- decision language (14 patterns: decisions are protected from silent supersession) --------
 
 _GAP = r"[^.!?\n]{1,60}?"  # "X" in "picked X over Y": within one sentence
 DECISION_PATTERNS: tuple[re.Pattern[str], ...] = tuple(

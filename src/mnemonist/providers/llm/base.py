@@ -6,7 +6,7 @@
 call that ran past its timeout: an ordinary failure, retried with backoff.
 
 Every `generate()` and `available()` call asserts it is not inside the write transaction: an
-LLM call under the write lock would stall every writer (document 000's central rule).
+LLM call under the write lock would stall every writer (the daemon's first rule: raw first).
 """
 
 from __future__ import annotations
