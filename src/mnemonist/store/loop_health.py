@@ -26,8 +26,9 @@ log = logging.getLogger(__name__)
 
 BASE_DELAY_S = 1.0
 MAX_DELAY_S = 30.0
-#: the longest wait while the database server is away: asking again is cheap then (the store
-#: answers at once until a probe connects), and the work resumes within seconds of its return
+#: the longest wait after a storage fault (the database server away, the disk full, the
+#: database read-only): asking again is cheap then (the store refuses at once), and the work
+#: resumes within seconds of the storage's return
 MAX_OUTAGE_DELAY_S = 3.0
 
 
@@ -64,7 +65,7 @@ class LoopHealth:
             streak.attempts += 1
             streak.last_error = error
             attempts = streak.attempts
-        longest = (MAX_OUTAGE_DELAY_S if getattr(exc, "kind", None) == "storage_unavailable"
+        longest = (MAX_OUTAGE_DELAY_S if getattr(exc, "kind", None) is not None
                    else self.max_delay_s)
         delay = min(BASE_DELAY_S * 2 ** (attempts - 1), longest)
         delay += random.uniform(0, 0.25 * BASE_DELAY_S)
