@@ -8,12 +8,11 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from functools import cache
 from typing import Any
 
 import numpy as np
 
-from mnemonist.model.config import MemoryConfig, PredictorConfig, RerankerConfig, SearchConfig
+from mnemonist.model.config import MemoryConfig, PredictorConfig, SearchConfig
 from mnemonist.model.memory import Memory, format_ts
 from mnemonist.model.requests import RecallFilters
 from mnemonist.search import relevance
@@ -29,8 +28,10 @@ from mnemonist.search.keyword import keyword_search, phrase_search
 from mnemonist.search.keyword_mirror_keeper import KeywordMirrorKeeper
 from mnemonist.search.newest_first import newest_first
 from mnemonist.search.overlap import started
+from mnemonist.search.relevance import shipped_relevance_model
 from mnemonist.search.relevance_features import RELEVANCE_DEPTH
-from mnemonist.search.rerank import EmbeddingReranker, HttpReranker, Reranker, rerank_head
+from mnemonist.search.rerank import Reranker, make_reranker, rerank_head
+from mnemonist.search.score_lifts import boost_by_source, boost_named_authors, named_author_lifts
 from mnemonist.search.session_expansion import SessionExpansion, expand_sessions, spread_sessions
 from mnemonist.search.signals import access_boost, effective_importance
 from mnemonist.search.sparse_leg import SparseLeg, blend
@@ -40,7 +41,6 @@ from mnemonist.search.traversal_channel import candidates as traversal_candidate
 from mnemonist.search.vector_index import VectorIndex
 from mnemonist.store import embeddings, memories
 from mnemonist.text.timeexpr import TimeWindow, find_time_window
-from mnemonist.text.tokens import tokenize
 
 log = logging.getLogger(__name__)
 
@@ -97,62 +97,6 @@ def narrow(filters: RecallFilters | None, window: TimeWindow) -> RecallFilters:
     return base.model_copy(update={"since": since, "until": until})
 
 
-def make_reranker(cfg: RerankerConfig) -> Reranker:
-    """An HTTP reranker when a server is configured, else the embedding reranker."""
-    if cfg.base_url:
-        return HttpReranker(cfg.base_url, cfg.model, cfg.api_key)
-    return EmbeddingReranker()
-
-
-def named_author_lifts(hits: list[Hit], query: str, weight: float) -> list[float]:
-    """What `boost_named_authors` multiplies each hit's score by: 1 + weight for a memory of
-    a person the query names, else 1."""
-    lifts = [1.0] * len(hits)
-    if weight <= 0 or not hits:
-        return lifts
-    words = set(tokenize(query))
-    named: dict[str, bool] = {}
-    for h in hits:
-        who = h.memory.who
-        if who and who not in named:
-            parts = set(tokenize(who))
-            named[who] = bool(parts) and parts <= words
-    lift = 1.0 + weight
-    for i, h in enumerate(hits):
-        if h.memory.who and named.get(h.memory.who):
-            lifts[i] = lift
-    return lifts
-
-
-def boost_named_authors(hits: list[Hit], query: str, weight: float,
-                        lifts: list[float] | None = None) -> None:
-    """A query that names who said or stored a memory ("what did Maria say about the
-    launch?") lifts that person's memories × (1 + weight). `who` matches when all its words
-    are words of the query. `lifts`: `named_author_lifts` of the same hits, when known."""
-    if lifts is None:
-        lifts = named_author_lifts(hits, query, weight)
-    for h, lift in zip(hits, lifts, strict=True):
-        if lift != 1.0:
-            h.score *= lift
-
-
-def boost_by_source(hits: list[Hit], weight: float, top: int = 3) -> None:
-    """Lift memories whose source (conversation, document) holds other strong matches:
-    score × (1 + weight × strength of the source), the strength being the sum of the source's
-    `top` best scores relative to the strongest source. Memories without a source get no lift."""
-    groups: dict[tuple[str | None, str], list[float]] = {}
-    for h in hits:
-        if h.memory.source_id:
-            groups.setdefault((h.memory.project, h.memory.source_id), []).append(h.score)
-    if not groups:
-        return
-    strength = {k: sum(sorted(v, reverse=True)[:top]) for k, v in groups.items()}
-    best = max(strength.values()) or 1.0
-    for h in hits:
-        if h.memory.source_id:
-            h.score *= 1.0 + weight * strength[(h.memory.project, h.memory.source_id)] / best
-
-
 def complete(conn: sqlite3.Connection, hits: list[Hit]) -> list[Hit]:
     """The hits with their full rows (ranking read only `RANKING_COLUMNS`); a hit whose row
     went away in between is dropped."""
@@ -164,17 +108,6 @@ def complete(conn: sqlite3.Connection, hits: list[Hit]) -> list[Hit]:
             h.memory = m
             out.append(h)
     return out
-
-
-@cache
-def shipped_relevance_model() -> relevance.RelevanceModel | None:
-    """The shipped relevance model (read once), or None (said once in the log) when it cannot
-    be read."""
-    try:
-        return relevance.load_model()
-    except (OSError, ValueError) as exc:
-        log.warning("relevance model unavailable: %s", exc)
-        return None
 
 
 class HybridSearch:

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +40,8 @@ from mnemonist.search.relevance_features import (
     features,
 )
 from mnemonist.search.trees import TreeEnsemble, TreeError
+
+log = logging.getLogger(__name__)
 
 __all__ = ["FEATURES", "QUERY_COLUMNS", "QUERY_FEATURES", "features"]
 
@@ -198,3 +202,14 @@ def choose(relevances: Sequence[float], *, gate: float, marginal: float, cap: in
         out.append(i)
         none_yet *= 1.0 - p
     return out
+
+
+@cache
+def shipped_relevance_model() -> RelevanceModel | None:
+    """The shipped relevance model (read once), or None (said once in the log) when it cannot
+    be read."""
+    try:
+        return load_model()
+    except (OSError, ValueError) as exc:
+        log.warning("relevance model unavailable: %s", exc)
+        return None

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 import httpx
 
+from mnemonist.model.config import RerankerConfig
 from mnemonist.store.txguard import assert_not_in_write_tx
 
 log = logging.getLogger(__name__)
@@ -90,3 +91,10 @@ def rerank_head(
     if sorted(map(id, ranked)) != sorted(map(id, copies)):
         return hits, "error"
     return [*ranked, *tail], "reranked"
+
+
+def make_reranker(cfg: RerankerConfig) -> Reranker:
+    """An HTTP reranker when a server is configured, else the embedding reranker."""
+    if cfg.base_url:
+        return HttpReranker(cfg.base_url, cfg.model, cfg.api_key)
+    return EmbeddingReranker()
