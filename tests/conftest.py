@@ -30,10 +30,12 @@ import pytest
 import uvicorn
 import yaml
 
-from mnemonist.api.app import create_app
 from mnemonist.daemon import Daemon
+from mnemonist.service import MemoryService
 from mnemonist.settings import Paths, load_config
 from mnemonist.store.postgres.connection import Row as PgRow
+from mnemonist.web import create_app
+from speed import mark_speed
 
 #: the store `run_daemon` starts daemons on: "sqlite" or "postgresql" (set by `daemon_store`)
 STORES = ("sqlite", "postgresql")
@@ -110,7 +112,7 @@ class LiveDaemon:
         self.http = httpx.Client(base_url=url, timeout=60)
 
     @property
-    def service(self):
+    def service(self) -> MemoryService:
         return self.daemon.service
 
     def remember(self, content: str, **fields: Any) -> dict[str, Any]:
@@ -166,7 +168,7 @@ def query(db: Any, sql: str, *args: Any) -> list[Row]:
 def search_settings(live: LiveDaemon, **values: object) -> Iterator[None]:
     """`search.*` settings changed on the running daemon for the block, then put back (what
     the bench's variants do)."""
-    cfg = live.service.searcher.cfg
+    cfg = live.service.core.searcher.cfg
     before = {k: getattr(cfg, k) for k in values}
     try:
         for k, v in values.items():
@@ -249,9 +251,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize("daemon_store", stores, indirect=True, scope="module")
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects: the e2e / slow marks are set here
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """A case marked sqlite_only through `pytest.param(..., marks=...)` runs on SQLite only:
-    its PostgreSQL twin is deselected (reported as such), never skipped."""
+    its PostgreSQL twin is deselected (reported as such), never skipped. Every test is marked
+    e2e / slow or not (tests/speed.py)."""
+    mark_speed(items)
     keep, drop = [], []
     for item in items:
         spec = getattr(item, "callspec", None)

@@ -83,6 +83,6 @@ def seed(live: LiveDaemon, cwd: str) -> Seeded:
                                     "note": "Working on the orders index in PostgreSQL"})
     post(live, "/api/hooks/session-end", {**hook, "reason": "prompt_input_exit",
                                           "transcript": transcript_lines(cwd)})
-    assert live.service.wait_sessions(120), "the session was not read"
+    assert live.service.sessions.wait_sessions(120), "the session was not read"
     live.flush()
     return out

@@ -96,7 +96,7 @@ def manual_daemon(home: Path, config: dict[str, Any]) -> Iterator[Daemon]:
 
 
 def remember(d: Daemon, content: str, **fields: Any) -> str:
-    return d.service.remember(RememberRequest(content=content, **fields))["id"]
+    return d.service.memories.remember(RememberRequest(content=content, **fields))["id"]
 
 
 def run_jobs(d: Daemon, limit: int = 20) -> None:

@@ -250,7 +250,8 @@ def test_delete_if_version_and_soft_delete(live: LiveDaemon) -> None:
     assert get(live, mid)["is_deleted"] is False
     resp = delete(live, mid, reason="stale", if_version=1)
     assert resp.status_code == 200, resp.text
-    assert resp.json() == {"id": mid, "status": "deleted", "currentVersion": 1, "newVersion": 2}
+    assert resp.json() == {"id": mid, "status": "deleted", "current_version": 1, "new_version": 2,
+                           "currentVersion": 1, "newVersion": 2}  # the deprecated twins
     m = get(live, mid)
     assert m["is_deleted"] is True and m["deleted_at"] and m["version"] == 2
     assert m["delete_reason"] == "stale"

@@ -143,7 +143,7 @@ def test_results_are_ordered_by_score_without_the_learned_ranker(
     query = "apple harvest in the orchard"
     ranked = live.recall(query, limit=50, min_score=0.0)
     assert ranked["results"][0]["id"] == orchard["a"]
-    predictor = live.service.config.predictor
+    predictor = live.service.core.config.predictor
     predictor.enabled = False  # a runtime setting, put back below
     try:
         out = live.recall(query, limit=50, min_score=0.0)
@@ -163,7 +163,7 @@ def test_recall_records_access(live: LiveDaemon) -> None:
     out = live.recall("espresso grinder fineness")
     assert out["results"][0]["id"] == mid
     live.recall("espresso grinder setting")
-    live.service.access.flush()
+    live.service.core.access.flush()
     after = live.http.get(f"/api/memory/{mid}").json()
     assert after["access_count"] == 2
     assert after["last_accessed"] is not None and after["last_accessed"] >= before["created_at"]

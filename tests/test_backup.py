@@ -37,7 +37,8 @@ def test_a_backup_taken_while_writers_run_is_whole_and_current(live, tmp_path):
     try:
         while len(written) < 30:  # the writers are well under way
             threading.Event().wait(0.01)
-        before = live.service.db.reader().execute("SELECT COUNT(*) FROM memories").fetchone()[0]
+        before = live.service.core.db.reader().execute(
+            "SELECT COUNT(*) FROM memories").fetchone()[0]
         target = tmp_path / "snap.db"
         out = CliRunner().invoke(cli, ["--url", live.url, "backup", "--json", str(target)])
         assert out.exit_code == 0, out.output

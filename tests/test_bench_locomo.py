@@ -446,8 +446,10 @@ def test_a_variant_applies_to_the_live_service_and_is_undone(tmp_path):
     daemon = open_memory(tmp_path, {"embedding": {"provider": "none"}})
     try:
         svc = daemon.service
-        svc.remember(RememberRequest(content="Ana: which bike", source_id="s", project="p"))
-        svc.remember(RememberRequest(content="Ben: the blue one", source_id="s", project="p"))
+        svc.memories.remember(RememberRequest(
+            content="Ana: which bike", source_id="s", project="p"))
+        svc.memories.remember(RememberRequest(
+            content="Ben: the blue one", source_id="s", project="p"))
 
         def context_rows() -> int:
             return daemon.db.reader().execute("SELECT count(*) FROM memory_context").fetchone()[0]
@@ -456,17 +458,17 @@ def test_a_variant_applies_to_the_live_service_and_is_undone(tmp_path):
         variant = parse_variant("v: search.alpha=0.2, search.context_window=0,"
                                 " memory.pipelineV2.dampening.hubEnabled=false")
         with applied(svc, variant):
-            assert svc.config.search.alpha == 0.2
-            assert svc.config.memory.pipeline_v2.dampening.hub_enabled is False
+            assert svc.core.config.search.alpha == 0.2
+            assert svc.core.config.memory.pipeline_v2.dampening.hub_enabled is False
             assert context_rows() == 0  # the index follows the window
-        assert svc.config.search.alpha == 0.7
-        assert svc.config.memory.pipeline_v2.dampening.hub_enabled is True
+        assert svc.core.config.search.alpha == 0.7
+        assert svc.core.config.memory.pipeline_v2.dampening.hub_enabled is True
         assert context_rows() == 2
         with pytest.raises(ValueError, match=r"search\.top_k"), applied(
             svc, parse_variant("w: search.alpha=0.5, search.top_k=0")
         ):
             pass
-        assert svc.config.search.alpha == 0.7  # a bad value leaves nothing changed
+        assert svc.core.config.search.alpha == 0.7  # a bad value leaves nothing changed
     finally:
         daemon.stop()
 
@@ -493,32 +495,32 @@ def test_an_aged_variant_moves_the_decay_clock_and_dates_and_undoes_both(tmp_pat
     daemon = open_memory(tmp_path, {"embedding": {"provider": "none"}})
     try:
         svc = daemon.service
-        made = svc.remember(RememberRequest(content="the build is red", type="status",
-                                            occurred_at="2023-05-01T10:00:00Z"))["id"]
+        made = svc.memories.remember(RememberRequest(content="the build is red", type="status",
+                                                     occurred_at="2023-05-01T10:00:00Z"))["id"]
 
         def created() -> str:
             return daemon.db.reader().execute(
                 "SELECT created_at FROM memories WHERE id = ?", (made,)).fetchone()[0]
 
-        before, clock = created(), svc.searcher.clock
+        before, clock = created(), svc.core.searcher.clock
         variant = parse_variant("s: bench.age=spoken, memory.decay_types=[fact, status]")
         assert dict(variant.settings)["memory.decay_types"] == ["fact", "status"]
         with applied(svc, variant):
             assert created() == "2023-05-01T10:00:00.000Z"
-            assert svc.searcher.clock().year == 2023  # the day after the last turn
-            assert svc.config.memory.decay_types == ["fact", "status"]
-        assert created() == before and svc.searcher.clock is clock
-        assert svc.config.memory.decay_types == ["status"]
+            assert svc.core.searcher.clock().year == 2023  # the day after the last turn
+            assert svc.core.config.memory.decay_types == ["fact", "status"]
+        assert created() == before and svc.core.searcher.clock is clock
+        assert svc.core.config.memory.decay_types == ["status"]
         with applied(svc, parse_variant("d: bench.age=90")):
-            ahead = svc.searcher.clock() - clock()
+            ahead = svc.core.searcher.clock() - clock()
             assert 89.9 < ahead.total_seconds() / 86400 < 90.1
         with pytest.raises(ValueError, match=r"bench\.age"):
             parse_variant("x: bench.age=soon")
         with pytest.raises(ValueError, match="unknown bench key"):
             parse_variant("x: bench.speed=2")
 
-        svc.recall(RecallRequest(query="build", min_score=0.0))
-        svc.access.flush()
+        svc.reads.recall(RecallRequest(query="build", min_score=0.0))
+        svc.core.access.flush()
         reset_access(svc)  # every variant starts from nothing recalled
         row = daemon.db.reader().execute(
             "SELECT access_count, recall_count, last_accessed FROM memories WHERE id = ?",

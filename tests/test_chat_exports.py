@@ -10,8 +10,8 @@ from typing import Any
 
 from click.testing import CliRunner
 
+from mnemonist.cli.chat_exports import chatgpt_items, claude_items, detect
 from mnemonist.cli.main import cli
-from mnemonist.ingest.chat_exports import chatgpt_items, claude_items, detect
 
 TOPICS = ["sourdough starter", "marathon training", "tax deadlines", "garden soil", "bike gears",
           "python packaging", "guitar chords", "moving flats", "coffee grinders", "tent repair"]
@@ -108,11 +108,11 @@ def test_a_chatgpt_export_is_recalled_and_never_imported_twice(live, tmp_path: P
     found = live.recall("when is the boiler in my flat being replaced?")["results"]
     top = [r["content"] for r in found[:5]]
     assert any("boiler in flat 4B" in c for c in top), top
-    row = live.service.db.reader().execute(
+    row = live.service.core.db.reader().execute(
         "SELECT who, source_type, source_id, occurred_at FROM memories WHERE content LIKE"
         " '%boiler in flat 4B%'").fetchone()
     assert tuple(row) == ("user", "chatgpt", "chatgpt:conv-023", "2023-12-07T22:15:20.000Z")
-    assert not live.service.db.reader().execute(
+    assert not live.service.core.db.reader().execute(
         "SELECT 1 FROM memories WHERE content LIKE '%abandoned draft%' OR who = 'system'"
     ).fetchone()
     again = run(live, "--format", "chatgpt", str(path))

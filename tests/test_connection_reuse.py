@@ -26,7 +26,7 @@ def test_a_valid_request_after_a_500_on_the_same_connection_succeeds(
     def broken(*_args: Any, **_kwargs: Any) -> Any:
         raise RuntimeError("recall exploded")
 
-    monkeypatch.setattr(live.daemon.service, "recall", broken)
+    monkeypatch.setattr(live.daemon.service.reads, "recall", broken)
     with httpx.Client(base_url=live.url, timeout=30) as http:
         assert http.get("/health").status_code == 200  # the connection is now kept alive
         resp = http.post("/api/memory/recall", json={"query": "crash"})

@@ -41,7 +41,7 @@ def run(live: LiveDaemon) -> dict[str, Any]:
 
 def state(live: LiveDaemon, memory_id: str) -> dict[str, Any]:
     """The memory as stored, whoever owns it."""
-    found = memories.get(live.service.db.reader(), memory_id)
+    found = memories.get(live.service.core.db.reader(), memory_id)
     assert found is not None
     return found.to_public()
 
@@ -144,14 +144,14 @@ def test_a_failed_batch_writes_nothing_and_the_next_run_does_it_once(live, monke
 
     monkeypatch.setattr(store, "advance", crash)
     with pytest.raises(RuntimeError):
-        live.service.consolidate()
+        live.service.curation.consolidate()
     assert state(live, old["id"])["superseded_by"] is None  # the batch's writes rolled back
-    assert store.progress(live.service.db.reader())["last_seq"] == 0
+    assert store.progress(live.service.core.db.reader())["last_seq"] == 0
     monkeypatch.setattr(store, "advance", real)
-    first = live.service.consolidate(details=True)
+    first = live.service.curation.consolidate(details=True)
     assert [(a["older"], a["newer"], a["relation"]) for a in first["actions"]] == [
         (old["id"], new["id"], "replaces")]
-    second = live.service.consolidate(details=True)
+    second = live.service.curation.consolidate(details=True)
     assert second["actions"] == [] and second["examined"] == 0
     assert state(live, old["id"])["superseded_by"] == new["id"]
 
@@ -160,14 +160,16 @@ def test_the_engine_reads_in_batches_and_resumes_at_its_cursor(live):
     ids = [live.remember(f"Note {i}: the tide gauge {i} reads {i * 7} cm", project="ops")["id"]
            for i in range(25)]
     live.flush()
-    first = engine.run(live.service.db, live.service.index, live.service.provider.embed,
-                       live.service.config.memory.consolidation, max_batches=1, batch_size=10)
+    first = engine.run(
+        live.service.core.db, live.service.core.index, live.service.core.provider.embed,
+        live.service.core.config.memory.consolidation, max_batches=1, batch_size=10)
     assert first["examined"] == 10 and not first["done"]
-    cursor = store.progress(live.service.db.reader())["last_seq"]
-    rest = engine.run(live.service.db, live.service.index, live.service.provider.embed,
-                      live.service.config.memory.consolidation, batch_size=10)
+    cursor = store.progress(live.service.core.db.reader())["last_seq"]
+    rest = engine.run(
+        live.service.core.db, live.service.core.index, live.service.core.provider.embed,
+        live.service.core.config.memory.consolidation, batch_size=10)
     assert rest["examined"] == 15 and rest["done"]
-    assert store.progress(live.service.db.reader())["last_seq"] > cursor
+    assert store.progress(live.service.core.db.reader())["last_seq"] > cursor
     assert all(state(live, i)["superseded_by"] is None for i in ids)  # notes of a log
 
 

@@ -4,7 +4,7 @@ uninterrupted pass settles on an identical copy of the store.
 
 A store of a few hundred memories (60 services whose port changed, each pair in a project of
 its own, and notes that settle nothing), copied before anything runs; the uninterrupted pass
-on the copy; a real separate process running `service.consolidate(max_batches=1)` in a loop
+on the copy; a real separate process running `service.curation.consolidate(max_batches=1)` in a loop
 (10 memories a batch) on the original, SIGKILLed after 15 batches, either inside the 16th
 batch's write transaction (held open there) or a random moment later, wherever it is; then the
 pass finished in-process on the same home. No timing is asserted: the waits are generous
@@ -68,7 +68,7 @@ def held_advance(conn, last_seq, at, **counts):
 store.advance = held_advance
 daemon = open_memory(home, config)
 while True:
-    out = daemon.service.consolidate(max_batches=1)
+    out = daemon.service.curation.consolidate(max_batches=1)
     committed += out["batches"]
     print(json.dumps({"batches": committed, "cursor": out["cursor"], "done": out["done"]}),
           flush=True)
@@ -119,8 +119,8 @@ def prepare(home: Path) -> int:
         service = daemon.service
 
         def remember(content: str, project: str, when: str | None = None) -> None:
-            out = service.remember(RememberRequest(content=content, project=project,
-                                                   occurred_at=when))
+            out = service.memories.remember(RememberRequest(content=content, project=project,
+                                                            occurred_at=when))
             assert out["created"], (content, out)
 
         for i in range(PAIRS):
@@ -130,7 +130,7 @@ def prepare(home: Path) -> int:
                 remember(note(i * NOTES_PER_PAIR + j), "ops")
             remember(new(i), f"svc-{i}", "2025-06-01T00:00:00Z")
         assert service.flush(300), "background embedding did not finish"
-        conn = service.db.reader()
+        conn = service.core.db.reader()
         total = conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
         assert total == PAIRS * (2 + NOTES_PER_PAIR)
         assert store.pending(conn, 0) == total  # every one is a statement the engine reads
@@ -146,7 +146,7 @@ def finish(home: Path) -> None:
     daemon = open_memory(home, CONFIG)
     try:
         for _ in range(1000):
-            if daemon.service.consolidate()["done"]:
+            if daemon.service.curation.consolidate()["done"]:
                 return
         raise AssertionError("the pass never reached the end")
     finally:

@@ -97,7 +97,7 @@ def asked(srv: FakeLlmServer) -> list[Call]:
 
 
 def superseded_by(live: LiveDaemon, memory_id: str) -> str | None:
-    found = memories.get(live.service.db.reader(), memory_id)
+    found = memories.get(live.service.core.db.reader(), memory_id)
     assert found is not None
     return found.superseded_by
 

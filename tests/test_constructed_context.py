@@ -209,7 +209,7 @@ def ask(live, repo, session: str, prompt: str) -> dict:
 def end_session(live, repo, key: str, path: Path) -> None:
     live.http.post("/api/hooks/session-end",
                    json={"session_id": key, "transcript_path": str(path), "cwd": str(repo)})
-    assert live.service.wait_sessions(60)
+    assert live.service.sessions.wait_sessions(60)
     live.flush()
 
 

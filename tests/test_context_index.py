@@ -123,14 +123,14 @@ def test_context_vectors_when_turned_on(tmp_path):
     with run_daemon(tmp_path, {"search": {"context_vector_weight": 0.5, "alpha": 0.7}}) as live:
         ids = chat(live, "bikes-5", LINES, [0, 1, 2, 3, 4])
         live.flush()
-        assert len(live.service.context_index) == 5
-        assert live.service.embedder.stats.context_processed >= 5
+        assert len(live.service.core.context_index) == 5
+        assert live.service.core.embedder.stats.context_processed >= 5
         out = live.recall("which bike should I buy", project="ctx", limit=5)
         assert {ids[0], ids[1]} <= {r["id"] for r in out["results"]}
-        seq = live.service.db.reader().execute(
+        seq = live.service.core.db.reader().execute(
             "SELECT seq FROM memories WHERE id = ?", (ids[1],)).fetchone()[0]
-        assert seq in live.service.context_index
+        assert seq in live.service.core.context_index
         live.http.request("DELETE", f"/api/memory/{ids[1]}", json={"reason": "x"})
-        assert seq not in live.service.context_index
+        assert seq not in live.service.core.context_index
         again = live.recall("which bike should I buy", project="ctx", limit=5)
         assert ids[1] not in {r["id"] for r in again["results"]}

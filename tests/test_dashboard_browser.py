@@ -68,7 +68,7 @@ def test_search_open_edit_history_forget_recover(site, browser):
     edit.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
     assert browser.execute_script("return arguments[0].checkValidity()",
                                   edit.find_element(By.NAME, "reason")) is False
-    assert "CSV" in live.service.get(target)["content"]  # nothing changed without a reason
+    assert "CSV" in live.service.reads.get(target)["content"]  # nothing changed without a reason
     edit.find_element(By.NAME, "reason").send_keys("the export format changed to Parquet")
     edit.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
     text_in(browser, "#content", "Parquet files")
@@ -88,12 +88,12 @@ def test_search_open_edit_history_forget_recover(site, browser):
     preview = visible(browser, "#forget .preview")
     assert "Parquet files to the acme-ledger bucket" in preview.text
     assert "1 memory will be forgotten" in preview.text
-    assert live.service.get(target)["is_deleted"] is False
+    assert live.service.reads.get(target)["is_deleted"] is False
     screenshot(browser, "03-forget-preview")
     visible(browser, "#forget button[name=confirm]").click()
     banner = visible(browser, ".banner.deleted")
     assert "the export moved to another team" in banner.text
-    assert live.service.get(target)["is_deleted"] is True
+    assert live.service.reads.get(target)["is_deleted"] is True
 
     # recover
     recover = visible(browser, "#recover")
@@ -104,7 +104,7 @@ def test_search_open_edit_history_forget_recover(site, browser):
     cells = browser.find_elements(By.CSS_SELECTOR, "#history tr.event td:nth-child(2)")
     events = [e.text for e in cells]
     assert {"created", "modified", "deleted", "recovered"} <= set(events)
-    assert live.service.get(target)["is_deleted"] is False
+    assert live.service.reads.get(target)["is_deleted"] is False
     screenshot(browser, "04-memory-recovered")
 
 
@@ -196,7 +196,7 @@ def test_health_page_says_the_state_in_words(site, browser):
     open_page(browser, live, "/ui/health")
     state = visible(browser, "#state").text
     assert state.startswith("Healthy") or "Degraded" in state
-    status = live.service.status()
+    status = live.service.health.status()
     page = browser.find_element(By.TAG_NAME, "main").text
     assert "Embedding provider" in page and "Queue" in page
     assert f"{status['queue_depth']} jobs waiting or running" in page
@@ -255,7 +255,7 @@ def test_an_edit_of_a_memory_changed_meanwhile_is_refused_and_says_why(site, bro
     edit.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
     status = visible(browser, "#edit .status.error")
     assert "version" in status.text.lower()
-    assert live.service.get(target)["content"] == "Dave Brown rotates the Stripe keys weekly"
+    assert live.service.reads.get(target)["content"] == "Dave Brown rotates the Stripe keys weekly"
 
 
 def test_pin_and_unpin_from_the_memory_page(site, browser):
@@ -266,12 +266,12 @@ def test_pin_and_unpin_from_the_memory_page(site, browser):
     assert pin.find_element(By.TAG_NAME, "h3").text == "Pin"
     pin.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
     text_is(browser, "#pin h3", "Unpin")
-    assert live.service.get(target)["pinned"] is True
+    assert live.service.reads.get(target)["pinned"] is True
     unpin = browser.find_element(By.ID, "pin")
     unpin.find_element(By.NAME, "reason").send_keys("no longer critical")
     unpin.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
     text_is(browser, "#pin h3", "Pin")
-    assert live.service.get(target)["pinned"] is False
+    assert live.service.reads.get(target)["pinned"] is False
     assert "no longer critical" in browser.find_element(By.ID, "history").text
 
 

@@ -56,14 +56,14 @@ def test_memory_text_is_escaped_everywhere_it_is_shown(site):
 
 def test_bad_filters_are_a_400_naming_the_field_and_change_nothing(site):
     live, _ = site
-    before = live.service.status()["memories"]
+    before = live.service.health.status()["memories"]
     for params, field in (({"since": "yesterday-ish"}, "since"), ({"type": "gossip"}, "type")):
         resp = live.http.get("/ui/memories/results", params=params)
         assert resp.status_code == 400
         assert field in resp.text
         page = live.http.get("/", params=params)
         assert page.status_code == 400 and 'role="alert"' in page.text
-    assert live.service.status()["memories"] == before
+    assert live.service.health.status()["memories"] == before
 
 
 def ids_shown(html: str) -> set[str]:
@@ -149,11 +149,11 @@ def test_the_graph_counts_only_live_memories(tmp_path):
     with run_daemon(tmp_path / "home") as live:
         gone = live.remember("Zebulon Quist audits the Fortran payroll")["id"]
         live.remember("Alice Jones runs PostgreSQL")
-        before = {n["name"] for n in live.service.graph_overview(50)["nodes"]}
+        before = {n["name"] for n in live.service.graph.graph_overview(50)["nodes"]}
         assert "Zebulon Quist" in before
         resp = live.http.request("DELETE", f"/api/memory/{gone}", json={"reason": "test"})
         assert resp.status_code == 200, resp.text
-        after = {n["name"] for n in live.service.graph_overview(50)["nodes"]}
+        after = {n["name"] for n in live.service.graph.graph_overview(50)["nodes"]}
         assert "Zebulon Quist" not in after and "Alice Jones" in after
 
 
@@ -296,7 +296,7 @@ def test_the_graph_is_one_node_per_name_and_project_and_offers_the_projects(tmp_
         live.remember("The checkout API writes orders to PostgreSQL.", project="shop")
         live.remember("The checkout API is slow on Mondays.", project="shop", agent_id="bot")
         live.remember("The checkout API depends on Redis.", project="billing")
-        out = live.service.graph_overview(50)
+        out = live.service.graph.graph_overview(50)
         checkout = [n for n in out["nodes"] if n["name"] == "checkout API"]
         assert sorted((n["project"], n["mentions"]) for n in checkout) == [
             ("billing", 1), ("shop", 2)]

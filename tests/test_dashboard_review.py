@@ -300,7 +300,7 @@ def test_the_buttons_in_a_real_browser(site, browser):
     form.find_element(By.NAME, "reason").send_keys("the list price is current")
     form.find_element(By.CSS_SELECTOR, 'button[data-action="keep_a"]').click()
     wait(browser).until(lambda d: _gone(d, plan))
-    assert live.service.get(ids["plan_b"])["superseded_by"] == ids["plan_a"]
+    assert live.service.reads.get(ids["plan_b"])["superseded_by"] == ids["plan_a"]
 
     form = visible(browser, f'form.review-decide[data-id="{addon}"]')
     form.find_element(By.CSS_SELECTOR, 'button[data-action="dismiss"]').click()
@@ -311,7 +311,7 @@ def test_the_buttons_in_a_real_browser(site, browser):
     form.find_element(By.NAME, "reason").send_keys("port 8080 still answers")
     form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
     wait(browser).until(lambda d: _gone(d, gateway))
-    restored = live.service.get(ids["old"])
+    restored = live.service.reads.get(ids["old"])
     assert restored["superseded_by"] is None
     assert live.http.get(f"/api/memory/{ids['old']}/history").json()["events"][-1][
         "changed_by"] == "dashboard"

@@ -117,7 +117,7 @@ def test_text_document_becomes_recallable_chunks(live):
     assert [e["event"] for e in events] == ["created"]
     assert events[0]["changed_by"] == "document-worker"
     # the vectors are in the index
-    index = live.service.index
+    index = live.service.core.index
     conn = live.daemon.db.reader()
     seqs = [conn.execute("SELECT seq FROM memories WHERE id = ?", (c["id"],)).fetchone()[0]
             for c in chunks]
@@ -181,7 +181,7 @@ def test_delete_soft_deletes_the_chunks(live):
     after = chunks_of(live, doc["id"])
     assert all(c["is_deleted"] and c["delete_reason"] == "outdated notes" for c in after)
     assert live.recall("Icefields in Patagonia", project="del")["count"] == 0
-    assert not any(s in live.service.index for s in seqs)
+    assert not any(s in live.service.core.index for s in seqs)
     events = live.http.get(f"/api/memory/{chunks[0]['id']}/history").json()["events"]
     assert [e["event"] for e in events] == ["created", "deleted"]
     got = live.http.get(f"/api/documents/{doc['id']}").json()

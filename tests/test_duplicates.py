@@ -24,14 +24,14 @@ PARAPHRASE_2 = ("The staging server is staging.example.com",
 
 
 def cosine(live, a: str, b: str) -> float:
-    va, vb = live.service.provider.embed([a, b])
+    va, vb = live.service.core.provider.embed([a, b])
     return float(va @ vb)
 
 
 @pytest.mark.parametrize("pair", [TABS, VERSIONS, NEGATION])
 def test_opposite_facts_embed_alike_and_a_guard_keeps_them_apart(live, pair):
     # above the threshold: the embedding alone would call them duplicates
-    assert cosine(live, *pair) >= live.service.config.memory.pipeline_v2.repair \
+    assert cosine(live, *pair) >= live.service.core.config.memory.pipeline_v2.repair \
         .dedup_semantic_threshold
     assert conflict(*pair) is not None
 
@@ -131,7 +131,7 @@ def test_a_dismissed_pair_is_not_flagged_again(live):
     assert resp.status_code == 200 and resp.json()["status"] == "dismissed"
     again = live.http.post(f"/api/repair/duplicates/{pair['id']}/dismiss")
     assert again.status_code == 409 and again.json()["error"] == "not_open"
-    with live.service.db.write_tx() as w:  # sweep everything again from the start
+    with live.service.core.db.write_tx() as w:  # sweep everything again from the start
         duplicates.set_cursor(w, 0, utcnow())
     sweep_all(live)
     assert open_pairs(live, {a, b}) == {}

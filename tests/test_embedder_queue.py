@@ -15,7 +15,7 @@ MAX = 4
 def test_a_full_queue_turns_memories_away_and_the_walk_embeds_every_one(tmp_path, monkeypatch):
     monkeypatch.setattr(embedder_module, "MAX_QUEUED", MAX)
     with run_daemon(tmp_path) as live:
-        embedder = live.service.embedder
+        embedder = live.service.core.embedder
         embedder.stop()  # nothing drains the queue while the import notifies
         items = [{"content": f"Import line {i}: the {word} report goes to the team"}
                  for i, word in enumerate(["budget", "audit", "sales", "hiring", "travel",
@@ -29,7 +29,7 @@ def test_a_full_queue_turns_memories_away_and_the_walk_embeds_every_one(tmp_path
         assert first_away is not None and queued[0] < first_away <= queued[1]
         embedder.start()
         live.flush()
-        assert len(live.service.index) == 36
+        assert len(live.service.core.index) == 36
         assert live.query("SELECT count(*) FROM memories WHERE embedding_model IS NULL")[0][0] == 0
 
 
@@ -39,7 +39,7 @@ def test_a_failed_batch_of_the_walk_is_walked_again(tmp_path, monkeypatch):
     monkeypatch.setattr(embedder_module, "MAX_QUEUED", 0)  # every notification turned away
     monkeypatch.setattr(embedder_module, "MAX_BACKOFF_S", 0.05)
     with run_daemon(tmp_path) as live:
-        embedder = live.service.embedder
+        embedder = live.service.core.embedder
         embedder.stop()
         for i in range(10):
             live.remember(f"Remembered note {i} about the office plants")
@@ -62,7 +62,7 @@ def test_a_failed_batch_of_the_walk_is_walked_again(tmp_path, monkeypatch):
 def test_the_walk_starts_at_the_lowest_seq_turned_away(tmp_path, monkeypatch, seqs):
     monkeypatch.setattr(embedder_module, "MAX_QUEUED", 0)
     with run_daemon(tmp_path) as live:
-        embedder = live.service.embedder
+        embedder = live.service.core.embedder
         embedder.stop()
         embedder._catch_up_from = None
         for seq in seqs:

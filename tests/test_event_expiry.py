@@ -104,7 +104,7 @@ def test_an_expired_event_is_in_history_and_archive_and_comes_back(tmp_path: Pat
         live.flush()
         age(live, event)
         seq = live.query("SELECT seq FROM memories WHERE id = ?", event)[0][0]
-        index = live.service.index
+        index = live.service.core.index
         assert index is not None and seq in index
         assert sweep(live)["expired_events"] == 1
         assert seq not in index  # out of the live vector index at the commit

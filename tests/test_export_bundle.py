@@ -46,7 +46,7 @@ def import_cli(live: LiveDaemon, path: Path) -> dict[str, Any]:
 
 
 def count(live: LiveDaemon, table: str) -> int:
-    return live.service.db.reader().execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+    return live.service.core.db.reader().execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
 
 
 @pytest.fixture(scope="module")
@@ -78,11 +78,11 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveDaemo
         assert d.http.request("DELETE", f"/api/memory/{c['id']}",
                               json={"reason": "not worth keeping"}).status_code == 200
         newer = d.remember("Alice Johnson now leads Platform at Acme Corp", project="shop")
-        with d.service.db.write_tx() as conn:  # what the pipeline's UPDATE leaves behind
+        with d.service.core.db.write_tx() as conn:  # what the pipeline's UPDATE leaves behind
             conn.execute("UPDATE memories SET superseded_by = ?, superseded_at = ?"
                          " WHERE id = ?", (newer["id"], "2024-04-01T00:00:00.000Z", a["id"]))
             seq = conn.execute("SELECT seq FROM memories WHERE id = ?", (a["id"],)).fetchone()[0]
-            d.service.db.on_commit(lambda: d.service.unindex(seq))
+            d.service.core.db.on_commit(lambda: d.service.core.unindex(seq))
         key = "sess-carry-1"
         path = transcripts / f"{key}.jsonl"
         path.parent.mkdir(parents=True)
@@ -96,7 +96,7 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveDaemo
         resp = d.http.post("/api/hooks/session-end", json={
             "session_id": key, "transcript_path": str(path), "cwd": str(workdir)})
         assert resp.status_code == 200, resp.text
-        assert d.service.wait_sessions(120)
+        assert d.service.sessions.wait_sessions(120)
         d.recall("who leads payments")
         d.flush()
         yield d, root
@@ -114,7 +114,8 @@ def test_a_bundle_round_trips_losslessly_into_an_empty_home(source, tmp_path):
             "mention", "checkpoint"} <= kinds
     mems = {r["content"]: r for r in recs if r["kind"] == "memory"}
     # every column of the row, by name; tags as a list
-    table_cols = [r[1] for r in live.service.db.reader().execute("PRAGMA table_info(memories)")]
+    table_cols = [r[1] for r in live.service.core.db.reader().execute(
+        "PRAGMA table_info(memories)")]
     assert set(next(iter(mems.values()))) == {"kind", *table_cols} - {"seq"}
     alice = mems["Alice Johnson leads the Payments team at Acme Corp"]
     assert alice["tags"] == ["team", "payments"] and alice["who"] == "claude-code"
@@ -143,7 +144,7 @@ def test_a_bundle_round_trips_losslessly_into_an_empty_home(source, tmp_path):
             {**r, "exported_at": None} for r in recs]
         # the indexes agree with the table: keyword and vector recall find imported turns
         # (last: a recall moves access counts)
-        fts = check_fts(fresh.service.db)
+        fts = check_fts(fresh.service.core.db)
         assert fts["consistent"], fts  # every FTS index (memories, context, hints) agrees
         assert fts["tables"]["memories_fts"]["indexed"] == count(fresh, "memories")
         stats = fresh.http.get("/api/status").json()["embeddings"]
@@ -183,11 +184,11 @@ def test_vectors_travel_and_are_not_computed_again(source, tmp_path):
     with run_daemon(tmp_path / "fresh", {"files": FILES}) as fresh:
         import_cli(fresh, bundle)
         fresh.flush()
-        assert fresh.service.embedder.stats.processed == 0  # every vector came in the bundle
-        indexed = live.service.db.reader().execute(
+        assert fresh.service.core.embedder.stats.processed == 0  # every vector came in the bundle
+        indexed = live.service.core.db.reader().execute(
             "SELECT COUNT(*) FROM memories WHERE is_deleted = 0 AND superseded_at IS NULL"
         ).fetchone()[0]
-        assert len(fresh.service.index) == len(live.service.index) == indexed
+        assert len(fresh.service.core.index) == len(live.service.core.index) == indexed
         found = fresh.recall("who owns the invoice storage?")["results"]
         assert any("acme-invoices-prod" in r["content"] for r in found[:5])
 

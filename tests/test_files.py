@@ -366,7 +366,7 @@ def test_only_project_folders_in_the_users_home_become_roots(tmp_path, monkeypat
     shop.mkdir()
     (shop / "MEMORY.md").write_text("# Shop\n\n- The shop runs PostgreSQL 16.\n")
     with run_daemon(tmp_path / "daemon-home", {"files": {"interval_minutes": 0}}) as d:
-        with d.service.db.write_tx() as conn:  # learnt by an older daemon
+        with d.service.core.db.write_tx() as conn:  # learnt by an older daemon
             conn.execute("INSERT INTO file_roots (root, project, first_seen, last_seen)"
                          " VALUES (?, 'outside', '2025-01-01', '2025-01-01')",
                          (os.path.realpath(outside),))
@@ -394,17 +394,17 @@ def test_search_syncs_changed_files_first_without_a_watcher(tmp_path):
     daemon = Daemon(paths, config, workers=False).start()  # no watcher, no interval
     try:
         svc = daemon.service
-        assert not svc.files_status()["watcher"]["running"]
-        first = svc.recall(RecallRequest(query="who renders the atlas tiles?"))
+        assert not svc.files.files_status()["watcher"]["running"]
+        first = svc.reads.recall(RecallRequest(query="who renders the atlas tiles?"))
         assert "tiler service" in first["results"][0]["content"]
         doc.write_text("# Atlas\n\n- The atlas tiles are rendered by the mapnik farm.\n")
 
         def recalled() -> list[dict[str, Any]] | None:  # file times are looked at every 2 s
-            hits = svc.recall(RecallRequest(query="who renders the atlas tiles?"))["results"]
+            hits = svc.reads.recall(RecallRequest(query="who renders the atlas tiles?"))["results"]
             return hits if "mapnik farm" in hits[0]["content"] else None
         second = wait_for(recalled)
         assert all("tiler service" not in r["content"] for r in second)
-        assert svc.files_status()["last_sync"]["reason"] == "search"
+        assert svc.files.files_status()["last_sync"]["reason"] == "search"
     finally:
         daemon.stop()
 

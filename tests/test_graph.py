@@ -131,7 +131,7 @@ def test_import_links_every_item_and_a_rerun_adds_nothing(tmp_path):
              {"content": "Melanie: Proud of you, Caroline!", "source_id": "chat"},
              {"content": "Caroline: Thanks Melanie", "source_id": "chat"}]
     with daemon(tmp_path) as d:
-        out = d.service.import_memories(ImportRequest(items=items))
+        out = d.service.carry.import_memories(ImportRequest(items=items))
         assert out["created"] == 3
         # the names in the import's transaction, the noun phrases from the background job
         assert entities(d) == {"caroline": ("name", 3), "lgbtq": ("name", 1),
@@ -140,7 +140,7 @@ def test_import_links_every_item_and_a_rerun_adds_nothing(tmp_path):
         assert entities(d) == {"caroline": ("name", 3), "lgbtq": ("name", 1),
                                "lgbtq support group": ("phrase", 1), "melanie": ("name", 2)}
         before = (entities(d), pairs(d))
-        again = d.service.import_memories(ImportRequest(items=items))
+        again = d.service.carry.import_memories(ImportRequest(items=items))
         run_prose(d)
         assert again["created"] == 0 and (entities(d), pairs(d)) == before
         assert_mentions_exact(d)
@@ -150,8 +150,9 @@ def test_modify_relinks_only_what_changed(tmp_path):
     with daemon(tmp_path) as d:
         mid = remember(d, "Acme Corp keeps invoices in PostgreSQL")
         other = remember(d, "PostgreSQL is backed up at night")
-        d.service.patch(mid, MemoryPatch(content="Acme Corp keeps invoices in SQLite via Fly",
-                                         reason="moved"))
+        d.service.memories.patch(mid, MemoryPatch(
+            content="Acme Corp keeps invoices in SQLite via Fly",
+            reason="moved"))
         assert links(d, mid) == {"acme corp": 0.6, "sqlite": 0.6, "fly": 0.6}
         assert entities(d)["postgresql"] == ("technology", 1)  # only `other` now
         assert entities(d)["acme corp"] == ("name", 1)  # kept, not counted twice
@@ -160,13 +161,15 @@ def test_modify_relinks_only_what_changed(tmp_path):
         assert frozenset(("acme corp", "postgresql")) not in pairs(d)
         # a change that names the same entities, or no text change, writes no graph row
         before = (entities(d), pairs(d))
-        d.service.patch(mid, MemoryPatch(content="Acme Corp stores invoices in SQLite via Fly",
-                                         reason="reworded"))
-        d.service.patch(mid, MemoryPatch(tags=["billing"], reason="tagged"))
+        d.service.memories.patch(mid, MemoryPatch(
+            content="Acme Corp stores invoices in SQLite via Fly",
+            reason="reworded"))
+        d.service.memories.patch(mid, MemoryPatch(tags=["billing"], reason="tagged"))
         assert (entities(d), pairs(d)) == before
         # one more entity: only its pairs are new; the pairs already seen are not recounted
-        d.service.patch(mid, MemoryPatch(content="Acme Corp stores invoices in SQLite via Fly"
-                                         " and Redis", reason="cache"))
+        d.service.memories.patch(mid, MemoryPatch(
+            content="Acme Corp stores invoices in SQLite via Fly"
+            " and Redis", reason="cache"))
         assert pairs(d)[frozenset(("acme corp", "sqlite"))] == 1
         assert pairs(d)[frozenset(("redis", "sqlite"))] == 1
         assert set(links(d, other)) == {"postgresql"}
@@ -189,19 +192,20 @@ def test_soft_delete_keeps_links_hard_delete_and_retention_remove_them(tmp_path)
         soft = remember(d, "Acme Corp signed with Stripe")
         hard = remember(d, "Acme Corp pays with PayPal")
         keep = remember(d, "Acme Corp is based in Oslo")
-        d.service.delete(soft, DeleteRequest(reason="wrong"))
+        d.service.memories.delete(soft, DeleteRequest(reason="wrong"))
         assert set(links(d, soft)) == {"acme corp", "stripe"}
         assert entities(d)["acme corp"] == ("name", 3)
-        d.service.recover(soft, RecoverRequest(reason="it was right"))
+        d.service.memories.recover(soft, RecoverRequest(reason="it was right"))
         assert set(links(d, soft)) == {"acme corp", "stripe"}
 
-        d.service.forget(ForgetRequest(mode="execute", ids=[hard], force=True, reason="purge"))
+        d.service.memories.forget(ForgetRequest(
+            mode="execute", ids=[hard], force=True, reason="purge"))
         assert links(d, hard) == {}
         assert entities(d)["acme corp"] == ("name", 2)
         assert "paypal" not in entities(d)  # a purge drops what only that memory named
         assert_mentions_exact(d)
 
-        d.service.delete(soft, DeleteRequest(reason="wrong after all"))
+        d.service.memories.delete(soft, DeleteRequest(reason="wrong after all"))
         with d.db.write_tx() as conn:
             conn.execute("UPDATE memories SET deleted_at = '2000-01-01T00:00:00.000Z'"
                          " WHERE id = ?", (soft,))
@@ -216,8 +220,8 @@ def test_soft_delete_keeps_links_hard_delete_and_retention_remove_them(tmp_path)
 def test_turned_off_nothing_is_written(tmp_path, graph_cfg):
     with daemon(tmp_path, graph_cfg) as d:
         mid = remember(d, "Acme Corp runs PostgreSQL on Kubernetes")
-        d.service.import_memories(ImportRequest(items=[{"content": "Caroline met Melanie"}]))
-        d.service.patch(mid, MemoryPatch(content="Acme Corp runs SQLite", reason="moved"))
+        d.service.carry.import_memories(ImportRequest(items=[{"content": "Caroline met Melanie"}]))
+        d.service.memories.patch(mid, MemoryPatch(content="Acme Corp runs SQLite", reason="moved"))
         assert graph.counts(d.db.reader()) == {"entities": 0, "relations": 0, "mentions": 0}
 
 
@@ -241,7 +245,7 @@ NO_DAMPING = {"dampening": {"gravityEnabled": False, "hubEnabled": False}}
 
 
 def recall_scores(d: Daemon, query: str, **filters: Any) -> dict[str, float]:
-    out = d.service.recall(RecallRequest(query=query, min_score=0.0, limit=50, **filters))
+    out = d.service.reads.recall(RecallRequest(query=query, min_score=0.0, limit=50, **filters))
     return {r["id"]: r["score"] for r in out["results"]}
 
 
@@ -280,7 +284,7 @@ def test_boost_respects_the_project_filter_and_deleted_memories(tmp_path):
         ours = remember(d, "Acme Corp budget review", project="alpha")
         theirs = remember(d, "Acme Corp budget review", project="beta")
         gone = remember(d, "Acme Corp budget draft", project="alpha")
-        d.service.delete(gone, DeleteRequest(reason="draft"))
+        d.service.memories.delete(gone, DeleteRequest(reason="draft"))
         conn = d.db.reader()
         found = gb.graph_boost(conn, "acme corp", RecallFilters(project="alpha"), timeout_ms=5000)
         assert found.weights == {ours: 1.0}
@@ -301,7 +305,7 @@ def test_timeout_returns_what_was_found_and_reports_degraded(tmp_path, monkeypat
         monkeypatch.setattr(gb, "_neighbours", slow)
         found = gb.graph_boost(d.db.reader(), "kubernetes notes", None, timeout_ms=50)
         assert found.timed_out and found.weights == {seed: 1.0}
-        out = d.service.recall(RecallRequest(query="kubernetes notes", min_score=0.0))
+        out = d.service.reads.recall(RecallRequest(query="kubernetes notes", min_score=0.0))
         assert "graph_timeout" in out["degraded"]
 
         def endless(conn, seeds, *_):  # a statement past the deadline is interrupted (either store)
@@ -327,7 +331,7 @@ def test_an_error_means_no_boost_not_a_failed_recall(tmp_path, monkeypatch):
 
         monkeypatch.setattr(gb, "_seeds", broken)
         assert gb.graph_boost(d.db.reader(), "kubernetes", None, timeout_ms=5000).weights == {}
-        out = d.service.recall(RecallRequest(query="kubernetes upgrade", min_score=0.0))
+        out = d.service.reads.recall(RecallRequest(query="kubernetes upgrade", min_score=0.0))
         assert [r["id"] for r in out["results"]] == [mid] and out["degraded"] == [
             "vector_index_unavailable"]
 

@@ -171,7 +171,7 @@ def test_a_memory_moved_to_another_project_takes_its_links_along(tmp_path) -> No
 
     with manual_daemon(tmp_path, {"embedding": {"provider": "none"}}) as d:
         mid = remember(d, "Our ShopApi depends on ShopDb.", project="shop")
-        d.service.patch(mid, MemoryPatch(project="billing", reason="moved"))
+        d.service.memories.patch(mid, MemoryPatch(project="billing", reason="moved"))
         conn = d.db.reader()
         linked = conn.execute(
             "SELECT e.canonical_name, e.project, e.mentions FROM memory_entity_mentions mm"

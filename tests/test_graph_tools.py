@@ -571,10 +571,10 @@ def test_continuity_scoring_rates_each_injected_memory_with_an_llm(tmp_path: Pat
         with manual_daemon(tmp_path / "home", config) as d:
             mid = remember(d, "The staging Kubernetes cluster runs in Frankfurt")
             prompt = "where does the staging kubernetes cluster run?"
-            given = d.service.hook_user_prompt_submit(PromptSubmitRequest.model_validate(
+            given = d.service.hooks.hook_user_prompt_submit(PromptSubmitRequest.model_validate(
                 payload("UserPromptSubmit", "c1", repo, prompt=prompt)))
             assert given["memories"] == [mid]
-            end = d.service.hook_session_end(SessionEndRequest.model_validate(
+            end = d.service.hooks.hook_session_end(SessionEndRequest.model_validate(
                 payload("SessionEnd", "c1", repo)))
             assert end["feedback"]["continuity_job"] is not None
             d.continuity.worker.tick()

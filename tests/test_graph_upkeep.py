@@ -53,10 +53,10 @@ def test_transitive_dependencies_are_inferred_capped_and_removed_with_a_premise(
         # a second run changes nothing
         assert graph_upkeep.run(d.db, cfg)["inference"]["written"] == 0
         # shown on the entity (any confidence), not walked by impact (below minConfidence)
-        detail = d.service.get_entity("ShopApi", RecallFilters(project="shop"))
+        detail = d.service.graph.get_entity("ShopApi", RecallFilters(project="shop"))
         reasons = {r["entity"]["name"]: r["reason"] for r in detail["relations"]}
         assert reasons == {"ShopDb": "pattern-matched", "PostgreSQL": "inferred"}
-        impact = d.service.graph_impact(ImpactRequest(entity="postgres", project="shop"))
+        impact = d.service.graph.graph_impact(ImpactRequest(entity="postgres", project="shop"))
         likely = impact["tiers"]["likely_affected"]
         assert [(i["entity"]["name"], i["path"]) for i in likely] == [
             ("ShopApi", ["PostgreSQL", "ShopDb", "ShopApi"])]
@@ -79,13 +79,13 @@ def test_a_retracted_statement_takes_its_inferences_along(tmp_path):
     cfg = GraphConfig()
     with manual_daemon(tmp_path, KEYWORD_ONLY) as d:
         remember(d, "Our ShopApi depends on ShopDb.")
-        stated = d.service.relate(RelateRequest(
+        stated = d.service.graph.relate(RelateRequest(
             source="Storefront", target="ShopApi", relation_type="calls",
             reason="every page view"))
         graph_upkeep.run(d.db, cfg)
         edge = _edges(d, "inferred")[("Storefront", "ShopDb")]
         assert edge["confidence"] == 0.4  # 1.0 x 0.8 x 0.5 = 0.4: the cap
-        out = d.service.retract_relation(stated["relation"]["id"], RetractRequest())
+        out = d.service.graph.retract_relation(stated["relation"]["id"], RetractRequest())
         assert out["inferred_removed"] == 1 and _edges(d, "inferred") == {}
 
 
@@ -111,7 +111,7 @@ def test_feedback_fades_by_days_since_last_confirmed(tmp_path):
                           (aspect, entity, weight, *([_at(-1, start)] * 3)))
                 w.execute("UPDATE entity_attributes SET aspect_id = ? WHERE memory_id = ?"
                           " AND entity_id = ?", (aspect, memory, entity))
-        d.service.memory_feedback(chart, FeedbackRequest(helpful=True))
+        d.service.feedback.memory_feedback(chart, FeedbackRequest(helpful=True))
 
         def state() -> tuple[float, float, float, float]:
             row = conn.execute("SELECT confidence, boost FROM relations"
@@ -130,7 +130,7 @@ def test_feedback_fades_by_days_since_last_confirmed(tmp_path):
         graph_upkeep.run(d.db, cfg, now=_at(200, start))
         assert state() == (0.3, 0.5, 0.0, 0.9)  # the floor; the decision's entity exempt
         # confirmed again: it counts from the later of that and the last run
-        d.service.memory_feedback(chart, FeedbackRequest(helpful=True))
+        d.service.feedback.memory_feedback(chart, FeedbackRequest(helpful=True))
         assert state()[0] == 0.35
         graph_upkeep.run(d.db, cfg, now=_at(204, start))
         assert state()[0] == 0.33

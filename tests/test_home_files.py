@@ -170,7 +170,7 @@ def test_an_existing_home_is_tightened_at_start(tmp_path: Path) -> None:
     when the daemon opens it."""
     home = tmp_path / "home"
     with open_memory(home, {"embedding": {"provider": "none"}}) as d:
-        d.service.remember(RememberRequest(content="kept from before"))
+        d.service.memories.remember(RememberRequest(content="kept from before"))
     memory = home / "memory"
     db = memory / "memories.db"
     before = os.umask(0o022)
@@ -183,7 +183,7 @@ def test_an_existing_home_is_tightened_at_start(tmp_path: Path) -> None:
                            (memory / "daemon.lock", 0o644)):
             path.chmod(mode)
         with open_memory(home, {"embedding": {"provider": "none"}}) as d:
-            found = d.service.recall(RecallRequest(query="kept from before"))["results"]
+            found = d.service.reads.recall(RecallRequest(query="kept from before"))["results"]
             assert [r["content"] for r in found] == ["kept from before"]
             assert _mode(memory) == "0o700"
             for path in (db, wal, shm, memory / "daemon.lock"):

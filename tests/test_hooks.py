@@ -191,7 +191,7 @@ def test_session_end_stores_the_transcript_scrubbed_and_indexes_its_turns(env, t
     body = payload("SessionEnd", key, repo, transcript, reason="prompt_input_exit")
     rc, out, _ = run_hook("session-end", body, url=live.url, home=home)
     assert rc == 0 and out == ""
-    assert live.service.wait_sessions(60)  # read in the background
+    assert live.service.sessions.wait_sessions(60)  # read in the background
     conn = live.daemon.db.reader()
     row = conn.execute("SELECT content, harness, project FROM session_transcripts"
                        " WHERE session_key = ?", (key,)).fetchone()
@@ -234,7 +234,7 @@ def test_session_end_stores_the_transcript_scrubbed_and_indexes_its_turns(env, t
     count = "SELECT COUNT(*) FROM memories WHERE source_id = ?"
     before = conn.execute(count, (key,)).fetchone()[0]
     run_hook("session-end", body, url=live.url, home=home)
-    assert live.service.wait_sessions(60)
+    assert live.service.sessions.wait_sessions(60)
     assert conn.execute(count, (key,)).fetchone()[0] == before
 
 
@@ -268,7 +268,7 @@ def test_scripted_session_recovers_after_compaction(env, tmp_path):
     assert "never force-push" in after
 
     assert step("session-end", "SessionEnd", reason="other") == ""
-    assert live.service.wait_sessions(60)
+    assert live.service.sessions.wait_sessions(60)
     stored = live.daemon.db.reader().execute(
         "SELECT content FROM session_transcripts WHERE session_key = ?", (key,)).fetchone()
     assert stored and "Add rate limiting to the login endpoint" in stored[0]
@@ -391,7 +391,7 @@ def test_the_hook_path_imports_neither_fastapi_nor_the_model(tmp_path):
         f"CliRunner().invoke(cli, ['--url', 'http://127.0.0.1:{free_port()}', 'hook',"
         " 'session-start', '--timeout', '300'], input='{}');"
         "print(sorted(m for m in ('fastapi', 'onnxruntime', 'mnemonist.service',"
-        " 'mnemonist.api.app', 'uvicorn') if m in sys.modules))"
+        " 'mnemonist.api.app', 'mnemonist.web', 'uvicorn') if m in sys.modules))"
     )
     env = {**os.environ, "MNEMONIST_HOME": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", code], env=env,
@@ -402,7 +402,8 @@ def test_the_hook_path_imports_neither_fastapi_nor_the_model(tmp_path):
 
 def test_the_hook_sends_the_configured_token(tmp_path):
     with run_daemon(tmp_path / "daemon", {"server": {"token": "hook-token-123456"}}) as d:
-        d.service.remember(RememberRequest(content="critical: staging is read-only on Fridays"))
+        d.service.memories.remember(RememberRequest(
+            content="critical: staging is read-only on Fridays"))
         home = tmp_path / "hookhome"
         home.mkdir()
         body = payload("SessionStart", "token-1", tmp_path, source="startup")

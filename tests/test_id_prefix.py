@@ -18,7 +18,7 @@ pytestmark = pytest.mark.both_stores
 def _with_id(live: LiveDaemon, content: str, new_id: str, **fields) -> str:
     """A memory made by the daemon, then given a chosen id (to make two share a prefix)."""
     made = live.remember(content, **fields)
-    with live.service.db.write_tx() as conn:
+    with live.service.core.db.write_tx() as conn:
         for table, column in (("memories", "id"), ("memory_history", "memory_id")):
             conn.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?",
                          (new_id, made["id"]))

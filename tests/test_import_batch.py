@@ -100,9 +100,9 @@ def _store(home: Path, config: dict[str, Any], write) -> dict[str, Any]:
     with open_memory(home, {"embedding": {"provider": "none"}, **WITH_LLM, **config}) as daemon:
         svc = daemon.service
         for body in BEFORE:
-            svc.remember(RememberRequest(**body, project="ops"))
+            svc.memories.remember(RememberRequest(**body, project="ops"))
         write(svc)
-        return _rows(svc.db.reader())
+        return _rows(svc.core.db.reader())
 
 
 def _requests() -> list[RememberRequest]:
@@ -114,10 +114,10 @@ def test_import_leaves_the_rows_of_one_by_one_remembers(
         tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> None:
     def one_by_one(svc: Any) -> None:
         for req in _requests():
-            svc.remember(req)
+            svc.memories.remember(req)
 
     def imported(svc: Any) -> None:
-        out = svc.import_memories(ImportRequest(items=_requests()))
+        out = svc.carry.import_memories(ImportRequest(items=_requests()))
         assert out["created"] == len(IMPORTED) - 1  # the repeat is corroborated, not new
 
     configs: list[dict[str, Any]] = [{}, {}]
@@ -156,8 +156,8 @@ def test_a_failed_chunk_writes_nothing(tmp_path: Path, monkeypatch: pytest.Monke
 
         monkeypatch.setattr(context, "refresh_many", broken)
         with pytest.raises(RuntimeError, match="disk full"):
-            svc.import_memories(ImportRequest(items=_requests()))
-        conn = svc.db.reader()
+            svc.carry.import_memories(ImportRequest(items=_requests()))
+        conn = svc.core.db.reader()
         for table in ("memories", "memory_history", "memory_jobs", "memory_context"):
             assert conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 0, table
 
@@ -171,12 +171,12 @@ def test_chunks_cut_short_for_a_waiting_writer_leave_the_same_rows(
 
     def one_by_one(svc: Any) -> None:
         for req in _requests():
-            svc.remember(req)
+            svc.memories.remember(req)
 
     def imported(svc: Any) -> None:
-        monkeypatch.setattr(svc.db, "writers_waiting", lambda: 1)
-        svc.import_memories(ImportRequest(items=_requests()),
-                            progress=lambda done, total: commits.append(done))
+        monkeypatch.setattr(svc.core.db, "writers_waiting", lambda: 1)
+        svc.carry.import_memories(ImportRequest(items=_requests()),
+                                  progress=lambda done, total: commits.append(done))
 
     expected = _store(tmp_path / "a", {}, one_by_one)
     got = _store(tmp_path / "b", {}, imported)
@@ -192,29 +192,30 @@ def test_a_remember_sent_during_an_import_goes_in_before_it_ends(tmp_path: Path)
     with open_memory(tmp_path, {"embedding": {"provider": "none"}}) as daemon:
         svc = daemon.service
         inside, result = threading.Event(), {}
-        original = svc._insert_or_existing
+        original = svc.memories.insert_or_existing
 
         def noting(conn: Any, new: Any, *args: Any, **kwargs: Any) -> Any:
             if new.content.startswith("heron survey line 10 "):
                 inside.set()  # the import holds the write lock now
             return original(conn, new, *args, **kwargs)
 
-        svc._insert_or_existing = noting
+        svc.memories.insert_or_existing = noting  # type: ignore[method-assign]
 
         def remember() -> None:
             assert inside.wait(60)
-            result["out"] = svc.remember(RememberRequest(content="probe: the kiwi is back"))
+            result["out"] = svc.memories.remember(RememberRequest(
+                content="probe: the kiwi is back"))
 
         thread = threading.Thread(target=remember)
         thread.start()
-        assert svc.db.writers_waiting() == 0
-        svc.import_memories(ImportRequest(items=items))
+        assert svc.core.db.writers_waiting() == 0
+        svc.carry.import_memories(ImportRequest(items=items))
         thread.join(60)
-        conn = svc.db.reader()
+        conn = svc.core.db.reader()
         probe = conn.execute("SELECT seq FROM memories WHERE id = ?",
                              (result["out"]["id"],)).fetchone()[0]
         last = conn.execute("SELECT MAX(seq) FROM memories WHERE content LIKE 'heron%'"
                             ).fetchone()[0]
         assert probe < last  # in between, not after the import's one 300-memory chunk
         assert conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0] == 301
-        assert svc.db.writers_waiting() == 0
+        assert svc.core.db.writers_waiting() == 0

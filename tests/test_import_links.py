@@ -45,7 +45,7 @@ GRAPH = {
 def _graph(home: Path, config: dict[str, Any], write) -> dict[str, list]:
     with open_memory(home, {"embedding": {"provider": "none"}, **config}) as daemon:
         write(daemon.service)
-        conn = daemon.service.db.reader()
+        conn = daemon.service.core.db.reader()
         out = {name: [tuple(str(v) for v in row) for row in conn.execute(sql).fetchall()]
                for name, sql in GRAPH.items()}
     # a co-occurrence pair is unordered: its source is the smaller of two random ids
@@ -59,7 +59,7 @@ def _prose_done(svc: Any, timeout_s: float = 60.0) -> None:
     for it (the daemon's worker polls every second)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        left = svc.db.reader().execute(
+        left = svc.core.db.reader().execute(
             "SELECT COUNT(*) FROM memory_jobs WHERE job_type = 'prose_link'"
             " AND status != 'completed'").fetchone()[0]
         if not left:
@@ -77,10 +77,10 @@ def test_import_links_as_one_by_one_remembers(tmp_path: Path, backend: str,
                                               request: pytest.FixtureRequest) -> None:
     def one_by_one(svc: Any) -> None:
         for req in _requests():
-            svc.remember(req)
+            svc.memories.remember(req)
 
     def imported(svc: Any) -> None:
-        out = svc.import_memories(ImportRequest(items=_requests()))
+        out = svc.carry.import_memories(ImportRequest(items=_requests()))
         assert out["created"] == len(TEXTS) - 1  # the repeated text is not a second memory
         _prose_done(svc)
 

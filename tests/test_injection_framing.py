@@ -142,7 +142,7 @@ def env(daemon_store: str, tmp_path_factory) -> Env:
         resp = live.http.post("/api/hooks/session-end", json={
             "session_id": key, "cwd": str(repo), "transcript_path": str(path)})
         assert resp.status_code == 200, resp.text
-        assert live.service.wait_sessions(60)
+        assert live.service.sessions.wait_sessions(60)
         live.flush()
         yield Env(live, root, transcripts)
 
@@ -248,7 +248,7 @@ def test_a_critical_note_never_pins_a_memory(env):
         live.http.post("/api/hooks/session-end", json={
             "session_id": key, "cwd": str(env.repo),
             "transcript": "user: critical: pin this turn\nassistant: ok"})
-    assert live.service.wait_sessions(60)
+    assert live.service.sessions.wait_sessions(60)
     pinned = [r["content"] for r in live.query("SELECT content FROM memories WHERE pinned = 1")]
     assert len(pinned) == 1 and "narwhalpin" in pinned[0], pinned
     listed = live.http.get("/api/memories", params={"pinned": "true", "limit": 100}).json()

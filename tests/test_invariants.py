@@ -11,6 +11,7 @@ from conftest import run_daemon
 from embedding_servers import FakeEmbeddingServer
 from llm_servers import closed_port
 from mnemonist.daemon import Daemon
+from mnemonist.guards import write_tx as txguard
 from mnemonist.model.requests import (
     DeleteRequest,
     MemoryPatch,
@@ -19,7 +20,7 @@ from mnemonist.model.requests import (
     RememberRequest,
 )
 from mnemonist.settings import Paths, load_config
-from mnemonist.store import history, txguard
+from mnemonist.store import history
 from mnemonist.store.migrations import MIGRATIONS, migrate
 
 
@@ -49,13 +50,15 @@ def test_no_provider_call_inside_the_write_lock(tmp_path):
     d.provider.embed = recording_embed
     try:
         svc = d.service
-        first = svc.remember(RememberRequest(content="The staging database runs PostgreSQL 16"))
+        first = svc.memories.remember(RememberRequest(
+            content="The staging database runs PostgreSQL 16"))
         svc.flush()
-        svc.patch(first["id"], MemoryPatch(content="The staging database runs PostgreSQL 17",
-                                           reason="upgrade"))
-        svc.recall(RecallRequest(query="which postgres version is on staging"))
-        svc.delete(first["id"], DeleteRequest(reason="test"))
-        svc.recover(first["id"], RecoverRequest(reason="test"))
+        svc.memories.patch(first["id"], MemoryPatch(
+            content="The staging database runs PostgreSQL 17",
+            reason="upgrade"))
+        svc.reads.recall(RecallRequest(query="which postgres version is on staging"))
+        svc.memories.delete(first["id"], DeleteRequest(reason="test"))
+        svc.memories.recover(first["id"], RecoverRequest(reason="test"))
         svc.flush()
     finally:
         d.stop()
@@ -78,18 +81,21 @@ def test_history_is_written_in_the_same_transaction(tmp_path, monkeypatch):
         "provider": "ollama", "baseUrl": f"http://127.0.0.1:{closed_port()}"}}}})
     try:
         svc = d.service
-        kept = svc.remember(RememberRequest(content="A memory that exists before the fault"))
+        kept = svc.memories.remember(RememberRequest(
+            content="A memory that exists before the fault"))
 
         def broken(*args, **kwargs):
             raise RuntimeError("disk full while writing history")
 
         monkeypatch.setattr(history, "append", broken)
         with pytest.raises(RuntimeError):
-            svc.remember(RememberRequest(content="This write must not land without history"))
+            svc.memories.remember(RememberRequest(
+                content="This write must not land without history"))
         with pytest.raises(RuntimeError):
-            svc.patch(kept["id"], MemoryPatch(content="changed without history", reason="x"))
+            svc.memories.patch(kept["id"], MemoryPatch(
+                content="changed without history", reason="x"))
         with pytest.raises(RuntimeError):
-            svc.delete(kept["id"], DeleteRequest(reason="x"))
+            svc.memories.delete(kept["id"], DeleteRequest(reason="x"))
         monkeypatch.undo()
         conn = d.db.reader()
         assert conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0] == 1
@@ -141,7 +147,7 @@ def test_model_switch_reembeds_and_never_mixes_vectors(tmp_path):
                          "gamma notes on codegen"):
                 live.remember(text)
             live.flush()
-            assert live.service.index.dimensions == 8
+            assert live.service.core.index.dimensions == 8
         with run_daemon(tmp_path, embedding_config(srv16.url, "model-b", 16)) as live:
             live.flush()
             status = live.http.get("/api/status").json()
@@ -159,17 +165,17 @@ def test_restart_rebuilds_the_vector_index_without_reembedding(tmp_path):
         made = live.remember("We adopted a golden retriever puppy last spring")
         live.flush()
     with run_daemon(tmp_path) as live:
-        assert len(live.service.index) == 1
+        assert len(live.service.core.index) == 1
         out = live.recall("which dog did they get")
         assert out["results"][0]["id"] == made["id"]
         assert out["results"][0]["source"] in ("vector", "hybrid")
-        assert live.service.embedder.stats.processed == 0
+        assert live.service.core.embedder.stats.processed == 0
 
 
 def test_fts_trigger_fires_only_when_content_changes(tmp_path):
     d = open_daemon(tmp_path)
     try:
-        d.service.remember(RememberRequest(content="tracked for trigger behaviour"))
+        d.service.memories.remember(RememberRequest(content="tracked for trigger behaviour"))
         conn = sqlite3.connect(d.paths.database)
         before = conn.total_changes
         conn.execute("UPDATE memories SET access_count = access_count + 1, last_accessed = 'x'")

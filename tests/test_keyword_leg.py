@@ -23,15 +23,15 @@ def service(tmp_path_factory):
                                   project="gone") for i in range(GONE)]
         weak = [RememberRequest(content=f"a note about one zebra and the weather, day {i}",
                                 project="kept") for i in range(20)]
-        svc.import_memories(ImportRequest(items=strong + weak))
-        preview = svc.forget(ForgetRequest(project="gone", limit=GONE))
-        svc.forget(ForgetRequest(project="gone", limit=GONE, mode="execute",
-                                 reason="test", confirm_token=preview["confirmToken"]))
+        svc.carry.import_memories(ImportRequest(items=strong + weak))
+        preview = svc.memories.forget(ForgetRequest(project="gone", limit=GONE))
+        svc.memories.forget(ForgetRequest(project="gone", limit=GONE, mode="execute",
+                                          reason="test", confirm_token=preview["confirmToken"]))
         yield svc
 
 
 def kept_seqs(svc) -> set[int]:
-    conn = svc.db.reader()
+    conn = svc.core.db.reader()
     return {r[0] for r in conn.execute("SELECT seq FROM memories WHERE project = 'kept'")}
 
 
@@ -41,7 +41,7 @@ def joined(conn, query, filters, k, table="memories_fts"):
 
 
 def test_forgotten_best_matches_give_way_to_live_ones(service):
-    conn = service.db.reader()
+    conn = service.core.db.reader()
     found = keyword.keyword_search(conn, "zebra", None, 10)
     assert len(found) == 10
     assert {seq for seq, _ in found} <= kept_seqs(service)
@@ -49,14 +49,14 @@ def test_forgotten_best_matches_give_way_to_live_ones(service):
 
 
 def test_all_live_matches_when_fewer_than_k(service):
-    conn = service.db.reader()
+    conn = service.core.db.reader()
     found = keyword.keyword_search(conn, "zebra weather", None, 100)
     assert {seq for seq, _ in found} == kept_seqs(service)
     assert found == joined(conn, "zebra weather", None, 100)
 
 
 def test_selective_filters_run_inside_the_query(service):
-    conn = service.db.reader()
+    conn = service.core.db.reader()
     filters = RecallFilters(project="kept")
     assert keyword.selective(filters) and not keyword.selective(None)
     assert not keyword.selective(RecallFilters())
@@ -65,7 +65,7 @@ def test_selective_filters_run_inside_the_query(service):
 
 
 def test_context_index_agrees_with_the_joined_query(service):
-    conn = service.db.reader()
+    conn = service.core.db.reader()
     found = keyword.keyword_search(conn, "zebra day", None, 50, index="context")
     assert found and found == joined(conn, "zebra day", None, 50, table="memories_ctx_fts")
 
@@ -79,7 +79,7 @@ def synthetic(tmp_path_factory):
     home = tmp_path_factory.mktemp("keyword-pruning")
     with open_memory(home, {"embedding": {"provider": "none"}}) as daemon:
         items = [RememberRequest(**m.request_body()) for m in corpus.generate(600)]
-        daemon.service.import_memories(ImportRequest(items=items))
+        daemon.service.carry.import_memories(ImportRequest(items=items))
         yield daemon.service, [q.text for q in corpus.queries(60, 600)]
 
 
@@ -101,7 +101,7 @@ def test_pruned_top_k_is_the_exact_top_k(synthetic, monkeypatch, index):
 
     monkeypatch.setattr(keyword_pruning, "_scored", counted)
     svc, queries = synthetic
-    conn = svc.db.reader()
+    conn = svc.core.db.reader()
     table = keyword.INDEXES[index]
     answered = 0
     for q in queries:
@@ -131,7 +131,7 @@ def test_the_shortcut_agrees_with_filtering_inside_the_query(service, monkeypatc
 
     monkeypatch.setattr(keyword_pruning, "RARE_ROWS", 10)
     monkeypatch.setattr(keyword_pruning, "PROBE", 40)
-    conn = service.db.reader()
+    conn = service.core.db.reader()
     for query, k in (("zebra", 10), ("zebra crossing weather", 15), ("zebra number day", 5)):
         top = keyword_pruning.pruned_top(conn, "memories_fts", keyword.query_terms(query), k)
         assert top is not None and len(top) == k

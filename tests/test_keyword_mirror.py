@@ -64,7 +64,7 @@ def synthetic(tmp_path_factory):
     overrides = {"embedding": {"provider": "none"}, "search": {"keyword_mirror": "off"}}
     with open_memory(home, overrides) as daemon:
         items = [RememberRequest(**m.request_body()) for m in corpus.generate(600)]
-        daemon.service.import_memories(ImportRequest(items=items))
+        daemon.service.carry.import_memories(ImportRequest(items=items))
         yield daemon.service, [q.text for q in corpus.queries(40, 600)]
 
 
@@ -85,7 +85,7 @@ def test_words_become_the_tokens_fts5_makes():
 
 def test_the_mirror_ranks_every_query_as_fts5_does(synthetic):
     svc, queries = synthetic
-    conn = svc.db.reader()
+    conn = svc.core.db.reader()
     assert_ranks_as_fts5(conn, loaded(conn), queries)
 
 
@@ -94,7 +94,8 @@ def test_changes_leave_it_ranking_as_fts5_does(synthetic, monkeypatch, tmp_path)
     mostly dead ones rebuilt) rank as FTS5 over the same rows does."""
     monkeypatch.setattr(keyword_mirror, "SEGMENT_DOCS", 64)
     svc, queries = synthetic
-    rows = svc.db.reader().execute("SELECT seq, text FROM memory_context ORDER BY seq").fetchall()
+    rows = svc.core.db.reader().execute(
+        "SELECT seq, text FROM memory_context ORDER BY seq").fetchall()
     db = sqlite3.connect(tmp_path / "copy.db")
     db.execute(f"CREATE VIRTUAL TABLE {TABLE} USING fts5(text, tokenize='porter unicode61')")
     db.executemany(f"INSERT INTO {TABLE}(rowid, text) VALUES (?, ?)", rows)
@@ -123,7 +124,7 @@ def test_changes_leave_it_ranking_as_fts5_does(synthetic, monkeypatch, tmp_path)
 
 def test_a_word_of_three_tokens_is_left_to_fts5(synthetic):
     svc, _ = synthetic
-    mirror = loaded(svc.db.reader())
+    mirror = loaded(svc.core.db.reader())
     assert mirror.keys(["deploy", "coral orchid"]) is not None
     assert mirror.keys(["a.b.c"]) is None  # three tokens: a phrase the mirror cannot rank
 
@@ -131,10 +132,10 @@ def test_a_word_of_three_tokens_is_left_to_fts5(synthetic):
 def test_the_writer_reports_committed_context_rows_only(tmp_path):
     with open_memory(tmp_path, {"embedding": {"provider": "none"},
                                 "search": {"keyword_mirror": "off"}}) as daemon:
-        db = daemon.service.db
+        db = daemon.service.core.db
         seen: list[list[int]] = []
         db.watch_context(seen.append)
-        daemon.service.remember(RememberRequest(content="first memory about the heron"))
+        daemon.service.memories.remember(RememberRequest(content="first memory about the heron"))
         assert len(seen) == 1 and len(seen[0]) == 1
         with pytest.raises(RuntimeError), db.write_tx() as conn:
             conn.execute("UPDATE memory_context SET text = 'changed' WHERE seq = ?", seen[0])
@@ -159,24 +160,24 @@ def _fts_context(conn, query: str, k: int = 20) -> list[tuple[int, float]]:
 def test_a_started_daemon_follows_every_write(tmp_path):
     with _started(tmp_path) as daemon:
         svc = daemon.service
-        keeper = svc.searcher.keyword_mirror
+        keeper = svc.core.searcher.keyword_mirror
         assert keeper is not None and svc.flush(60)
         assert keeper.usable() is not None and len(keeper.mirror) == 0
-        first = svc.remember(RememberRequest(content="The heron nests by the quarry lake"))
-        svc.remember(RememberRequest(content="Herons fish at dawn near the quarry"))
+        first = svc.memories.remember(RememberRequest(content="The heron nests by the quarry lake"))
+        svc.memories.remember(RememberRequest(content="Herons fish at dawn near the quarry"))
         mirror = keeper.usable()  # the two rows are applied inside the recall's call
         assert mirror is not None and len(mirror) == 2
-        conn = svc.db.reader()
+        conn = svc.core.db.reader()
         found = keyword.keyword_search(conn, "heron quarry", None, 10, index="context",
                                        mirror=mirror)
         assert [s for _, s in found] == [s for _, s in _fts_context(conn, "heron quarry", 10)]
         assert len(found) == 2
-        with svc.db.write_tx() as wconn:  # as a purge does: the row leaves the mirror
+        with svc.core.db.write_tx() as wconn:  # as a purge does: the row leaves the mirror
             wconn.execute("DELETE FROM memory_context WHERE seq = "
                           "(SELECT seq FROM memories WHERE id = ?)", (first["id"],))
         mirror = keeper.usable()
         assert mirror is not None and len(mirror) == 1
-        out = svc.recall(RecallRequest(query="heron quarry"))
+        out = svc.reads.recall(RecallRequest(query="heron quarry"))
         assert out["results"]
 
 
@@ -185,15 +186,15 @@ def test_far_behind_it_steps_aside_until_caught_up(tmp_path, monkeypatch):
     monkeypatch.setattr(keyword_mirror_keeper, "QUIET_S", 0.05)
     with _started(tmp_path) as daemon:
         svc = daemon.service
-        keeper = svc.searcher.keyword_mirror
+        keeper = svc.core.searcher.keyword_mirror
         assert svc.flush(60)
         keeper._apply_lock.acquire()  # hold the keeper's thread back
         try:
-            svc.import_memories(ImportRequest(items=[
-                RememberRequest(content=f"kestrel sighting number {i} over the ridge")
-                for i in range(30)]))
+            svc.carry.import_memories(ImportRequest(items=[
+                      RememberRequest(content=f"kestrel sighting number {i} over the ridge")
+                      for i in range(30)]))
             assert keeper.usable() is None  # 30 rows behind: the keyword leg uses FTS5
-            out = svc.recall(RecallRequest(query="kestrel ridge", limit=5))
+            out = svc.reads.recall(RecallRequest(query="kestrel ridge", limit=5))
             assert len(out["results"]) == 5
         finally:
             keeper._apply_lock.release()
@@ -203,15 +204,16 @@ def test_far_behind_it_steps_aside_until_caught_up(tmp_path, monkeypatch):
         assert keeper.builds == 2  # 30 changed rows against 0 held: built again
         keeper._apply_lock.acquire()
         try:  # 10 more: behind, but less than it holds: caught up, not rebuilt
-            svc.import_memories(ImportRequest(items=[
-                RememberRequest(content=f"kestrel ridge roost {i} at dusk") for i in range(10)]))
+            svc.carry.import_memories(ImportRequest(items=[
+                      RememberRequest(content=f"kestrel ridge roost {i} at dusk") for i in range(
+                          10)]))
             assert keeper.usable() is None
         finally:
             keeper._apply_lock.release()
         assert svc.flush(60)
         mirror = keeper.usable()
         assert mirror is not None and len(mirror) == 40 and keeper.builds == 2
-        conn = svc.db.reader()
+        conn = svc.core.db.reader()
         found = keyword.keyword_search(conn, "kestrel ridge", None, 10, index="context",
                                        mirror=mirror)
         assert [s for _, s in found] == [s for _, s in _fts_context(conn, "kestrel ridge", 10)]
@@ -222,18 +224,18 @@ def test_filters_rejecting_its_best_rows_fall_to_the_next(tmp_path):
     filters drop them, and the mirror is asked for more."""
     with _started(tmp_path) as daemon:
         svc = daemon.service
-        svc.import_memories(ImportRequest(items=[
-            RememberRequest(content=f"zebra zebra zebra crossing {i}", project="gone")
-            for i in range(300)] + [
-            RememberRequest(content=f"one zebra and the weather, day {i}", project="kept")
-            for i in range(20)]))
-        preview = svc.forget(ForgetRequest(project="gone", limit=300))
-        svc.forget(ForgetRequest(project="gone", limit=300, mode="execute", reason="test",
-                                 confirm_token=preview["confirmToken"]))
+        svc.carry.import_memories(ImportRequest(items=[
+                  RememberRequest(content=f"zebra zebra zebra crossing {i}", project="gone")
+                  for i in range(300)] + [
+                  RememberRequest(content=f"one zebra and the weather, day {i}", project="kept")
+                  for i in range(20)]))
+        preview = svc.memories.forget(ForgetRequest(project="gone", limit=300))
+        svc.memories.forget(ForgetRequest(project="gone", limit=300, mode="execute", reason="test",
+                                          confirm_token=preview["confirmToken"]))
         assert svc.flush(60)
-        mirror = svc.searcher.keyword_mirror.usable()
+        mirror = svc.core.searcher.keyword_mirror.usable()
         assert mirror is not None
-        conn = svc.db.reader()
+        conn = svc.core.db.reader()
         found = keyword.keyword_search(conn, "zebra", None, 10, index="context", mirror=mirror)
         assert [s for _, s in found] == [s for _, s in _fts_context(conn, "zebra", 10)]
         kept = {r[0] for r in conn.execute("SELECT seq FROM memories WHERE project = 'kept'")}
@@ -248,12 +250,12 @@ def test_a_narrow_filter_ranks_among_the_rows_it_allows(tmp_path, monkeypatch, a
     monkeypatch.setattr(keyword, "MIRROR_AMONG", among)
     with _started(tmp_path) as daemon:
         svc = daemon.service
-        svc.import_memories(ImportRequest(items=[
-            RememberRequest(content=f"zebra zebra crossing {i}", project=f"p{i % 3}")
-            for i in range(90)]))
+        svc.carry.import_memories(ImportRequest(items=[
+                  RememberRequest(content=f"zebra zebra crossing {i}", project=f"p{i % 3}")
+                  for i in range(90)]))
         assert svc.flush(60)
-        mirror = svc.searcher.keyword_mirror.usable()
-        conn = svc.db.reader()
+        mirror = svc.core.searcher.keyword_mirror.usable()
+        conn = svc.core.db.reader()
         for filters in (RecallFilters(project="p1"), RecallFilters(project="nowhere")):
             found = keyword.keyword_search(conn, "zebra crossing 7", filters, 10,
                                            index="context", mirror=mirror)
@@ -272,18 +274,18 @@ def test_a_narrow_filter_ranks_among_the_rows_it_allows(tmp_path, monkeypatch, a
 
 def test_auto_waits_for_a_large_store(tmp_path):
     with _started(tmp_path, "auto") as daemon:
-        keeper = daemon.service.searcher.keyword_mirror
-        daemon.service.remember(RememberRequest(content="a small store"))
+        keeper = daemon.service.core.searcher.keyword_mirror
+        daemon.service.memories.remember(RememberRequest(content="a small store"))
         assert daemon.service.flush(60)
         assert keeper.state == "waiting" and keeper.usable() is None
-        assert daemon.service.status()["keyword_mirror"]["state"] == "waiting"
+        assert daemon.service.health.status()["keyword_mirror"]["state"] == "waiting"
 
 
 def test_a_build_steps_aside_while_an_import_runs(tmp_path, monkeypatch):
     """Writes arriving mid-build make it wait for them to pause; what they changed (new rows
     past the read point, a deleted row before it) is in the finished mirror."""
     with _started(tmp_path, "off") as daemon:
-        daemon.service.import_memories(ImportRequest(items=[
+        daemon.service.carry.import_memories(ImportRequest(items=[
             RememberRequest(content=f"osprey count {i} on the estuary") for i in range(40)]))
     monkeypatch.setattr(keyword_mirror_keeper, "CHUNK", 10)
     monkeypatch.setattr(keyword_mirror_keeper, "INLINE", 8)
@@ -297,10 +299,10 @@ def test_a_build_steps_aside_while_an_import_runs(tmp_path, monkeypatch):
         if not steps:  # after the first chunk: an import, and a purge of a row already read
             assert service_ready.wait(30)
             svc = holder["svc"]
-            svc.import_memories(ImportRequest(items=[
-                RememberRequest(content=f"osprey dive {i} at the estuary mouth")
-                for i in range(30)]))
-            with svc.db.write_tx() as conn:
+            svc.carry.import_memories(ImportRequest(items=[
+                      RememberRequest(content=f"osprey dive {i} at the estuary mouth")
+                      for i in range(30)]))
+            with svc.core.db.write_tx() as conn:
                 conn.execute("DELETE FROM memory_context WHERE seq = ?", (read_to,))
         steps.append(read_to)
         original(self, read_to)
@@ -312,16 +314,16 @@ def test_a_build_steps_aside_while_an_import_runs(tmp_path, monkeypatch):
         holder["svc"] = svc
         service_ready.set()
         assert svc.flush(60)
-        keeper = svc.searcher.keyword_mirror
+        keeper = svc.core.searcher.keyword_mirror
         assert keeper.paused == 1 and keeper.builds == 1
         mirror = keeper.usable()
         assert mirror is not None and len(mirror) == 40 + 30 - 1
-        conn = svc.db.reader()
+        conn = svc.core.db.reader()
         for query in ("osprey estuary", "osprey dive mouth", "count"):
             found = keyword.keyword_search(conn, query, None, 100, index="context",
                                            mirror=mirror)
             assert [s for _, s in found] == [s for _, s in _fts_context(conn, query, 100)]
-        status = svc.status()["keyword_mirror"]
+        status = svc.health.status()["keyword_mirror"]
         assert status["build_pauses"] == 1
         assert status["build_waited_s"] >= 0.1  # at least one quiet spell, counted apart
         assert keeper.built_in_s is not None and keeper.built_in_s >= 0

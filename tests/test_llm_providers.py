@@ -12,6 +12,8 @@ from collections.abc import Iterator
 import pytest
 
 from llm_servers import FakeLlmServer, Reply, closed_port
+from mnemonist.guards import write_tx as txguard
+from mnemonist.guards.write_tx import WriteLockViolation
 from mnemonist.model.config import ExtractionConfig
 from mnemonist.providers.llm import (
     AnthropicLlm,
@@ -29,8 +31,6 @@ from mnemonist.providers.llm import (
     create_llm_provider,
 )
 from mnemonist.providers.llm.base import LlmHttpError
-from mnemonist.store import txguard
-from mnemonist.store.txguard import WriteLockViolation
 
 
 @pytest.fixture

@@ -48,7 +48,8 @@ def daemon(tmp_path: Path) -> Iterator[Daemon]:
 
 
 def remember(d: Daemon, n: int, prefix: str = "memory") -> list[dict[str, Any]]:
-    return [d.service.remember(RememberRequest(content=f"{prefix} number {i} about otters"))
+    return [d.service.memories.remember(RememberRequest(
+        content=f"{prefix} number {i} about otters"))
             for i in range(n)]
 
 
@@ -86,7 +87,7 @@ def crafted(d: Daemon) -> list[dict[str, Any]]:
     """10 memories, 4 of them deleted; 10 jobs: 2 dead, 3 completed, 1 stale lease, 1 fresh."""
     mems = remember(d, 10)
     for m in mems[:4]:
-        d.service.delete(m["id"], DeleteRequest(reason="crafted"))
+        d.service.memories.delete(m["id"], DeleteRequest(reason="crafted"))
     ids = job_ids(d)
     assert len(ids) == 10
     set_jobs(d, ids[:2], "dead", failed_at=format_ts(datetime.now(UTC)))
@@ -178,7 +179,7 @@ def test_requeue_dead_and_release_stale_leases(live):
 def test_retention_sweep_route_purges_expired_tombstones(live):
     d = live.daemon
     m = live.remember("An expired tombstone about herons")
-    d.service.delete(m["id"], DeleteRequest(reason="old"))
+    d.service.memories.delete(m["id"], DeleteRequest(reason="old"))
     sql(d, "UPDATE memories SET deleted_at = ? WHERE id = ?", LONG_AGO, m["id"])
     out = repair(live, "retention-sweep")
     assert out["result"]["tombstones"] >= 1
@@ -213,12 +214,12 @@ def test_reembed_fills_missing_embeddings_and_the_vector_index(tmp_path):
             assert healthy["vector_index_size"] == healthy["live_embedded"] == 6
             # lose two vectors from the index and two embeddings from the table
             for m in mems[:2]:
-                d.service.index.remove(seq_of(d, m["id"]))
+                d.service.core.index.remove(seq_of(d, m["id"]))
             for m in mems[2:4]:
                 sql(d, "DELETE FROM embeddings WHERE content_hash = (SELECT content_hash FROM"
                     " memories WHERE id = ?)", m["id"])
                 sql(d, "UPDATE memories SET embedding_model = NULL WHERE id = ?", m["id"])
-                d.service.index.remove(seq_of(d, m["id"]))
+                d.service.core.index.remove(seq_of(d, m["id"]))
             broken = d.maintenance.diagnostics()
             assert broken["index"]["embeddings_missing"] == 2
             assert broken["index"]["vector_index_size"] == 2
@@ -246,7 +247,7 @@ def test_execute_mode_repairs_and_records_the_delta(daemon):
     after = daemon.maintenance.diagnostics()
     assert after["queue"]["dead"] == 0 and after["queue"]["stale_leases"] == 0
     assert not after["index"]["fts_mismatch"]
-    found = daemon.service.recall(RecallRequest(query="memory number 5 otters"))
+    found = daemon.service.reads.recall(RecallRequest(query="memory number 5 otters"))
     assert mems[5]["id"] in [r["id"] for r in found["results"]]
 
 
@@ -314,7 +315,7 @@ def test_halt_tracker_stops_an_ineffective_repair(tmp_path):
     try:
         mems = remember(d, 10)
         for m in mems[:6]:  # 60 % tombstones, all recent: a sweep purges none of them
-            d.service.delete(m["id"], DeleteRequest(reason="recent"))
+            d.service.memories.delete(m["id"], DeleteRequest(reason="recent"))
         for run in range(3):
             cycle = d.maintenance.tick("execute")
             assert [e["action"] for e in cycle["executed"]] == ["triggerRetentionSweep"], run

@@ -158,13 +158,20 @@ def test_every_argument_is_a_field_of_the_request(tool: str) -> None:
         MEMORY_TYPES)
 
 
-class _Exploding:
-    """A service whose every method fails the way a bug would."""
+class _ExplodingPart:
+    """A part of the service whose every method fails the way a bug would."""
 
     def __getattr__(self, name: str):
         def boom(*_args: Any, **_kwargs: Any) -> Any:
             raise RuntimeError(f"{name} exploded")
         return boom
+
+
+class _Exploding:
+    """A service whose every part (`service.reads`, ...) is an `_ExplodingPart`."""
+
+    def __getattr__(self, part: str) -> _ExplodingPart:
+        return _ExplodingPart()
 
 
 class _BrokenBackend(ServiceBackend):

@@ -95,7 +95,7 @@ def test_recall_answers_with_the_current_value(daemon_store, tmp_path):
         before = [r["id"] for r in live.recall(
             "which region was the orders cluster in originally?", project="ops")["results"]]
         assert before.index(old["id"]) < before.index(new["id"])
-        live.service.config.search.newest_first_share = 0.0  # a runtime setting: off
+        live.service.core.config.search.newest_first_share = 0.0  # a runtime setting: off
         off = [r["id"] for r in live.recall(QUESTION, project="ops")["results"]]
         assert off.index(old["id"]) < off.index(new["id"])
 

@@ -36,7 +36,7 @@ def db_rows(home: Path, sql: str, *args) -> list[dict]:
 
 
 def extract_state(live, memory_id: str) -> dict:
-    row = live.service.db.reader().execute(
+    row = live.service.core.db.reader().execute(
         "SELECT status, attempts, error, result FROM memory_jobs WHERE memory_id = ?"
         " AND job_type = 'extract'", (memory_id,)).fetchone()
     return dict(row)
@@ -101,7 +101,7 @@ def test_remember_a_paragraph_and_get_facts_history_and_entities(tmp_path):
         found = live.recall("does Alice like tabs or spaces?", project="acme")["results"]
         assert "Alice prefers tabs over spaces in every repository" in [
             r["content"] for r in found]
-        assert live.service.get(src)["content"] == PARAGRAPH  # the raw memory, untouched
+        assert live.service.reads.get(src)["content"] == PARAGRAPH  # the raw memory, untouched
 
         status = live.http.get("/api/pipeline/status").json()
         assert status["mode"] == "controlled" and status["flags"]["enabled"]
@@ -224,7 +224,7 @@ def test_each_failure_keeps_the_raw_memory_and_records_the_outcome(tmp_path):
             assert [f["content"] for f in facts["memories"]] == [
                 "Builds are cached for seven days"]
             for name, mid in cases.items():  # every raw memory intact
-                got = live.service.get(mid)
+                got = live.service.reads.get(mid)
                 assert got["content"].startswith(name) and got["version"] == 1
                 assert not got["is_deleted"]
 
@@ -276,7 +276,7 @@ def test_a_worker_killed_mid_job_is_recovered_by_the_reaper(tmp_path):
         tmp_path.mkdir(exist_ok=True)
         first = Daemon(paths, load_config(paths, with_store(tmp_path, config)),
                        workers=False).start()
-        mid = first.service.remember(RememberRequest(
+        mid = first.service.memories.remember(RememberRequest(
             content="Crash drill: the nightly backup runs at 02:00 UTC, kept thirty days."))["id"]
         with first.db.write_tx() as conn:
             assert jobs.lease(conn, "extract") is not None

@@ -156,7 +156,7 @@ def test_full_mode_update_supersedes_and_restore_brings_it_back(tmp_path, llm, b
             run_jobs(d)
             d.service.flush(30)
             old_seq = rows(d, "SELECT seq FROM memories WHERE id = ?", old)[0]["seq"]
-            assert old_seq in d.service.index
+            assert old_seq in d.service.core.index
             brain.extractions["Migration"] = facts_json(
                 ("The billing service does not store invoices in PostgreSQL any more", 0.9))
             brain.decide = target_containing("PostgreSQL")
@@ -171,10 +171,10 @@ def test_full_mode_update_supersedes_and_restore_brings_it_back(tmp_path, llm, b
             src_row = rows(d, "SELECT occurred_at FROM memories WHERE id = ?", src)[0]
             assert old_row["valid_to"] == max(src_row["occurred_at"], old_row["valid_from"])
             assert new["supersedes"] == old and new["valid_to"] is None
-            chain = d.service.chain(new["id"])
+            chain = d.service.reads.chain(new["id"])
             assert [v["id"] for v in chain["supersedes"]] == [old]
             assert chain["supersedes"][0]["valid_to"] == old_row["valid_to"]
-            arch = d.service.archived_versions(old)["versions"]
+            arch = d.service.pipeline.archived_versions(old)["versions"]
             assert len(arch) == 1 and arch[0]["row"]["content"] == old_row["content"]
             assert arch[0]["superseded_by"] == new["id"]
             events = [h["event"] for h in rows(
@@ -184,13 +184,14 @@ def test_full_mode_update_supersedes_and_restore_brings_it_back(tmp_path, llm, b
             assert meta["outcome"] == "superseded" and meta["contradictionRisk"]
             assert meta["reviewNeeded"] and meta["supersededMemoryId"] == old
             # off the vector index and out of recall; the new version is embedded and indexed
-            assert old_seq not in d.service.index and new["seq"] in d.service.index
+            assert old_seq not in d.service.core.index and new["seq"] in d.service.core.index
             assert new["embedding_model"] == "openai/fake"
-            found = d.service.recall(RecallRequest(query="billing invoices PostgreSQL"))
+            found = d.service.reads.recall(RecallRequest(query="billing invoices PostgreSQL"))
             assert old not in [r["id"] for r in found["results"]]
-            d.service.restore_superseded(old, RecoverRequest(reason="the migration was undone"))
-            assert old_seq in d.service.index
-            found = d.service.recall(RecallRequest(query="billing invoices PostgreSQL"))
+            d.service.pipeline.restore_superseded(old, RecoverRequest(
+                reason="the migration was undone"))
+            assert old_seq in d.service.core.index
+            found = d.service.reads.recall(RecallRequest(query="billing invoices PostgreSQL"))
             assert old in [r["id"] for r in found["results"]]
 
 

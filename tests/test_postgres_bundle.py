@@ -43,10 +43,10 @@ def test_sqlite_bundle_to_postgresql_and_back_is_the_same_bundle(source, postgre
             found = pg.recall("which S3 bucket holds the invoices")["results"]
             assert any("acme-invoices-prod" in r["content"] for r in found[:5])
             if args:  # vectors came in the bundle: pgvector has them, none computed again
-                n = pg.service.db.reader().execute(
+                n = pg.service.core.db.reader().execute(
                     "SELECT count(*) FROM embeddings WHERE embedding IS NULL").fetchone()[0]
                 assert n == 0
-                assert pg.service.embedder.stats.processed == 0
+                assert pg.service.core.embedder.stats.processed == 0
         # the next round gets an empty database again
         db = PostgresDatabase(postgres_url)
         try:
@@ -85,7 +85,7 @@ def test_an_export_on_postgresql_is_one_snapshot(postgres_url: str, tmp_path: Pa
     with run_daemon(tmp_path / "pg", {"storage": {"url": postgres_url}}) as pg:
         for n in range(3):
             pg.remember(f"Snapshot note number {n} about the tide tables")
-        lines = pg.service.export_lines(all_scopes=True)
+        lines = pg.service.carry.export_lines(all_scopes=True)
         header = json.loads(next(lines))
         assert header["kind"] == "mnemonist-bundle"
         pg.remember("Written while the export streams: not in it")

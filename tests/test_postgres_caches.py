@@ -18,7 +18,7 @@ from pipeline_helpers import wait_for
 
 def knows(daemon: Any, name: str) -> bool:
     words = set(tokenize(name))
-    return words <= daemon.service.searcher.authors.named_in(f"what did {name} say")
+    return words <= daemon.service.core.searcher.authors.named_in(f"what did {name} say")
 
 
 def test_authors_written_or_changed_through_one_daemon_are_known_to_the_other(
@@ -26,7 +26,7 @@ def test_authors_written_or_changed_through_one_daemon_are_known_to_the_other(
 ) -> None:
     config = {"storage": {"url": postgres_url}}
     with run_daemon(tmp_path / "a", config) as a, run_daemon(tmp_path / "b", config) as b:
-        assert b.service.changes is not None and b.service.changes.listening.wait(30)
+        assert b.service.core.changes is not None and b.service.core.changes.listening.wait(30)
         made = a.remember("The kiln reached 1200 degrees on Tuesday", who="Melanie Okafor")
         assert wait_for(lambda: knows(b, "Melanie Okafor"), 60)
         # a modify of an old row's author: no new seq, only the notification tells B
@@ -35,7 +35,7 @@ def test_authors_written_or_changed_through_one_daemon_are_known_to_the_other(
                                                              "reason": "wrong author"})
         assert r.status_code == 200, r.text
         assert wait_for(lambda: knows(b, "Zbigniew Quartz"), 60)
-        assert b.service.changes.received >= 2
+        assert b.service.core.changes.received >= 2
 
 
 def test_after_its_connection_drops_the_listener_reconnects_and_rereads_the_authors(
@@ -43,7 +43,7 @@ def test_after_its_connection_drops_the_listener_reconnects_and_rereads_the_auth
 ) -> None:
     config = {"storage": {"url": postgres_url}}
     with run_daemon(tmp_path / "a", config) as a, run_daemon(tmp_path / "b", config) as b:
-        listener = b.service.changes
+        listener = b.service.core.changes
         assert listener is not None and listener.listening.wait(30)
         gaps, pid = listener.gaps, listener.pid
         with psycopg.connect(postgres_url, autocommit=True) as admin:
@@ -94,7 +94,7 @@ def test_every_integer_column_holds_64_bits_on_postgresql(postgres_url: str,
                                                            tmp_path: Path) -> None:
     """SQLite's INTEGER is 64-bit: a file's mtime in nanoseconds must fit on PostgreSQL."""
     with run_daemon(tmp_path / "a", {"storage": {"url": postgres_url}}) as a:
-        db = a.service.db
+        db = a.service.core.db
         narrow = db.reader().execute(
             "SELECT table_name, column_name FROM information_schema.columns"
             " WHERE table_schema = current_schema() AND data_type = 'integer'").fetchall()

@@ -20,18 +20,23 @@ def _fill(home: Path) -> dict[str, str]:
     with open_memory(home) as d:
         s = d.service
         ids = {
-            "plain": s.remember(RememberRequest(content="The staging database runs on port 5433",
-                                                project="ops"))["id"],
-            "old": s.remember(RememberRequest(content="On-call rotation changes on Mondays",
-                                              project="ops", key="rotation"))["id"],
-            "new": s.remember(RememberRequest(content="On-call rotation changes on Wednesdays",
-                                              project="ops", key="rotation"))["id"],
-            "private": s.remember(RememberRequest(content="My laptop's disk key is in 1Password",
-                                                  agent_id="agent-a"))["id"],
-            "gone": s.remember(RememberRequest(content="The old wiki lives at wiki.example",
-                                               project="ops"))["id"],
+            "plain": s.memories.remember(RememberRequest(
+                content="The staging database runs on port 5433",
+                project="ops"))["id"],
+            "old": s.memories.remember(RememberRequest(
+                content="On-call rotation changes on Mondays",
+                project="ops", key="rotation"))["id"],
+            "new": s.memories.remember(RememberRequest(
+                content="On-call rotation changes on Wednesdays",
+                project="ops", key="rotation"))["id"],
+            "private": s.memories.remember(RememberRequest(
+                content="My laptop's disk key is in 1Password",
+                agent_id="agent-a"))["id"],
+            "gone": s.memories.remember(RememberRequest(
+                content="The old wiki lives at wiki.example",
+                project="ops"))["id"],
         }
-        s.forget(ForgetRequest(mode="execute", ids=[ids["gone"]], reason="wiki retired"))
+        s.memories.forget(ForgetRequest(mode="execute", ids=[ids["gone"]], reason="wiki retired"))
         assert s.flush(120)
     return ids
 
@@ -63,14 +68,15 @@ def test_a_sqlite_home_is_copied_losslessly_and_served(postgres_url: str, tmp_pa
     again = CliRunner().invoke(cli, ["migrate", "--to", postgres_url, "--home", str(home)])
     assert again.exit_code == 1 and "already holds memories" in again.output
     with open_memory(tmp_path / "team", {"storage": {"url": postgres_url}}) as d:
-        got = d.service.recall(RecallRequest(query="on-call rotation", project="ops"))
+        got = d.service.reads.recall(RecallRequest(query="on-call rotation", project="ops"))
         assert [r["id"] for r in got["results"]] == [ids["new"]]
-        meaning = d.service.recall(RecallRequest(query="which port does staging's DB use?",
-                                                 project="ops"))
+        meaning = d.service.reads.recall(RecallRequest(query="which port does staging's DB use?",
+                                                             project="ops"))
         assert meaning["results"][0]["id"] == ids["plain"]
         assert meaning["results"][0]["scores"]["vector"] > 0
-        made = d.service.remember(RememberRequest(content="A memory written after the move",
-                                                  project="ops"))
+        made = d.service.memories.remember(RememberRequest(
+            content="A memory written after the move",
+                     project="ops"))
         assert made["created"] is True  # the identity sequence continues after the copy
 
 

@@ -99,7 +99,7 @@ def wait_for(check: Any, seconds: float) -> bool:
 
 
 def unembedded(live: LiveDaemon) -> int:
-    model = live.service.provider.model_id
+    model = live.service.core.provider.model_id
     return live.query(
         "SELECT count(*) FROM memories m LEFT JOIN embeddings e"
         " ON e.content_hash = m.content_hash AND e.model = ?"

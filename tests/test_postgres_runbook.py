@@ -189,7 +189,8 @@ def _terminal(base: Path, **extra: str) -> Terminal:
 def _old_home(base: Path) -> dict[str, str]:
     """A SQLite home with memories, its daemon stopped (what `migrate` moves); ids by text."""
     with open_memory(base / "old-home") as daemon:
-        ids = {text: daemon.service.remember(RememberRequest(content=text, project="ops"))["id"]
+        ids = {text: daemon.service.memories.remember(RememberRequest(
+            content=text, project="ops"))["id"]
                for text in OLD}
         assert daemon.service.flush(120)
     return ids
@@ -458,7 +459,7 @@ def test_migrate_refuses_a_database_in_use_in_one_line(postgres_url: str, tmp_pa
     the copy would collide with them (`duplicate key ... meta_pkey`). Refused before the
     schema is touched; so is a database holding another application's tables."""
     with open_memory(tmp_path / "old") as d:
-        d.service.remember(RememberRequest(content="The wiki moved to Confluence"))
+        d.service.memories.remember(RememberRequest(content="The wiki moved to Confluence"))
     with open_memory(tmp_path / "team", {"storage": {"url": postgres_url}}):
         pass
     before = _counts(postgres_url)

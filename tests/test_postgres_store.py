@@ -144,16 +144,17 @@ def test_the_read_routes_answer_on_postgresql(postgres_url: str, tmp_path: Path)
 
 def test_hnsw_answers_like_the_exact_scan(postgres_url: str, tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    with run_daemon(tmp_path / "home", {"storage": {"url": postgres_url}}) as live:
+    with run_daemon(tmp_path / "home", {"storage": {"url": postgres_url},
+                                        "search": {"postgres_vectors": "database"}}) as live:
         for i, text in enumerate(["Invoices are paid within thirty days",
                                   "The build server runs Debian 12",
                                   "Lunch is served at noon in the atrium",
                                   "Passwords rotate every ninety days"]):
             live.remember(text, project=f"p{i % 2}")
         live.flush()
-        index = live.service.index
+        index = live.service.core.index
         assert isinstance(index, vectors.PgVectorIndex) and len(index) == 4
-        query = live.service.embed_query("which operating system is on the CI machine?")
+        query = live.service.core.embed_query("which operating system is on the CI machine?")
         exact = index.search(query, 3)
         monkeypatch.setattr(vectors, "EXACT_BELOW", 0)
         approximate = index.search(query, 3)

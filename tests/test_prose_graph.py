@@ -237,7 +237,8 @@ def test_a_bulk_import_reads_its_prose_in_the_background_and_skips_what_changed(
         "The reporting dashboard reads from the checkout API.",
         "The nightly backup job dumps PostgreSQL to S3.")]
     with manual_daemon(tmp_path, KEYWORD_ONLY) as d:
-        ids = [r["id"] for r in d.service.import_memories(ImportRequest(items=items))["items"]]
+        ids = [r["id"] for r in d.service.carry.import_memories(ImportRequest(
+            items=items))["items"]]
         conn = d.db.reader()
 
         def typed() -> list[tuple[str, str, str, int]]:
@@ -248,10 +249,10 @@ def test_a_bulk_import_reads_its_prose_in_the_background_and_skips_what_changed(
                 " WHERE r.relation_type != 'co_occurrence' ORDER BY 1, 2, 3")]
 
         assert typed() == []  # names only so far
-        d.service.patch(ids[1], MemoryPatch(
+        d.service.memories.patch(ids[1], MemoryPatch(
             content="The reporting dashboard reads from the checkout API every hour.",
             reason="more precise"))  # linked in full by the modify
-        d.service.delete(ids[2], DeleteRequest(reason="wrong"))
+        d.service.memories.delete(ids[2], DeleteRequest(reason="wrong"))
         assert run_prose(d) == 1
         assert typed() == [("checkout api", "writes_to", "postgresql", 1),
                            ("reporting dashboard", "reads_from", "checkout api", 1)]

@@ -73,7 +73,7 @@ def config(url: str) -> dict[str, Any]:
 def quiet(live: LiveDaemon) -> None:
     """Every job done and every vector written."""
     def idle() -> bool:
-        row = live.service.db.reader().execute(
+        row = live.service.core.db.reader().execute(
             "SELECT COUNT(*) FROM memory_jobs WHERE status IN ('pending', 'leased')").fetchone()
         return row[0] == 0
     assert wait_for(idle, 60), "jobs did not finish"
@@ -189,15 +189,15 @@ def test_retention_purges_the_text_of_expired_tombstones(tmp_path: Path) -> None
     with run_daemon(tmp_path) as live:
         token = "glimmerpost8820vex"
         svc = live.service
-        mid = svc.remember(RememberRequest(content=f"The wifi key is {token}"))["id"]
+        mid = svc.memories.remember(RememberRequest(content=f"The wifi key is {token}"))["id"]
         live.http.request("DELETE", f"/api/memory/{mid}", json={"reason": "old"})
         assert stored_hits(live, [token])  # the tombstone keeps it
-        with svc.db.write_tx() as conn:
+        with svc.core.db.write_tx() as conn:
             conn.execute("UPDATE memories SET deleted_at = '2000-01-01T00:00:00.000Z'"
                          " WHERE id = ?", (mid,))
         assert live.daemon.retention.sweep().tombstones == 1
         assert store_everywhere(live, [token]) == []
-        events = [e["event"] for e in svc.history(mid)["events"]]
+        events = [e["event"] for e in svc.reads.history(mid)["events"]]
         assert events == ["created", "deleted", "purged"]
 
 
@@ -213,7 +213,7 @@ def test_forget_force_clears_the_text_from_the_file(tmp_path: Path) -> None:
         mid = live.remember(f"The safe combination is {token}")["id"]
         live.flush()
         db = live.daemon.paths.database
-        live.service.db.checkpoint()
+        live.service.core.db.checkpoint()
         assert file_hits(db, [token])  # it is in the file now
         out = live.http.post("/api/memory/forget", json={
             "ids": [mid], "mode": "execute", "reason": "x", "force": True}).json()
@@ -230,12 +230,13 @@ def test_migration_9_clears_what_earlier_hard_deletes_left(tmp_path: Path) -> No
     with run_daemon(tmp_path) as live:
         gone = live.remember(f"The garage code is {token}")["id"]
         kept = live.remember(f"A live note that mentions {token}x too")["id"]
-        with live.service.db.write_tx() as conn:  # the old hard delete: row and indexes
+        with live.service.core.db.write_tx() as conn:  # the old hard delete: row and indexes
             memories.hard_delete(conn, gone)
             conn.execute("DELETE FROM schema_migrations WHERE version = 9")
     assert table_hits(Paths(tmp_path).database, [f"is {token}"])
     with run_daemon(tmp_path) as live:  # start-up applies migration 9 again
-        events = live.service.history(gone)["events"]
+        events = live.service.reads.history(gone)["events"]
         assert events and all(e["new_content"] is None for e in events)
-        assert live.service.history(kept)["events"][0]["new_content"].endswith(f"{token}x too")
+        assert live.service.reads.history(kept)["events"][0]["new_content"].endswith(
+            f"{token}x too")
         assert table_hits(live.daemon.paths.database, [f"is {token}"]) == []

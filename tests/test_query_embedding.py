@@ -79,9 +79,9 @@ def test_a_background_timeout_is_enough_to_skip(tmp_path: Path) -> None:
             srv.hang = True
             live.remember(MEMORIES[0])  # the background embedder's request times out (3 s)
             deadline = time.monotonic() + 20
-            while live.service.embedder.stats.provider_ok and time.monotonic() < deadline:
+            while live.service.core.embedder.stats.provider_ok and time.monotonic() < deadline:
                 time.sleep(0.1)
-            assert not live.service.embedder.stats.provider_ok
+            assert not live.service.core.embedder.stats.provider_ok
             answer, waited = _timed_recall(live, "when do deploys happen")
             assert waited < 2.5, f"recall waited {waited:.2f} s for a provider known down"
             assert "query_embedding_failed" in answer["degraded"]

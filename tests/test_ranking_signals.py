@@ -88,8 +88,8 @@ def _scores(live, query: str, projects: list[str]) -> dict[str, float]:
 def _backdate(live, memory_ids: list[str], days: int) -> None:
     at = format_ts(datetime.now(UTC) - timedelta(days=days))
     marks = ",".join("?" * len(memory_ids))
-    live.service.access.flush()  # no recall counted earlier may land after the backdating
-    with live.service.db.write_tx() as w:
+    live.service.core.access.flush()  # no recall counted earlier may land after the backdating
+    with live.service.core.db.write_tx() as w:
         w.execute(f"UPDATE memories SET created_at = ?, last_accessed = NULL,"
                   f" recall_count = 0 WHERE id IN ({marks})", [at, *memory_ids])
 
@@ -106,7 +106,7 @@ def test_an_old_unused_status_ranks_below_a_fresh_one_an_old_decision_does_not(l
     scores = _scores(live, TEXT, projects)
     assert scores["sig-old-fact"] < scores["sig-new-fact"]
     assert scores["sig-old-decision"] == pytest.approx(scores["sig-new-fact"], abs=1e-5)
-    monkeypatch.setattr(live.service.config.memory, "decay_by_type", False)
+    monkeypatch.setattr(live.service.core.config.memory, "decay_by_type", False)
     _backdate(live, [old_fact, old_decision], days=60)  # the recalls above refreshed them
     scores = _scores(live, TEXT, projects)
     # a decision still does not decay, so the new status (which is not aged) and the old
@@ -123,8 +123,8 @@ def test_only_explicit_recalls_feed_the_access_boost_and_it_stops_at_the_cap(liv
     service = live.service
     for _ in range(3):
         live.recall(TEXT, project="sig-recalled", min_score=0.0)
-        service._touch([ids["sig-injected"]])  # the path hooks take when they inject
-    service.access.flush()
+        service.hooks._touch([ids["sig-injected"]])  # the path hooks take when they inject
+    service.core.access.flush()
     rows = {r["id"]: r for r in (live.http.get(f"/api/memory/{i}").json()
                                  for i in ids.values())}
     assert rows[ids["sig-recalled"]]["recall_count"] == 3
@@ -134,11 +134,11 @@ def test_only_explicit_recalls_feed_the_access_boost_and_it_stops_at_the_cap(liv
     projects = list(ids)
     base = _scores(live, TEXT, projects)  # boost off by default: all equal
     assert base["sig-recalled"] == pytest.approx(base["sig-untouched"], abs=1e-5)
-    monkeypatch.setattr(service.config.memory, "access_boost_weight", 0.3)
-    monkeypatch.setattr(service.config.memory, "access_boost_cap", 2.0)
-    service.access.flush()
+    monkeypatch.setattr(service.core.config.memory, "access_boost_weight", 0.3)
+    monkeypatch.setattr(service.core.config.memory, "access_boost_cap", 2.0)
+    service.core.access.flush()
     _reset = {"sig-recalled": 3, "sig-injected": 0, "sig-untouched": 0}
-    with service.db.write_tx() as w:  # the scoring recalls above counted too: back to 3/0/0
+    with service.core.db.write_tx() as w:  # the scoring recalls above counted too: back to 3/0/0
         for project, n in _reset.items():
             w.execute("UPDATE memories SET recall_count = ? WHERE id = ?", (n, ids[project]))
     boosted = _scores(live, TEXT, projects)
@@ -146,9 +146,9 @@ def test_only_explicit_recalls_feed_the_access_boost_and_it_stops_at_the_cap(liv
         1 + 0.3 * math.log2(4), rel=1e-4)
     assert boosted["sig-injected"] == pytest.approx(boosted["sig-untouched"], abs=1e-5)
 
-    monkeypatch.setattr(service.config.memory, "access_boost_cap", 1.2)
-    service.access.flush()
-    with service.db.write_tx() as w:
+    monkeypatch.setattr(service.core.config.memory, "access_boost_cap", 1.2)
+    service.core.access.flush()
+    with service.core.db.write_tx() as w:
         w.execute("UPDATE memories SET recall_count = 50 WHERE id = ?", (ids["sig-recalled"],))
         w.execute("UPDATE memories SET recall_count = 0 WHERE id = ?", (ids["sig-untouched"],))
     capped = _scores(live, TEXT, projects)
@@ -177,6 +177,6 @@ def test_an_mcp_search_counts_as_an_explicit_recall(live):
             assert [r["id"] for r in found["results"]] == [made]
 
     anyio.run(main)
-    live.service.access.flush()
+    live.service.core.access.flush()
     row = live.http.get(f"/api/memory/{made}").json()
     assert row["recall_count"] == 1 and row["access_count"] == 1

@@ -59,20 +59,20 @@ def test_session_expansion_off_changes_nothing(live, sessions):
 
 def test_rocchio_moves_the_query_towards_the_feedback_and_stays_unit(live, sessions):
     service = live.service
-    conn = service.db.reader()
+    conn = service.core.db.reader()
     seqs = [conn.execute("SELECT seq FROM memories WHERE id = ?", (sessions[line],))
             .fetchone()[0] for line in WORK]
-    q = service.embed_query("Lisbon trip plans")
-    moved = rocchio(service.index, q, seqs, 1.0)
+    q = service.core.embed_query("Lisbon trip plans")
+    moved = rocchio(service.core.index, q, seqs, 1.0)
     assert moved is not None
     assert abs(float(np.linalg.norm(moved)) - 1.0) < 1e-5
-    centre = np.mean([service.index.vector(s) for s in seqs], axis=0)
+    centre = np.mean([service.core.index.vector(s) for s in seqs], axis=0)
     assert float(moved @ centre) > float(q @ centre)
-    assert rocchio(service.index, q, [], 1.0) is None
+    assert rocchio(service.core.index, q, [], 1.0) is None
 
 
 def test_expansion_terms_come_from_the_best_candidates_and_skip_the_query(live, sessions):
-    conn = live.service.db.reader()
+    conn = live.service.core.db.reader()
     seq = {line: conn.execute("SELECT seq FROM memories WHERE id = ?", (sessions[line],))
            .fetchone()[0] for line in TRIP}
     fused = [Fused(seq[TRIP[0]], 0.9, "hybrid", 1.0, 0.5),

@@ -8,9 +8,9 @@ import threading
 import pytest
 
 from mnemonist.daemon import open_memory
+from mnemonist.guards import write_tx as txguard
 from mnemonist.model.requests import RecallRequest, RememberRequest
 from mnemonist.search import hybrid, overlap
-from mnemonist.store import txguard
 
 
 def test_started_runs_on_another_thread_and_answers():
@@ -69,18 +69,18 @@ def test_recall_answers_the_same_with_the_embedding_beside_the_keyword_leg(
     queries = ["when do payments deploy?", "who owns checkout?", "where is staging?",
                "backup schedule", "what caches the catalogue", "feature flags mobile"]
     with open_memory(tmp_path) as d:
-        monkeypatch.setattr(d.service.access, "record", lambda *a, **k: None)  # no recall
+        monkeypatch.setattr(d.service.core.access, "record", lambda *a, **k: None)  # no recall
         # counts: the second round must see the store the first one saw
         for text in facts:
-            d.service.remember(RememberRequest(content=text, project="shop"))
+            d.service.memories.remember(RememberRequest(content=text, project="shop"))
         d.service.flush()
 
         def answers() -> list:
             out = []
             for q in queries:
-                with d.service._query_cache_lock:
-                    d.service._query_cache.clear()
-                r = d.service.recall(RecallRequest(query=q, project="shop", limit=5))
+                with d.service.core._query_cache_lock:
+                    d.service.core._query_cache.clear()
+                r = d.service.reads.recall(RecallRequest(query=q, project="shop", limit=5))
                 assert r["method"] == "hybrid"  # the vector side ran
                 out.append([(x["id"], x["score"], x["relevance"]) for x in r["results"]])
             return out

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.both_stores
 def embedded(live, monkeypatch):
     """The texts the vector leg embeds, recorded at the service's query embedder."""
     seen: list[str] = []
-    searcher = live.service.searcher
+    searcher = live.service.core.searcher
     original = searcher.embed_query
 
     def record(text: str):
@@ -38,7 +38,7 @@ def test_the_vector_leg_embeds_the_query_without_a_named_author(live, embedded, 
     assert out["results"][0]["who"] == "Melanie"  # the keyword leg and the lift keep the name
     live.recall("What has Oliver painted?", project="art")  # Oliver wrote nothing: kept
     assert embedded[-1] == "What has Oliver painted?"
-    monkeypatch.setattr(live.service.config.search, "who_strip", False)
+    monkeypatch.setattr(live.service.core.config.search, "who_strip", False)
     live.recall("What has Melanie painted?", project="art")
     assert embedded[-1] == "What has Melanie painted?"
 
@@ -89,7 +89,7 @@ def test_a_phrase_of_the_query_lifts_the_memory_that_holds_it(live, monkeypatch)
         return {r["id"]: r["score"] for r in out["results"]}
 
     with_phrase = keyword_scores()
-    monkeypatch.setattr(live.service.config.search, "phrase_weight", 0.0)
+    monkeypatch.setattr(live.service.core.config.search, "phrase_weight", 0.0)
     without = keyword_scores()
     assert with_phrase[phrase] > without[phrase]  # "support group" is a phrase of the query
     # the bonus goes to the memory holding the phrase (the other one moves only through the
@@ -109,7 +109,7 @@ def test_a_named_time_brings_its_memories_into_the_candidates(tmp_path):
         out = live.recall("What did we discuss on 8 May 2025?", project="t", min_score=0.0)
         assert out["time_window"] is not None
         assert target in [r["id"] for r in out["results"]]
-        live.service.config.search.time_candidates = 0.0
+        live.service.core.config.search.time_candidates = 0.0
         out = live.recall("What did we discuss on 8 May 2025?", project="t", min_score=0.0)
         assert target not in [r["id"] for r in out["results"]]
 

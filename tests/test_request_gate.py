@@ -125,13 +125,13 @@ def test_every_http_request_holds_the_gate(tmp_path, monkeypatch: pytest.MonkeyP
     with run_daemon(tmp_path / "home", {"embedding": {"provider": "none"}}) as live:
         service = live.daemon.service
         seen: list[int] = []
-        original = service.list
+        original = service.reads.list
 
         def listing(*args: Any, **kwargs: Any) -> Any:
             seen.append(REQUESTS.in_flight)
             return original(*args, **kwargs)
 
-        monkeypatch.setattr(service, "list", listing)
+        monkeypatch.setattr(service.reads, "list", listing)
         before = REQUESTS.in_flight
         assert live.http.get("/api/memories").status_code == 200
         assert seen == [before + 1]

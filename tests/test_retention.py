@@ -34,12 +34,12 @@ def test_sweep_purges_expired_tombstones_history_and_jobs_in_order(tmp_path):
     d = make(tmp_path)
     svc = d.service
     try:
-        old = svc.remember(RememberRequest(content="an old tombstone to purge"))
-        recent = svc.remember(RememberRequest(content="a recent tombstone to keep"))
-        live = svc.remember(RememberRequest(content="a live memory stays"))
+        old = svc.memories.remember(RememberRequest(content="an old tombstone to purge"))
+        recent = svc.memories.remember(RememberRequest(content="a recent tombstone to keep"))
+        live = svc.memories.remember(RememberRequest(content="a live memory stays"))
         svc.flush()
         for m in (old, recent):
-            svc.delete(m["id"], DeleteRequest(reason="cleanup"))
+            svc.memories.delete(m["id"], DeleteRequest(reason="cleanup"))
         with d.db.write_tx() as conn:
             conn.execute("UPDATE memories SET deleted_at = ? WHERE id = ?", (ago(31), old["id"]))
             conn.execute("UPDATE memory_history SET created_at = ? WHERE memory_id = ?",
@@ -56,10 +56,10 @@ def test_sweep_purges_expired_tombstones_history_and_jobs_in_order(tmp_path):
         # the FTS index follows the table: nothing matches the purged content
         assert count(d, "SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH 'purge'") == 0
         # the purge itself is audited
-        events = [e["event"] for e in svc.history(old["id"])["events"]]
+        events = [e["event"] for e in svc.reads.history(old["id"])["events"]]
         assert events == ["created", "deleted", "purged"]
         with pytest.raises(NotFound):
-            svc.recover(old["id"], RecoverRequest(reason="too late"))
+            svc.memories.recover(old["id"], RecoverRequest(reason="too late"))
     finally:
         d.stop()
 
@@ -68,10 +68,10 @@ def test_embedding_shared_with_a_live_memory_survives_the_purge(tmp_path):
     d = make(tmp_path)
     svc = d.service
     try:
-        a = svc.remember(RememberRequest(content="shared words here", project="one"))
-        svc.remember(RememberRequest(content="shared words here", project="two"))
+        a = svc.memories.remember(RememberRequest(content="shared words here", project="one"))
+        svc.memories.remember(RememberRequest(content="shared words here", project="two"))
         svc.flush()
-        svc.delete(a["id"], DeleteRequest(reason="x"))
+        svc.memories.delete(a["id"], DeleteRequest(reason="x"))
         with d.db.write_tx() as conn:
             conn.execute("UPDATE memories SET deleted_at = ? WHERE id = ?", (ago(40), a["id"]))
         report = d.retention.sweep()
@@ -87,12 +87,12 @@ def test_vectors_nothing_points_to_are_swept(tmp_path):
     svc = d.service
     try:
         for i in range(3):
-            svc.remember(RememberRequest(content=f"turn {i} of a chat", source_id="chat"))
+            svc.memories.remember(RememberRequest(content=f"turn {i} of a chat", source_id="chat"))
         svc.flush()
         vectors = count(d, "SELECT COUNT(*) FROM embeddings")
         assert vectors == 6  # three memories and their three context texts
         # a fourth turn changes the context texts of its neighbours: their old vectors orphan
-        svc.remember(RememberRequest(content="turn 3 of a chat", source_id="chat"))
+        svc.memories.remember(RememberRequest(content="turn 3 of a chat", source_id="chat"))
         svc.flush()
         report = d.retention.sweep()
         assert report.orphan_vectors >= 1
@@ -105,10 +105,10 @@ def test_each_step_is_capped_by_batch_limit(tmp_path):
     d = make(tmp_path, batchLimit=2)
     svc = d.service
     try:
-        ids = [svc.remember(RememberRequest(content=f"tombstone number {i}"))["id"]
+        ids = [svc.memories.remember(RememberRequest(content=f"tombstone number {i}"))["id"]
                for i in range(5)]
         for i in ids:
-            svc.delete(i, DeleteRequest(reason="x"))
+            svc.memories.delete(i, DeleteRequest(reason="x"))
         with d.db.write_tx() as conn:
             conn.execute("UPDATE memories SET deleted_at = ?", (ago(60),))
         assert d.retention.sweep().tombstones == 2
@@ -123,12 +123,12 @@ def test_recover_inside_the_window_but_not_after(tmp_path):
     d = make(tmp_path, tombstoneDays=7)
     svc = d.service
     try:
-        m = svc.remember(RememberRequest(content="recoverable for a week"))
-        svc.delete(m["id"], DeleteRequest(reason="x"))
+        m = svc.memories.remember(RememberRequest(content="recoverable for a week"))
+        svc.memories.delete(m["id"], DeleteRequest(reason="x"))
         with d.db.write_tx() as conn:
             conn.execute("UPDATE memories SET deleted_at = ?", (ago(8),))
         with pytest.raises(Conflict) as err:
-            svc.recover(m["id"], RecoverRequest(reason="undo"))
+            svc.memories.recover(m["id"], RecoverRequest(reason="undo"))
         assert err.value.code == "retention_expired"
     finally:
         d.stop()

@@ -17,7 +17,7 @@ import pytest
 
 from conftest import LiveDaemon, run_daemon
 from mcp_flow import call, fail
-from mnemonist.api.app import create_app
+from mnemonist.web import create_app
 from test_mcp_http import http_session
 
 pytestmark = pytest.mark.both_stores
@@ -528,7 +528,7 @@ def test_corroboration_lifts_ranking_and_weight_zero_turns_it_off(tmp_path: Path
         ranked = [r["id"] for r in live.recall(query, min_score=0)["results"]]
         assert ranked.index(many["id"]) < ranked.index(lone["id"])
         results = {r["id"]: r for r in live.recall(query, min_score=0)["results"]}
-        live.service.config.search.corroboration_weight = 0.0
+        live.service.core.config.search.corroboration_weight = 0.0
         plain = {r["id"]: r for r in live.recall(query, min_score=0)["results"]}
         assert results[many["id"]]["score"] > plain[many["id"]]["score"]
         assert results[lone["id"]]["score"] == pytest.approx(plain[lone["id"]]["score"])

@@ -69,7 +69,7 @@ def ok(resp, *codes: int) -> dict[str, Any]:
 
 def idle(live: LiveDaemon) -> None:
     def done() -> bool:
-        return live.service.db.reader().execute(
+        return live.service.core.db.reader().execute(
             "SELECT COUNT(*) FROM memory_jobs WHERE status IN ('pending', 'leased')"
         ).fetchone()[0] == 0
     assert wait_for(done, 60), "jobs did not finish"
@@ -153,7 +153,7 @@ def test_no_credential_is_stored_by_any_write_path(tmp_path: Path) -> None:
         with run_daemon(tmp_path, cfg) as live:
             write_everything(live)
             # the writes happened: each path stored its [REDACTED:...] marker in its place
-            conn = live.service.db.reader()
+            conn = live.service.core.db.reader()
             redacted = conn.execute(
                 "SELECT COUNT(*) FROM memories WHERE content LIKE '%[REDACTED:github_token]%'"
             ).fetchone()[0]
@@ -405,9 +405,9 @@ def test_every_kind_of_credential_in_every_field_is_replaced(tmp_path: Path) -> 
         for n, kind in enumerate(KINDS):
             plant_everything(live, rec, Planter(kind, needles, fields), n, base, header,
                              memory_record)
-        assert live.service.wait_sessions(120)
+        assert live.service.sessions.wait_sessions(120)
         live.flush()
-        conn = live.service.db.reader()
+        conn = live.service.core.db.reader()
         assert conn.execute("SELECT COUNT(*) FROM memories WHERE source_type = 'session'"
                             ).fetchone()[0] >= 3 * len(KINDS)  # the transcripts were read
         notes = [r[0] for r in conn.execute("SELECT note FROM relations WHERE note IS NOT NULL")]

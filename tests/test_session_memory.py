@@ -59,7 +59,7 @@ def env(daemon_store: str, tmp_path_factory):
 
 
 def turns_of(live, key: str) -> list[tuple[str, str]]:
-    rows = live.service.db.reader().execute(
+    rows = live.service.core.db.reader().execute(
         "SELECT who, content FROM memories WHERE source_type = 'session' AND source_id = ?"
         " AND is_deleted = 0 ORDER BY occurred_at, seq", (key,)).fetchall()
     return [tuple(r) for r in rows]
@@ -69,7 +69,7 @@ def end(live, home, key, repo, path, **extra):
     rc, out, _ = run_hook("session-end", payload("SessionEnd", key, repo, path, **extra),
                           url=live.url, home=home)
     assert rc == 0 and out == ""
-    assert live.service.wait_sessions(120)
+    assert live.service.sessions.wait_sessions(120)
 
 
 ONLY_HERE = [  # said in this one session only: other tests of the module share CONVERSATION
@@ -165,7 +165,7 @@ def test_an_11_mb_transcript_answers_within_the_deadline_and_the_turns_arrive_af
     assert rc == 0 and out == ""
     assert "no answer within" not in hook_log(home)  # the daemon answered before the deadline
     assert elapsed < 30  # the command itself (generous: a loaded 2-core machine)
-    assert live.service.wait_sessions(300)
+    assert live.service.sessions.wait_sessions(300)
     got = turns_of(live, key)
     assert len(got) == n and got[0] == ("user", "Question 0: what does module m0 do?")
     assert not any("generated file line" in text for _, text in got)  # tool output left out
@@ -187,7 +187,7 @@ def test_a_transcript_outside_the_harness_folders_is_never_read(env, tmp_path):
         assert resp.status_code == 200, resp.text
         answer = resp.json()["transcript"]
         assert answer["queued"] is False and "transcript_path" in answer["reason"]
-        assert live.service.wait_sessions(60)
+        assert live.service.sessions.wait_sessions(60)
         assert turns_of(live, key) == []
     found = live.recall("root password hunter2", expand=True)["results"]
     assert not any("hunter2" in json.dumps(r) for r in found)
@@ -203,7 +203,7 @@ def test_the_prompt_hook_never_injects_the_running_sessions_own_turns(env):
                                   " giving up.", repo)])
     live.http.post("/api/hooks/pre-compaction",
                    json={"session_id": key, "transcript_path": str(path), "cwd": str(repo)})
-    assert live.service.wait_sessions(60)
+    assert live.service.sessions.wait_sessions(60)
     live.flush()
     assert len(turns_of(live, key)) == 2
     ask = {"prompt": "how many times does the invoice service retry webhooks?",
@@ -227,7 +227,7 @@ def test_prompts_read_the_new_lines_every_few_prompts(env):
                               json={**body, "prompt": f"next step {i}"}).json()
                for i in range(3)]
     assert [a["ingest"] is not None for a in answers] == [False, False, True]  # delta_prompts 3
-    assert live.service.wait_sessions(60)
+    assert live.service.sessions.wait_sessions(60)
     assert len(turns_of(live, key)) == 4
 
 
@@ -258,7 +258,7 @@ def test_with_no_llm_no_summary_job_waits_and_status_says_why(tmp_path):
     transcripts = tmp_path / "projects"
     with run_daemon(tmp_path / "home", {"hooks": {"transcriptRoots": [str(transcripts)]}}) as d:
         # an older version queued summary jobs regardless: one is left from before
-        with d.service.db.write_tx() as conn:
+        with d.service.core.db.write_tx() as conn:
             conn.execute("INSERT INTO memory_jobs (id, job_type, status, payload, created_at,"
                          " updated_at) VALUES ('old', 'summary', 'pending', '{}', 'x', 'x')")
         for i in range(100):
@@ -268,7 +268,7 @@ def test_with_no_llm_no_summary_job_waits_and_status_says_why(tmp_path):
             resp = d.http.post("/api/hooks/session-end",
                                json={"session_id": key, "transcript_path": str(path)})
             assert resp.json()["summary"]["queued"] is False
-        assert d.service.wait_sessions(300)
+        assert d.service.sessions.wait_sessions(300)
         status = d.http.get("/api/status").json()
         assert status["sessions"]["indexed"] == 100
         assert any("no LLM is configured" in line for line in status["explanation"])
@@ -278,11 +278,11 @@ def test_with_no_llm_no_summary_job_waits_and_status_says_why(tmp_path):
         assert "sessions: 100 indexed" in out.stdout
     # at the next start the job left from before completes with the reason
     with run_daemon(tmp_path / "home") as d:
-        pending = d.service.db.reader().execute(
+        pending = d.service.core.db.reader().execute(
             "SELECT COUNT(*) FROM memory_jobs WHERE job_type = 'summary' AND status"
             " IN ('pending', 'leased')").fetchone()[0]
         assert pending == 0
-        row = d.service.db.reader().execute(
+        row = d.service.core.db.reader().execute(
             "SELECT status, result FROM memory_jobs WHERE id = 'old'").fetchone()
         assert row["status"] == "completed" and "no LLM is configured" in row["result"]
 
@@ -298,7 +298,7 @@ def test_the_hook_returns_fast_even_while_a_session_is_being_read(env):
                                 "cwd": str(repo)})
     assert resp.status_code == 200 and resp.json()["transcript"]["queued"] is True
     assert time.monotonic() - started < 10  # queued, not read, in the request
-    assert live.service.wait_sessions(60)
+    assert live.service.sessions.wait_sessions(60)
     assert len(turns_of(live, key)) == 4
 
 
@@ -329,7 +329,7 @@ def test_with_an_llm_the_session_summary_becomes_facts_through_the_pipeline(tmp_
             answer = d.http.post("/api/hooks/session-end",
                                  json={"session_id": key, "transcript_path": str(path)}).json()
             assert answer["summary"]["queued"] is True
-            conn = d.service.db.reader()
+            conn = d.service.core.db.reader()
             done = wait_for(lambda: conn.execute(
                 "SELECT status, result FROM memory_jobs WHERE job_type = 'summary'").fetchone()
                 ["status"] == "completed", 60)
@@ -359,7 +359,7 @@ def test_prompt_injection_labels_memories_file_chunks_and_turns_by_origin(env):
                                     " minutes before they expire.", repo)])
     live.http.post("/api/hooks/session-end",
                    json={"session_id": other, "transcript_path": str(path), "cwd": str(repo)})
-    assert live.service.wait_sessions(60)
+    assert live.service.sessions.wait_sessions(60)
     live.flush()
     curated = live.remember("The checkout service Memcached cart cache lasts 15 minutes",
                             project="shop-api")["id"]

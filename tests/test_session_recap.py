@@ -173,7 +173,7 @@ def run_session(live, repo: Path, transcripts: Path, key: str, prompts: list[str
         hook(live, "user-prompt-submit", {**body, "prompt": prompt})
     end = hook(live, "session-end", {**body, "reason": "prompt_input_exit"})
     assert end["summary"]["queued"] is False  # no LLM configured: the recap needs none
-    assert live.service.wait_sessions(60)
+    assert live.service.sessions.wait_sessions(60)
 
 
 def test_a_second_session_starts_with_a_recap_of_the_first(env):

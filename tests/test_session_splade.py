@@ -50,15 +50,15 @@ def turns(live: LiveDaemon) -> dict[str, str]:
 
 
 def seq(live: LiveDaemon, memory_id: str) -> int:
-    return live.service.db.reader().execute(
+    return live.service.core.db.reader().execute(
         "SELECT seq FROM memories WHERE id = ?", (memory_id,)).fetchone()[0]
 
 
 def view(live: LiveDaemon, query: str, project: str | None = "sv",
          pool: Pool = "sum") -> QuerySessions:
-    leg = live.service.searcher.sparse
+    leg = live.service.core.searcher.sparse
     assert leg is not None
-    out = leg.session_view(live.service.db.reader(), query,
+    out = leg.session_view(live.service.core.db.reader(), query,
                            RecallFilters(project=project) if project else None, pool)
     assert out is not None
     return out
@@ -96,10 +96,10 @@ def test_session_vectors_follow_deletes_and_leave_documents_out(live, turns, mon
         resp = live.http.request("DELETE", f"/api/memory/{mid}", json={"reason": "t"})
         assert resp.status_code == 200, resp.text
     live.flush()
-    sessions = live.service.searcher.sparse.sessions
+    sessions = live.service.core.searcher.sparse.sessions
     assert sessions is not None and sessions.waiting == 0
     # one turn left: the session's vector is that turn's expansion alone
-    left = live.service.sparse.indexes["content"].doc(seq(live, ids[2]))
+    left = live.service.core.sparse.indexes["content"].doc(seq(live, ids[2]))
     key_id = sessions._ids[("gone", "gone/pets")]
     assert sessions.index.doc(key_id)[0].tolist() == sorted(left[0].tolist())
     resp = live.http.request("DELETE", f"/api/memory/{ids[2]}", json={"reason": "t"})
@@ -108,14 +108,14 @@ def test_session_vectors_follow_deletes_and_leave_documents_out(live, turns, mon
     assert view(live, "sick dog", project="gone").find(2) == []
     # a source longer than MAX_TURNS is a document: no session vector
     monkeypatch.setattr(session_splade, "MAX_TURNS", 2)
-    fresh = SessionVectors(live.service.sparse.indexes["content"])
-    while fresh.refresh(live.service.db.reader()):
+    fresh = SessionVectors(live.service.core.sparse.indexes["content"])
+    while fresh.refresh(live.service.core.db.reader()):
         pass
-    query = live.service.searcher.sparse.encode_query("sick dog")
+    query = live.service.core.searcher.sparse.encode_query("sick dog")
     assert fresh.find(query.terms, query.weights, 5, "sv") == []  # every session has 3 turns
     monkeypatch.setattr(session_splade, "MAX_TURNS", 3)
-    fresh = SessionVectors(live.service.sparse.indexes["content"])
-    while fresh.refresh(live.service.db.reader()):
+    fresh = SessionVectors(live.service.core.sparse.indexes["content"])
+    while fresh.refresh(live.service.core.db.reader()):
         pass
     assert fresh.find(query.terms, query.weights, 1, "sv")[0][0] == ("sv", "sv/pets")
 
@@ -135,9 +135,9 @@ class Other:
 
 def test_a_session_no_candidate_came_from_joins_with_its_turns(live, turns):
     service = live.service
-    conn = service.db.reader()
-    qvec = service.embed_query("sick dog at the vet")
-    index = service.index
+    conn = service.core.db.reader()
+    qvec = service.core.embed_query("sick dog at the vet")
+    index = service.core.index
     work = seq(live, turns[WORK[0]])
     pets = {seq(live, turns[line]) for line in PETS}
 
@@ -225,10 +225,10 @@ def test_a_purged_turn_leaves_its_sessions_vector(live, turns):
     live.flush()
     found = view(live, "red tomatoes", project="purged").find(1)  # makes the vectors
     assert found[0][0] == ("purged", "purged/mixed")
-    sessions = live.service.searcher.sparse.sessions
+    sessions = live.service.core.searcher.sparse.sessions
     key_id = sessions._ids[("purged", "purged/mixed")]
     both = set(sessions.index.doc(key_id)[0].tolist())
-    kept = live.service.sparse.indexes["content"].doc(seq(live, ids[1]))
+    kept = live.service.core.sparse.indexes["content"].doc(seq(live, ids[1]))
     resp = live.http.post("/api/memory/forget", json={
         "ids": [ids[0]], "mode": "execute", "reason": "purge", "force": True})
     assert resp.status_code == 200 and resp.json()["hard"] is True, resp.text

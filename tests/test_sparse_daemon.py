@@ -54,10 +54,10 @@ def test_a_memory_is_found_through_words_it_never_says(live):
     live.remember("The weather is nice today", project="cars")
     live.flush()
     assert rows(live, mid) == [("content", 1)]
-    assert seq_of(live, mid) in live.service.sparse.indexes["content"]
+    assert seq_of(live, mid) in live.service.core.sparse.indexes["content"]
     # no word in common: FTS5 alone finds nothing, the expansions meet on car/bought/acquired
-    assert live.service.searcher._keyword(live.service.db.reader(), "vehicle purchase",
-                                          None) == {}
+    assert live.service.core.searcher._keyword(live.service.core.db.reader(), "vehicle purchase",
+                                               None) == {}
     assert found(live, "vehicle purchase", "cars")[0] == mid
 
 
@@ -76,7 +76,7 @@ def test_modify_delete_recover_keep_the_index_in_step(live):
     assert resp.status_code == 200, resp.text
     live.flush()
     assert rows(live, mid) == []
-    assert seq_of(live, mid) not in live.service.sparse.indexes["content"]
+    assert seq_of(live, mid) not in live.service.core.sparse.indexes["content"]
     assert found(live, "noodle soup", "edit") == []
     resp = live.http.post(f"/api/memory/{mid}/recover", json={"reason": "t"})
     assert resp.status_code == 200, resp.text
@@ -90,8 +90,8 @@ def test_a_restart_reloads_the_index_from_the_table(tmp_path: Path):
         mid = d.remember("The puppy has a fever and will not eat", project="vet")["id"]
         d.flush()
     with run_daemon(home, SPARSE_ONLY) as d:
-        assert seq_of(d, mid) in d.service.sparse.indexes["content"]
-        assert d.service.sparse.pending() == 0  # nothing re-encoded
+        assert seq_of(d, mid) in d.service.core.sparse.indexes["content"]
+        assert d.service.core.sparse.pending() == 0  # nothing re-encoded
         assert found(d, "sick dog", "vet") == [mid]
 
 

@@ -122,6 +122,6 @@ def test_a_full_disk_outside_the_database_is_a_507_too(
     def no_space(*_args: Any, **_kwargs: Any) -> Any:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(live.daemon.service, "recall", no_space)
+    monkeypatch.setattr(live.daemon.service.reads, "recall", no_space)
     resp = live.http.post("/api/memory/recall", json={"query": "anything"})
     assert resp.status_code == 507 and resp.json()["error"] == "storage_full"

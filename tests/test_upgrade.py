@@ -39,16 +39,16 @@ def _versions(home: Path) -> list[int]:
 
 def test_a_new_home_is_migrated_to_every_known_version(tmp_path: Path) -> None:
     with open_memory(tmp_path, NO_MODEL) as d:
-        d.service.remember(RememberRequest(content="kept across the upgrade"))
+        d.service.memories.remember(RememberRequest(content="kept across the upgrade"))
     assert _versions(tmp_path) == sorted(m.version for m in MIGRATIONS)
     with open_memory(tmp_path, NO_MODEL) as d:  # a second start applies nothing again
-        assert d.service.status()["memories"]["live"] == 1
+        assert d.service.health.status()["memories"]["live"] == 1
     assert _versions(tmp_path) == sorted(m.version for m in MIGRATIONS)
 
 
 def test_a_schema_newer_than_this_code_is_refused_and_left_alone(tmp_path: Path) -> None:
     with open_memory(tmp_path, NO_MODEL) as d:
-        d.service.remember(RememberRequest(content="written by the newer version"))
+        d.service.memories.remember(RememberRequest(content="written by the newer version"))
     newest = max(m.version for m in MIGRATIONS)
     with sqlite3.connect(_database(tmp_path)) as conn:
         conn.execute("INSERT INTO schema_migrations (version, name, applied_at)"

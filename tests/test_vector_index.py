@@ -81,14 +81,14 @@ def _daemon_answers(tmp_path, precision: str, texts: list[str], queries: list[st
     try:
         svc = daemon.service
         for text in texts:
-            svc.remember(RememberRequest(content=text))
+            svc.memories.remember(RememberRequest(content=text))
         assert svc.flush(120), "background embedding did not finish"
         answers = []
         for q in queries:
-            out = svc.recall(RecallRequest(query=q, limit=5))
+            out = svc.reads.recall(RecallRequest(query=q, limit=5))
             answers.append([(r["content"], round(r["scores"]["vector"] or 0.0, 5))
                             for r in out["results"]])
-        return svc.index.precision, answers
+        return svc.core.index.precision, answers
     finally:
         daemon.stop()
 

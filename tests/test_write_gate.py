@@ -44,7 +44,7 @@ def test_the_gate_is_off_by_default():
 
 
 def test_no_hand_written_update_is_gated_however_close_it_embeds(gated):
-    threshold = gated.service.config.memory.write_gate.threshold
+    threshold = gated.service.core.config.memory.write_gate.threshold
     close = 0
     for i, (first, update) in enumerate(UPDATES):
         project = f"update-{i:02d}"
@@ -68,7 +68,7 @@ def test_a_restatement_is_not_stored_and_the_answer_names_the_memory_holding_it(
     assert again["deduplicated"] is False
     assert again["id"] == first["id"] and again["content"] == first["content"]
     assert again["gate"]["decision"] == "drop" and again["gate"]["neighbour"] == first["id"]
-    assert again["gate"]["cosine"] >= gated.service.config.memory.write_gate.threshold
+    assert again["gate"]["cosine"] >= gated.service.core.config.memory.write_gate.threshold
     # another agent said it again: the stored memory is corroborated, as an exact duplicate is
     assert again["corroborated"] is True
     assert again["observation_count"] == 2 and "agent-b" in again["observed_by"]
@@ -135,7 +135,7 @@ def test_a_judged_memory_is_embedded_when_remember_answers(gated):
     out = remember(gated, "Feature branches are deleted after merge.", status=201,
                    project="embedded-now")
     row = gated.query("SELECT embedding_model FROM memories WHERE id = ?", out["id"])[0]
-    assert row["embedding_model"] == gated.service.provider.model_id  # no background wait
+    assert row["embedding_model"] == gated.service.core.provider.model_id  # no background wait
     again = remember(gated, "Feature branches are deleted after the merge", status=200,
                      project="embedded-now")  # judged against it at once
     assert again["gated"] and again["id"] == out["id"]
@@ -209,7 +209,7 @@ def test_without_embeddings_nothing_is_judged_and_the_log_keeps_its_newest_rows(
         assert again["id"] != first["id"] and not again["gated"]
         assert again["gate"] == {"mode": "on", "decision": "write", "judged": False,
                                  "reasons": ["no embedding provider"]}
-        with d.service.db.write_tx() as conn:
+        with d.service.core.db.write_tx() as conn:
             gate_log.record(conn, gate="significance", mode="on", decision="skip",
                             subject="old-session", reasons=["test"], at="2024-01-01")
             for i in range(5):
@@ -217,7 +217,7 @@ def test_without_embeddings_nothing_is_judged_and_the_log_keeps_its_newest_rows(
                                 subject=f"m{i}", reasons=["test"], at=f"2025-01-0{i + 1}")
             gate_log.record(conn, gate="write", mode="shadow", decision="write",
                             subject="newest", reasons=["test"])
-        with d.service.db.write_tx() as conn:
+        with d.service.core.db.write_tx() as conn:
             assert gate_log.prune(conn, 2) == 4
         kept = {r["subject"] for r in d.http.get("/api/gates/log").json()["decisions"]}
         assert kept == {"m4", "newest", "old-session"}  # a skip waiting for its backfill stays

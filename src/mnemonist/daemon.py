@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemonist.api.boundary import is_loopback, token_problem
+from mnemonist.guards.private_files import private_folder
 from mnemonist.ingest.documents import DocumentWorker
 from mnemonist.ingest.file_watcher import FileWatcher
 from mnemonist.ingest.sessions import SessionWorker
@@ -36,7 +37,6 @@ from mnemonist.store import api_tokens
 from mnemonist.store.backend import open_database
 from mnemonist.store.home_lock import AlreadyRunning, HomeLock
 from mnemonist.store.migrations import SchemaTooNew, migrate
-from mnemonist.store.private_files import private_folder
 
 log = logging.getLogger(__name__)
 
@@ -73,31 +73,35 @@ class Daemon:
         self.db.use_entity_linker(graph.enabled and graph.inline_linker)
         self.provider = create_embedding_provider(config.embedding, home=paths.home)
         self.service = MemoryService(self.db, config, self.provider)
-        self.extraction = ExtractionRuntime(self.service)
-        self.service.attach_pipeline(self.extraction)
+        self.extraction = ExtractionRuntime(self.service.core)
+        self.service.pipeline.attach_pipeline(self.extraction)
         self.hints = HintsRuntime(self.db, config, self.extraction.llm)  # shares its budget
-        self.service.attach_hints(self.hints)
+        self.service.pipeline.attach_hints(self.hints)
         self.retention = RetentionWorker(self.db, config.memory.retention,
-                                         unindex=self.service.unindex)
-        self.documents = DocumentWorker(self.service, config)
-        self.service.set_document_waker(self.documents.wake)
-        self.sessions = SessionWorker(self.service, config)
-        self.service.set_session_waker(self.sessions.wake)
-        self.summaries = SummaryWorker(self.service, self.extraction.llm)  # shares its budget
+                                         unindex=self.service.core.unindex)
+        self.documents = DocumentWorker(self.service.documents, self.db,
+                                        self.service.core.try_embed, config)
+        self.service.documents.set_document_waker(self.documents.wake)
+        self.sessions = SessionWorker(self.service.sessions, self.db, config)
+        self.service.sessions.set_session_waker(self.sessions.wake)
+        self.summaries = SummaryWorker(self.service.core, self.service.memories.remember,
+                                       self.service.pipeline.significance_gate,
+                                       self.extraction.llm)  # shares its budget
         self.structural = StructuralRuntime(self.db, config, self.extraction.llm)
         self.prose = ProseLinkRuntime(self.db, config)  # the prose reading of bulk imports
         self.continuity = ContinuityScorer(self.db, config, self.extraction.llm)
-        self.service.attach_summaries(self.summaries)
+        self.service.pipeline.attach_summaries(self.summaries)
         self.maintenance = MaintenanceWorker(self.db, config, retention=self.retention,
-                                             vectors=self.service)
-        self.maintenance.principles_runner = self.service.run_principles
-        self.consolidation = ConsolidationWorker(self.service.consolidate,
+                                             vectors=self.service.core)
+        self.maintenance.principles_runner = self.service.curation.run_principles
+        self.consolidation = ConsolidationWorker(self.service.curation.consolidate,
                                                  config.memory.consolidation)
-        self.service.attach_consolidation(self.consolidation)
-        self.sleep_replay = SleepReplayWorker(self.db, lambda: self.service.index, config)
-        self.service.sleep_replay = self.sleep_replay  # its state in /api/diagnostics/graph
-        self.files = FileWatcher(self.service, config.files)
-        self.service.attach_file_watcher(self.files)
+        self.service.curation.attach_consolidation(self.consolidation)
+        self.sleep_replay = SleepReplayWorker(self.db, lambda: self.service.core.index, config)
+        # its state in /api/diagnostics/graph
+        self.service.graph.attach_sleep_replay(self.sleep_replay)
+        self.files = FileWatcher(self.service.files, self.db, config.files)
+        self.service.files.attach_file_watcher(self.files)
         self.workers = workers
         self._started = False
 
@@ -164,7 +168,8 @@ class Daemon:
 def open_memory(
     home: str | os.PathLike[str] | None = None, overrides: dict[str, Any] | None = None
 ) -> Daemon:
-    """The daemon in-process, started: `with open_memory(path) as d: d.service.remember(...)`."""
+    """The daemon in-process, started:
+    `with open_memory(path) as d: d.service.memories.remember(...)`."""
     paths = Paths(home_dir(home))
     return Daemon(paths, load_config(paths, overrides)).start()
 
@@ -206,7 +211,7 @@ def serve(home: str | None = None, host: str | None = None, port: int | None = N
     """Run the daemon until interrupted; `on_listening` gets one line once it answers."""
     import uvicorn
 
-    from mnemonist.api.app import create_app
+    from mnemonist.web import create_app
 
     paths = Paths(home_dir(home))
     config = load_config(paths)

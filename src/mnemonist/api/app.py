@@ -1,10 +1,13 @@
 """The HTTP face: FastAPI app behind the trust boundary (`boundary.py`), JSON errors
-(`errors.py`) and an OpenAPI document that says what the routes really answer (`openapi.py`)."""
+(`errors.py`) and an OpenAPI document that says what the routes really answer (`openapi.py`).
+
+`create_api` builds the JSON API alone; `mnemonist/web.py` adds the dashboard, `/mcp` and the
+in-flight count to it (those faces import this one, so it imports neither of them)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from fastapi import FastAPI
@@ -28,14 +31,10 @@ from mnemonist.api import (
 from mnemonist.api.activity import NoteActivity
 from mnemonist.api.boundary import Boundary, BoundaryPolicy, allowed_hosts_of
 from mnemonist.api.errors import CrashGuard, describe_validation, error, install_handlers
-from mnemonist.api.in_flight import InFlight
 from mnemonist.api.openapi import install_openapi
 from mnemonist.api.tokens import TokenAuthority
-from mnemonist.dashboard import install_dashboard
-from mnemonist.mcp.backends import ServiceBackend
-from mnemonist.mcp.server import McpHttpEndpoint
 
-__all__ = ["create_app", "describe_validation", "error", "policy_for"]
+__all__ = ["create_api", "describe_validation", "error", "policy_for"]
 
 
 def policy_for(daemon: Any, bind_host: str | None = None) -> BoundaryPolicy:
@@ -52,17 +51,12 @@ def policy_for(daemon: Any, bind_host: str | None = None) -> BoundaryPolicy:
     )
 
 
-def create_app(daemon: Any, *, bind_host: str | None = None) -> FastAPI:
-    """The daemon's web app; `bind_host` is the address the server actually binds (its Host
-    allow-list follows it)."""
-    # MCP over streamable HTTP at /mcp, on the in-process service, behind the same boundary
-    mcp_endpoint = McpHttpEndpoint(ServiceBackend(daemon.service))
-
-    @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        async with mcp_endpoint.run():
-            yield
-
+def create_api(daemon: Any, *, bind_host: str | None = None,
+               lifespan: Callable[[FastAPI], AbstractAsyncContextManager[None]] | None = None,
+               ) -> FastAPI:
+    """The JSON API of `daemon` behind its boundary; `bind_host` is the address the server
+    actually binds (its Host allow-list follows it). The daemon's whole web app is
+    `mnemonist.web.create_app`."""
     # /docs is the dashboard's offline Swagger UI; ReDoc (CDN-only) is not served
     app = FastAPI(title="mnemonist", version=__version__,
                   description="Long-term memory for AI agents.", lifespan=lifespan,
@@ -78,7 +72,6 @@ def create_app(daemon: Any, *, bind_host: str | None = None) -> FastAPI:
                        note=getattr(getattr(daemon, "sleep_replay", None), "note_activity", None))
     app.add_middleware(CrashGuard)  # inside the boundary: refusals never reach it
     app.add_middleware(Boundary, policy=app.state.policy, authority=app.state.authority)
-    app.add_middleware(InFlight)  # outermost: background embedding yields while a request runs
 
     app.include_router(routes_health.router)
     app.include_router(routes_import.router)
@@ -93,8 +86,5 @@ def create_app(daemon: Any, *, bind_host: str | None = None) -> FastAPI:
     app.include_router(routes_pipeline.router)
     app.include_router(routes_carry.router)
     app.include_router(routes_graph.router)
-    # stateless: no SSE stream to GET, no session to DELETE (405, as the MCP spec allows)
-    app.router.add_route("/mcp", mcp_endpoint, methods=["POST"], include_in_schema=False)
-    install_dashboard(app)  # the web dashboard at / and /ui/..., and /docs
     install_openapi(app)
     return app

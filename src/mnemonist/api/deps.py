@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from mnemonist.api.tokens import principal_of
 from mnemonist.model.requests import IDENTITY_FIELDS, Caller
-from mnemonist.service import BadRequest
+from mnemonist.service import BadRequest, MemoryService
 from mnemonist.service.principal import Principal
 
 #: headers that name the caller, for clients that set them once (an MCP config, a proxy)
@@ -25,9 +25,12 @@ IDENTITY_HEADERS = {"agent_id": "x-mnemonist-agent", "user_id": "x-mnemonist-use
 M = TypeVar("M", bound=BaseModel)
 
 
-def svc(request: Request) -> Any:
-    """The daemon's MemoryService (the one door)."""
-    return request.app.state.service
+def svc(request: Request) -> MemoryService:
+    """The daemon's MemoryService (the one door): `svc(request).memories.remember(...)`.
+    Every route, page and tool reaches the service through this (or, for MCP, through
+    `ServiceBackend.service`), typed, so that a call can be followed to its part."""
+    service: MemoryService = request.app.state.service
+    return service
 
 
 def principal(request: Request) -> Principal | None:

@@ -22,7 +22,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mnemonist.api.boundary import send_json
 from mnemonist.service import ServiceError
-from mnemonist.store.db import (
+from mnemonist.service.errors import (
     STORAGE_FULL,
     STORAGE_READ_ONLY,
     STORAGE_UNAVAILABLE,

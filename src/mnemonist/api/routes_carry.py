@@ -14,7 +14,7 @@ from starlette.concurrency import run_in_threadpool
 from mnemonist.api.deps import caller_of, require_owner, svc
 from mnemonist.api.routes_memory import body_json
 from mnemonist.model.carry import BackupRequest
-from mnemonist.service import BadRequest
+from mnemonist.service import BadRequest, MemoryService
 from mnemonist.service.bundle_import import parse_lines
 
 router = APIRouter()
@@ -27,9 +27,9 @@ def export(request: Request, project: str | None = Query(None, min_length=1, max
            vectors: bool = False, all_scopes: bool = False):
     if all_scopes:
         require_owner(request, "an export of every scope (all_scopes)")
-    lines = _chunks(svc(request).export_lines(project=project, vectors=vectors,
-                                              caller=caller_of(request),
-                                              all_scopes=all_scopes))
+    lines = _chunks(svc(request).carry.export_lines(project=project, vectors=vectors,
+                                                    caller=caller_of(request),
+                                                    all_scopes=all_scopes))
     name = "mnemonist-" + re.sub(r"[^A-Za-z0-9._-]", "_", project or "all")[:80] + ".jsonl"
     return StreamingResponse(lines, media_type="application/x-ndjson",
                              headers={"content-disposition": f'attachment; filename="{name}"'})
@@ -49,8 +49,8 @@ def _chunks(lines: Iterator[str], size: int = 65536) -> Iterator[bytes]:
         yield "".join(buf).encode("utf-8")
 
 
-def _import(raw: bytes, service) -> dict:
-    return service.import_bundle(parse_lines(raw))
+def _import(raw: bytes, service: MemoryService) -> dict:
+    return service.carry.import_bundle(parse_lines(raw))
 
 
 @router.post("/api/import/bundle")
@@ -76,10 +76,10 @@ async def backup(request: Request):
     req = BackupRequest.model_validate(data)
     service = svc(request)
     if not req.download:
-        return await run_in_threadpool(service.backup, req.name, force=req.force)
-    path, made = await run_in_threadpool(service.backup_for_download)
+        return await run_in_threadpool(service.carry.backup, req.name, force=req.force)
+    path, made = await run_in_threadpool(service.carry.backup_for_download)
     headers = {f"x-mnemonist-backup-{k.replace('_', '-')}": str(made[k])
                for k in ("pages", "memories", "took_ms")}
-    headers["x-mnemonist-database"] = str(service.db.path)
+    headers["x-mnemonist-database"] = str(service.core.db.path)
     return FileResponse(path, media_type=BACKUP_MEDIA_TYPE, headers=headers,
                         background=BackgroundTask(path.unlink, missing_ok=True))

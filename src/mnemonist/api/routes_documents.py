@@ -16,23 +16,25 @@ router = APIRouter()
 
 @router.post("/api/documents")
 async def add_document(body: DocumentRequest, request: Request):
-    out = await run_in_threadpool(svc(request).add_document, body)  # resolves the URL's host
+    # in a thread: it resolves the URL's host
+    out = await run_in_threadpool(svc(request).documents.add_document, body)
     return JSONResponse(out, status_code=202)
 
 
 @router.get("/api/documents")
 def list_documents(request: Request):
-    return svc(request).list_documents(DocumentListRequest.model_validate(query_params(request)))
+    req = DocumentListRequest.model_validate(query_params(request))
+    return svc(request).documents.list_documents(req)
 
 
 @router.get("/api/documents/{doc_id}")
 def get_document(doc_id: str, request: Request, content: bool = False):
-    return svc(request).get_document(doc_id, with_content=content)
+    return svc(request).documents.get_document(doc_id, with_content=content)
 
 
 @router.get("/api/documents/{doc_id}/chunks")
 def document_chunks(doc_id: str, request: Request, include_deleted: bool = True):
-    return svc(request).document_chunks(doc_id, include_deleted=include_deleted)
+    return svc(request).documents.document_chunks(doc_id, include_deleted=include_deleted)
 
 
 @router.delete("/api/documents/{doc_id}")
@@ -41,4 +43,4 @@ async def delete_document(doc_id: str, request: Request):
         {**query_params(request), **(await body_json(request))})
     if actor(request) is not None:  # documents are global: only who deleted it is recorded
         req = req.model_copy(update={"changed_by": actor(request)})
-    return await run_in_threadpool(svc(request).delete_document, doc_id, req)
+    return await run_in_threadpool(svc(request).documents.delete_document, doc_id, req)

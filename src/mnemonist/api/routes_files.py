@@ -16,10 +16,10 @@ router = APIRouter()
 async def sync_files(request: Request):
     req = FileSyncRequest.model_validate(await body_json(request))
     return await run_in_threadpool(
-        svc(request).sync_files, force=req.force, root=req.root, reason="manual"
+        svc(request).files.sync_files, force=req.force, root=req.root, reason="manual"
     )
 
 
 @router.get("/api/files")
 def list_files(request: Request):
-    return svc(request).list_files()
+    return svc(request).files.list_files()

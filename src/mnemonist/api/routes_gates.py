@@ -22,18 +22,18 @@ def gates_log(
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ):
-    return svc(request).gate_log(gate=gate, decision=decision, limit=limit, offset=offset,
-                                 caller=caller_of(request))
+    return svc(request).pipeline.gate_log(gate=gate, decision=decision, limit=limit, offset=offset,
+                                          caller=caller_of(request))
 
 
 @router.get("/api/gates/significance/{session_key}")
 def session_significance(session_key: str, request: Request):
     service = svc(request)
-    service.get_session(session_key, turns=0)  # 404 for a session nobody saw
-    return service.judge_session(session_key)
+    service.sessions.get_session(session_key, turns=0)  # 404 for a session nobody saw
+    return service.pipeline.judge_session(session_key)
 
 
 @router.post("/api/repair/backfill-skipped")
 def backfill_skipped(request: Request,
                      limit: Annotated[int, Query(ge=1, le=10000)] = 100):
-    return svc(request).backfill_skipped(limit)
+    return svc(request).pipeline.backfill_skipped(limit)

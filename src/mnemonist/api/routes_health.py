@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
+from mnemonist.api.deps import svc
+
 router = APIRouter()
 
 
 @router.get("/health")
 def health(request: Request):
-    return request.app.state.service.health()
+    return svc(request).health.health()
 
 
 @router.get("/api/status")
 def status(request: Request):
-    return request.app.state.service.status()
+    return svc(request).health.status()

@@ -8,9 +8,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 
-from mnemonist.api.deps import caller_of, check_claims, principal
+from mnemonist.api.deps import caller_of, check_claims, principal, svc
 from mnemonist.model.requests import ImportRequest
-from mnemonist.service import BadRequest
+from mnemonist.service import BadRequest, MemoryService
 from mnemonist.service.principal import Principal
 
 router = APIRouter()
@@ -49,7 +49,7 @@ def parse_import_body(raw: bytes) -> dict[str, Any]:
     raise BadRequest("body must be a JSON array, an object or JSON lines", code="invalid_json")
 
 
-def import_body(raw: bytes, service: Any, principal: Principal | None = None
+def import_body(raw: bytes, service: MemoryService, principal: Principal | None = None
                 ) -> dict[str, Any]:
     """Parse, validate and import: all of it in a worker thread, never on the event loop
     (100,000 items take seconds to validate). With a token, every item's owners must be the
@@ -60,20 +60,20 @@ def import_body(raw: bytes, service: Any, principal: Principal | None = None
         raise BadRequest("body is not UTF-8", code="invalid_json") from exc
     req = ImportRequest.model_validate(body)
     if principal is None:
-        return service.import_memories(req)
+        return service.carry.import_memories(req)
     for n, item in enumerate(req.items):
         principal.check_owners({"agent_id": item.agent_id, "user_id": item.user_id},
                                f"body's items[{n}]")
-    return service.import_memories(req, changed_by=principal.actor)
+    return service.carry.import_memories(req, changed_by=principal.actor)
 
 
 @router.post("/api/memory/import")
 async def import_memories(request: Request):
     check_claims(request)
     return await run_in_threadpool(import_body, await request.body(),
-                                   request.app.state.service, principal(request))
+                                   svc(request), principal(request))
 
 
 @router.get("/api/memory/{memory_id}/neighbours")
 def neighbours(memory_id: str, request: Request, n: Annotated[int, Query(ge=0, le=50)] = 2):
-    return request.app.state.service.neighbours(memory_id, n, caller_of(request))
+    return svc(request).reads.neighbours(memory_id, n, caller_of(request))

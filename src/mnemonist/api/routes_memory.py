@@ -69,62 +69,63 @@ def remember(body: RememberRequest, request: Request):
         token.agent_id if token is not None else None)
     if body.who is None and agent:  # who wrote it: the observer when another agent repeats it
         body = body.model_copy(update={"who": agent.strip()[:200] or None})
-    out = svc(request).remember(body, changed_by=actor(request))
+    out = svc(request).memories.remember(body, changed_by=actor(request))
     return JSONResponse(out, status_code=201 if out["created"] else 200)
 
 
 @router.post("/api/memory/recall")
 def recall(body: RecallRequest, request: Request):
-    return svc(request).recall(with_caller(request, body))
+    return svc(request).reads.recall(with_caller(request, body))
 
 
 @router.post("/api/memory/modify")
 def modify(body: ModifyRequest, request: Request):
-    return svc(request).modify(with_caller(request, body))
+    return svc(request).memories.modify(with_caller(request, body))
 
 
 @router.post("/api/memory/forget")
 def forget(body: ForgetRequest, request: Request):
-    return svc(request).forget(with_caller(request, body))
+    return svc(request).memories.forget(with_caller(request, body))
 
 
 @router.get("/api/memories")
 def list_memories(request: Request):
-    return svc(request).list(with_caller(
+    return svc(request).reads.list(with_caller(
         request, ListRequest.model_validate(query_params(request))))
 
 
 @router.get("/api/memory/{memory_id}")
 def get_memory(memory_id: str, request: Request):
-    return svc(request).get(memory_id, caller=caller_of(request))
+    return svc(request).reads.get(memory_id, caller=caller_of(request))
 
 
 @router.patch("/api/memory/{memory_id}")
 def patch_memory(memory_id: str, body: MemoryPatch, request: Request):
-    return svc(request).patch(memory_id, body, changed_by=actor(request) or body.changed_by,
-                              caller=caller_of(request))
+    return svc(request).memories.patch(memory_id, body,
+                                       changed_by=actor(request) or body.changed_by,
+                                       caller=caller_of(request))
 
 
 @router.delete("/api/memory/{memory_id}")
 async def delete_memory(memory_id: str, request: Request):
     data = {**query_params(request), **(await body_json(request))}
     req = with_caller(request, DeleteRequest.model_validate(data))
-    return await run_in_threadpool(svc(request).delete, memory_id, req)
+    return await run_in_threadpool(svc(request).memories.delete, memory_id, req)
 
 
 @router.post("/api/memory/{memory_id}/recover")
 def recover(memory_id: str, body: RecoverRequest, request: Request):
-    return svc(request).recover(memory_id, with_caller(request, body))
+    return svc(request).memories.recover(memory_id, with_caller(request, body))
 
 
 @router.get("/api/memory/{memory_id}/history")
 def memory_history(memory_id: str, request: Request):
-    return svc(request).history(memory_id, caller_of(request))
+    return svc(request).reads.history(memory_id, caller_of(request))
 
 
 @router.get("/api/memory/{memory_id}/chain")
 def memory_chain(memory_id: str, request: Request):
-    return svc(request).chain(memory_id, caller_of(request))
+    return svc(request).reads.chain(memory_id, caller_of(request))
 
 
 @router.get("/memory/search")
@@ -135,7 +136,7 @@ def legacy_search(
 ):
     if not q.strip():
         raise BadRequest("q is required", field="q")
-    return svc(request).keyword_only(q, limit, caller_of(request))
+    return svc(request).reads.keyword_only(q, limit, caller_of(request))
 
 
 @router.get("/api/embeddings")
@@ -145,4 +146,4 @@ def export_embeddings(
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     vectors: bool = True,
 ):
-    return svc(request).export_embeddings(limit, offset, vectors, caller_of(request))
+    return svc(request).reads.export_embeddings(limit, offset, vectors, caller_of(request))

@@ -27,18 +27,18 @@ def list_principles(request: Request,
                     limit: int = Query(50, ge=1, le=500),
                     offset: int = Query(0, ge=0, le=MAX_OFFSET)):
     """Principles, newest first (every status unless `status` is given), with counts."""
-    return svc(request).list_principles(status, limit, offset)
+    return svc(request).curation.list_principles(status, limit, offset)
 
 
 @router.post("/api/principles/{principle_id}/confirm")
 def confirm_principle(principle_id: str, request: Request,
                       body: ReviewPrincipleRequest | None = None):
     """Confirm a proposed principle: its relations to its source entities become stated."""
-    return svc(request).confirm_principle(principle_id, body.reason if body else None)
+    return svc(request).curation.confirm_principle(principle_id, body.reason if body else None)
 
 
 @router.post("/api/principles/{principle_id}/reject")
 def reject_principle(principle_id: str, request: Request,
                      body: ReviewPrincipleRequest | None = None):
     """Reject a principle: its entity goes; its group of entities is never proposed again."""
-    return svc(request).reject_principle(principle_id, body.reason if body else None)
+    return svc(request).curation.reject_principle(principle_id, body.reason if body else None)

@@ -49,7 +49,7 @@ def diagnostics(request: Request):
     daemon = request.app.state.daemon
     report = worker.diagnostics()
     report["maintenance"] = worker.state()
-    report["duplicates"] = daemon.service.duplicates_state()
+    report["duplicates"] = svc(request).curation.duplicates_state()
     documents = getattr(daemon, "documents", None)
     if documents is not None:
         report["document_worker"] = documents.stats.__dict__
@@ -90,38 +90,38 @@ def list_duplicates(
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     kind: Literal["duplicate", "contradiction", "restated", "replaced"] | None = None,
 ):
-    return svc(request).list_duplicates(status, limit, offset, caller_of(request), kind)
+    return svc(request).curation.list_duplicates(status, limit, offset, caller_of(request), kind)
 
 
 @router.post("/api/consolidation/run")
 async def consolidation_run(request: Request):
-    return await run_in_threadpool(svc(request).consolidate)
+    return await run_in_threadpool(svc(request).curation.consolidate)
 
 
 @router.get("/api/consolidation/status")
 def consolidation_status(request: Request):
-    return svc(request).consolidation_status()
+    return svc(request).curation.consolidation_status()
 
 
 @router.get("/api/predictor/status")
 def predictor_status(request: Request):
-    return svc(request).predictor_status()
+    return svc(request).feedback.predictor_status()
 
 
 @router.post("/api/predictor/train")
 async def predictor_train(request: Request):
-    return await run_in_threadpool(svc(request).predictor_train)
+    return await run_in_threadpool(svc(request).feedback.predictor_train)
 
 
 @router.post("/api/repair/duplicates/{candidate_id}/dismiss")
 def dismiss_duplicate(candidate_id: str, request: Request,
                       body: DismissDuplicateRequest | None = None):
     reason = body.reason if body is not None else None
-    return svc(request).dismiss_duplicate(candidate_id, reason, caller_of(request))
+    return svc(request).curation.dismiss_duplicate(candidate_id, reason, caller_of(request))
 
 
 @router.post("/api/repair/duplicates/{candidate_id}/resolve")
 def resolve_duplicate(candidate_id: str, body: ResolveDuplicateRequest, request: Request):
-    return svc(request).resolve_duplicate(candidate_id, body.keep, body.reason,
-                                          actor(request) or body.changed_by,
-                                          caller_of(request))
+    return svc(request).curation.resolve_duplicate(candidate_id, body.keep, body.reason,
+                                                   actor(request) or body.changed_by,
+                                                   caller_of(request))

@@ -14,7 +14,7 @@ router = APIRouter()
 def list_sessions(request: Request, project: str | None = Query(None, max_length=500),
                   limit: int = Query(50, ge=1, le=1000),
                   offset: int = Query(0, ge=0, le=MAX_OFFSET)):
-    return svc(request).list_sessions(project=project, limit=limit, offset=offset)
+    return svc(request).sessions.list_sessions(project=project, limit=limit, offset=offset)
 
 
 @router.get("/api/sessions/{session_key}")
@@ -22,5 +22,5 @@ def get_session(request: Request, session_key: str,
                 turns: int = Query(200, ge=0, le=10000),
                 offset: int = Query(0, ge=0, le=MAX_OFFSET),
                 transcript: bool = False):
-    return svc(request).get_session(session_key, turns=turns, offset=offset,
-                                    transcript=transcript, caller=caller_of(request))
+    return svc(request).sessions.get_session(session_key, turns=turns, offset=offset,
+                                             transcript=transcript, caller=caller_of(request))

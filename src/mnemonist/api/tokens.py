@@ -36,11 +36,9 @@ from mnemonist.api.boundary import (
 )
 from mnemonist.api.errors import STORAGE_ANSWERS
 from mnemonist.model.requests import Caller
+from mnemonist.service.errors import STORAGE_UNAVAILABLE, StorageUnavailable
 from mnemonist.service.principal import Principal
-from mnemonist.store import api_tokens
-from mnemonist.store.api_tokens import SERVER_NAME, TokenRecord
-from mnemonist.store.backend import is_postgres
-from mnemonist.store.db import STORAGE_UNAVAILABLE, StorageUnavailable
+from mnemonist.service.tokens import SERVER_NAME, TokenRecord, TokenRegistry
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +97,7 @@ class TokenAuthority:
 
     def __init__(self, db: Any, policy: BoundaryPolicy, daemon: str) -> None:
         self.db = db
+        self.tokens = TokenRegistry(db) if db is not None else None
         self.policy = policy
         self.daemon = daemon
         self._named = False  # once a named token exists, it stays so (none is ever deleted)
@@ -114,12 +113,17 @@ class TokenAuthority:
     # -- the store ---------------------------------------------------------------------------
     def named_mode(self) -> bool:
         """Whether named tokens decide identity here (a token was ever made in the store)."""
-        if not self._named and self.db is not None:
-            self._named = api_tokens.any_made(self.db.reader())
+        if not self._named and self.tokens is not None:
+            self._named = self.tokens.any_made()
         return self._named
 
     def required(self) -> bool:
         return bool(self.server_token) or self.named_mode()
+
+    def _tokens(self) -> TokenRegistry:
+        """The store's tokens (named mode implies a store)."""
+        assert self.tokens is not None
+        return self.tokens
 
     def principal(self, record: TokenRecord) -> Principal:
         return Principal(name=record.name, owner=record.owner, user_id=record.user_id,
@@ -136,7 +140,7 @@ class TokenAuthority:
         if self.server_token and hmac.compare_digest(given.encode(), self.server_token.encode()):
             return Authentication(True, True, self.server_principal())
         if self.named_mode():
-            record = api_tokens.find(self.db.reader(), given)
+            record = self._tokens().find(given)
             if record is not None and record.live:
                 return Authentication(True, True, self.principal(record))
             if record is not None:
@@ -147,7 +151,7 @@ class TokenAuthority:
     def check_cookie(self, value: str) -> Authentication:
         if value.startswith(NAMED_COOKIE) and self.named_mode():
             name, _, mac = value[len(NAMED_COOKIE):].rpartition(".")
-            record = api_tokens.by_name(self.db.reader(), name) if name else None
+            record = self._tokens().by_name(name) if name else None
             if record is not None and record.live and hmac.compare_digest(
                     mac.encode(), self._mac(record).encode()):
                 return Authentication(True, True, self.principal(record))
@@ -169,7 +173,7 @@ class TokenAuthority:
         """`authenticate` without stalling the event loop on a PostgreSQL round trip; a store
         that cannot be read refuses the request (503) rather than letting it in."""
         try:
-            if self.db is not None and is_postgres(self.db):
+            if self.tokens is not None and self.tokens.remote:
                 return await anyio.to_thread.run_sync(self.authenticate, headers)
             return self.authenticate(headers)
         except StorageUnavailable as exc:  # an outage: said once by the store, not per request
@@ -193,7 +197,7 @@ class TokenAuthority:
         if self.server_token and hmac.compare_digest(given.encode(), self.server_token.encode()):
             return self.policy.session_cookie()
         if self.named_mode():
-            record = api_tokens.find(self.db.reader(), given)
+            record = self._tokens().find(given)
             if record is not None and record.live:
                 return f"{NAMED_COOKIE}{record.name}.{self._mac(record)}"
         return None

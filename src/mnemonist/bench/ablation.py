@@ -141,11 +141,11 @@ def _check_age(value: Any) -> Any:
 @contextmanager
 def aged(service: Any, age: Any) -> Iterator[None]:
     """Recall as if asked later (see `bench.age` above); undone on exit."""
-    searcher = service.searcher
+    searcher = service.core.searcher
     clock = searcher.clock
     saved: list[tuple[str, int]] = []
     if age == "spoken":
-        with service.db.write_tx() as conn:
+        with service.core.db.write_tx() as conn:
             saved = [(r[1], r[0]) for r in conn.execute("SELECT seq, created_at FROM memories")]
             conn.execute("UPDATE memories SET created_at = occurred_at")
             last = conn.execute("SELECT MAX(occurred_at) FROM memories").fetchone()[0]
@@ -158,7 +158,7 @@ def aged(service: Any, age: Any) -> Iterator[None]:
     finally:
         searcher.clock = clock
         if saved:
-            with service.db.write_tx() as conn:
+            with service.core.db.write_tx() as conn:
                 conn.executemany("UPDATE memories SET created_at = ? WHERE seq = ?", saved)
 
 
@@ -166,7 +166,7 @@ def aged(service: Any, age: Any) -> Iterator[None]:
 def applied(service: Any, variant: Variant) -> Iterator[None]:
     """The variant's settings on the service's live configuration, restored on exit. A bad
     value raises ValueError naming the key, with whatever was set already restored."""
-    config = service.config
+    config = service.core.config
     age = dict(variant.settings).get("bench.age")
     if age is not None:
         with aged(service, _check_age(age)), applied(service, Variant(variant.name, tuple(
@@ -187,10 +187,10 @@ def applied(service: Any, variant: Variant) -> Iterator[None]:
             previous.append((node, name, old))
         if config.search.context_window != window:  # the index follows the window
             rebuilt = True
-            service.db.use_context_window(config.search.context_window)
+            service.core.db.use_context_window(config.search.context_window)
         yield
     finally:
         for node, name, old in reversed(previous):
             setattr(node, name, old)
         if rebuilt:
-            service.db.use_context_window(window)
+            service.core.db.use_context_window(window)

@@ -24,8 +24,8 @@ def _score(service: Any, ids: dict[str, str]) -> dict[str, float]:
     r1 = r5 = r10 = mrr = 0.0
     for question, keys in QUESTIONS:
         relevant = {ids[k] for k in keys}
-        got = service.recall(RecallRequest(query=question, limit=10, project=PROJECT,
-                                           min_score=0.0))
+        got = service.reads.recall(RecallRequest(query=question, limit=10, project=PROJECT,
+                                                 min_score=0.0))
         ranked = [r["id"] for r in got["results"]]
         r1 += recall_at(ranked, relevant, 1)
         r5 += recall_at(ranked, relevant, 5)
@@ -43,8 +43,8 @@ def run_agent_memory(overrides: dict[str, Any] | None = None,
             service = daemon.service
             ids: dict[str, str] = {}
             for key, (kind, content) in MEMORIES.items():
-                out = service.remember(RememberRequest(content=content, type=kind,
-                                                       project=PROJECT))
+                out = service.memories.remember(RememberRequest(content=content, type=kind,
+                                                                project=PROJECT))
                 ids[key] = out["id"]
             service.flush(timeout=600.0)
             rows = [{"name": "default", "settings": {}, **_score(service, ids)}]

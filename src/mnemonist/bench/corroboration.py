@@ -47,7 +47,7 @@ WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
 def _remember(service: Any, content: str, agents: list[str]) -> str:
     first = None
     for agent in agents:
-        out = service.remember(RememberRequest(content=content, who=agent))
+        out = service.memories.remember(RememberRequest(content=content, who=agent))
         first = first or out["id"]
     assert first is not None
     return first
@@ -79,13 +79,13 @@ def build(service: Any, seed: int) -> dict[str, list[dict[str, Any]]]:
 
 
 def _ranks(service: Any, question: str) -> dict[str, int]:
-    out = service.recall(RecallRequest(query=question, limit=20, min_score=0.0))
+    out = service.reads.recall(RecallRequest(query=question, limit=20, min_score=0.0))
     return {r["id"]: n for n, r in enumerate(out["results"])}
 
 
 def measure(service: Any, cases: dict[str, list[dict[str, Any]]], weight: float
             ) -> dict[str, float]:
-    service.config.search.corroboration_weight = weight
+    service.core.config.search.corroboration_weight = weight
     wins = 0
     for case in cases["agreement"]:
         ranks = _ranks(service, case["question"])

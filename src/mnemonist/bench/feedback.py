@@ -55,8 +55,8 @@ def paraphrase(question: str) -> str:
 
 
 def _recall_at(service: Any, query: str, project: str, relevant: set[str]) -> list[float]:
-    got = service.recall(RecallRequest(query=query, project=project, limit=max(KS),
-                                       min_relevance=0))
+    got = service.reads.recall(RecallRequest(query=query, project=project, limit=max(KS),
+                                             min_relevance=0))
     ranked = list(dict.fromkeys(r["id"] for r in got["results"]))
     return [recall_at(ranked, relevant, k) for k in KS]
 
@@ -77,29 +77,29 @@ def _rate(service: Any, items: list[dict[str, Any]], inverted: bool) -> int:
     for q in items:
         if q["half"] != "repeated":
             continue
-        got = service.recall(RecallRequest(query=q["question"], project=q["project"],
-                                           limit=RATED, min_relevance=0))
+        got = service.reads.recall(RecallRequest(query=q["question"], project=q["project"],
+                                                 limit=RATED, min_relevance=0))
         for r in got["results"][:RATED]:
             helpful = (r["id"] in q["relevant"]) != inverted
-            service.memory_feedback(r["id"], FeedbackRequest(helpful=helpful,
-                                                             query=q["question"]))
+            service.feedback.memory_feedback(r["id"], FeedbackRequest(helpful=helpful,
+                                                                      query=q["question"]))
             ratings += 1
     return ratings
 
 
 def _forget_feedback(service: Any) -> None:
-    with service.db.write_tx() as conn:
+    with service.core.db.write_tx() as conn:
         conn.execute("DELETE FROM predictor_pairs")
         conn.execute("DELETE FROM predictor_state")
         conn.execute("DELETE FROM memory_feedback")
-    service.ranker.forget()
+    service.core.ranker.forget()
 
 
 def _mode(service: Any, items: list[dict[str, Any]], inverted: bool) -> dict[str, Any]:
     before = _measure(service, items)
     started = time.perf_counter()
     ratings = _rate(service, items, inverted)
-    trained = service.predictor_train()
+    trained = service.feedback.predictor_train()
     after = _measure(service, items)
     delta = {half: {k: round(after[half][k] - before[half][k], 4)
                     for k in before[half] if k.startswith("recall")} for half in before}
@@ -145,7 +145,7 @@ def _per_conversation(service: Any, items: list[dict[str, Any]], inverted: bool,
     # one conversation at a time, each ranked by the model that never saw it
     parts = []
     for project in dict.fromkeys(q["project"] for q in items):
-        service.ranker.shipped = lambda model=models[project]: model
+        service.core.ranker.shipped = lambda model=models[project]: model
         _forget_feedback(service)
         parts.append(_mode(service, [q for q in items if q["project"] == project], inverted))
     return _combine(parts)
@@ -190,10 +190,10 @@ def _cosines(service: Any, items: list[dict[str, Any]]) -> dict[str, float]:
     cos = []
     for q in items:
         if q["half"] == "repeated":
-            a, b = service.embed_query(q["question"]), service.embed_query(q["asked"])
+            a, b = service.core.embed_query(q["question"]), service.core.embed_query(q["asked"])
             if a is not None and b is not None:
                 cos.append(float(a @ b))
-    threshold = service.config.predictor.feedback_similarity
+    threshold = service.core.config.predictor.feedback_similarity
     return {"median": round(float(np.median(cos)), 4) if cos else 0.0,
             "share_at_threshold": round(float(np.mean([c >= threshold for c in cos])), 4)
             if cos else 0.0, "threshold": threshold}

@@ -39,12 +39,12 @@ def run_import(n: int = 10_000, seed: int = 7, home: Path | None = None) -> dict
             started = time.perf_counter()
             created = 0
             for start in range(0, n, CHUNK):
-                out = svc.import_memories(ImportRequest(items=items[start : start + CHUNK]))
+                out = svc.carry.import_memories(ImportRequest(items=items[start : start + CHUNK]))
                 created += out["created"]
             elapsed = time.perf_counter() - started
             timings[label] = {"seconds": round(elapsed, 2), "per_s": round(n / elapsed, 1),
                               "created": created}
-            if not embedding and svc.embedder is not None:
+            if not embedding and svc.core.embedder is not None:
                 embedding = _embedding_rate(svc, created, started)
     return {"n": n, "seed": seed, "chunk": CHUNK, "results": timings, "embedding": embedding,
             "cores": available_cores()}
@@ -57,7 +57,7 @@ def _embedding_rate(svc: Any, created: int, started: float) -> dict[str, Any]:
     elapsed = time.perf_counter() - started
     return {"memories": created, "seconds": round(elapsed, 2),
             "per_s": round(created / elapsed, 1), "complete": done,
-            "threads": getattr(svc.embedder.provider, "_threads", None)}
+            "threads": getattr(svc.core.embedder.provider, "_threads", None)}
 
 
 def markdown(report: dict[str, Any]) -> str:

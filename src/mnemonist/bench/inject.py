@@ -89,11 +89,11 @@ class Replayer:
         cwd.mkdir(parents=True, exist_ok=True)
         self.sessions += 1
         key = f"bench-inject-{self.sessions}"
-        start = self.service.hook_session_start(SessionStartRequest(
+        start = self.service.hooks.hook_session_start(SessionStartRequest(
             session_id=key, cwd=str(cwd), source="startup", harness="bench"))
         self.start_memories += len(start["memories"])
         started = time.perf_counter()
-        out = self.service.hook_user_prompt_submit(PromptSubmitRequest(
+        out = self.service.hooks.hook_user_prompt_submit(PromptSubmitRequest(
             session_id=key, cwd=str(cwd), prompt=prompt, harness="bench"))
         return list(out["memories"]), time.perf_counter() - started, list(start["memories"])
 
@@ -172,8 +172,8 @@ def _run(service: Any, conversations: list[Any], limit_questions: int | None,
 
 
 def _agent_memory(service: Any, replay: Replayer) -> Tally:
-    ids = {key: service.remember(RememberRequest(content=content, type=kind,
-                                                 project=AGENT_FOLDER))["id"]
+    ids = {key: service.memories.remember(RememberRequest(content=content, type=kind,
+                                                          project=AGENT_FOLDER))["id"]
            for key, (kind, content) in MEMORIES.items()}
     service.flush(timeout=600.0)
     tally = Tally()

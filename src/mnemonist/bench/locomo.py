@@ -110,7 +110,7 @@ def _ingest(
         when = session.date_time.isoformat() if session.date_time else None
         for turn in session.turns:
             started = time.perf_counter()
-            out = service.remember(
+            out = service.memories.remember(
                 RememberRequest(
                     content=turn.content,
                     project=conv.sample_id,
@@ -148,7 +148,7 @@ def _score_conversation(
 ) -> None:
     conv = state.conv
     sid = conv.sample_id
-    conn = service.db.reader()
+    conn = service.core.db.reader()
     seq_to_id = {
         row[0]: row[1]
         for row in conn.execute(
@@ -164,7 +164,7 @@ def _score_conversation(
 
         request = RecallRequest(query=qa.question, limit=depth, project=sid, min_score=0.0)
         started = time.perf_counter()
-        out = service.recall(request)
+        out = service.reads.recall(request)
         scores.latency["mnemonist"].append(time.perf_counter() - started)
         ranked["mnemonist"] = [r["id"] for r in out["results"]]
         foreign = {"mnemonist": sum(1 for r in out["results"] if r["project"] != sid)}
@@ -177,11 +177,11 @@ def _score_conversation(
         ranked["bm25"] = [seq_to_id[s] for s, _ in kw if s in seq_to_id]
         foreign["bm25"] = len(kw) - len(ranked["bm25"])
 
-        qvec = service.embed_query(qa.question)  # cached by the recall above
+        qvec = service.core.embed_query(qa.question)  # cached by the recall above
         dense: list[tuple[int, float]] = []
-        if qvec is not None and service.index is not None:
+        if qvec is not None and service.core.index is not None:
             started = time.perf_counter()
-            dense = service.index.search(qvec, depth, project=sid, filter_project=True)
+            dense = service.core.index.search(qvec, depth, project=sid, filter_project=True)
             scores.latency["dense"].append(time.perf_counter() - started)
         ranked["dense"] = [seq_to_id[s] for s, _ in dense if s in seq_to_id]
         foreign["dense"] = len(dense) - len(ranked["dense"])
@@ -227,7 +227,7 @@ def _score_variants(
                 for _, qa in items:
                     relevant = {state.dia_to_id[d] for d in qa.evidence}
                     sessions = {turn_session[d] for d in qa.evidence}
-                    got = service.recall(
+                    got = service.reads.recall(
                         RecallRequest(query=qa.question, limit=depth, project=sid, min_score=0.0)
                     )
                     ranked = [r["id"] for r in got["results"]]
@@ -245,8 +245,8 @@ def reset_access(service: Any) -> None:
     """Every variant starts from the access state the main run started from (nothing accessed
     yet), so its access-reading signals build up over its own questions, live, as in a user's
     daemon, and no variant inherits the recalls of the ones before it."""
-    service.access.flush()
-    with service.db.write_tx() as conn:
+    service.core.access.flush()
+    with service.core.db.write_tx() as conn:
         conn.execute("UPDATE memories SET access_count = 0, recall_count = 0,"
                      " last_accessed = NULL WHERE access_count > 0 OR recall_count > 0"
                      " OR last_accessed IS NOT NULL")
@@ -443,7 +443,7 @@ def _run(
     embedded_ok = service.flush(timeout=3600.0)
     embed_wait_s = time.perf_counter() - waited
     embed_total_s = time.perf_counter() - began
-    vectors = len(service.index) if service.index is not None else 0
+    vectors = len(service.core.index) if service.core.index is not None else 0
     memories = sum(len(s.sessions_of) for s in ingested)
 
     scores = _Scores()
@@ -457,7 +457,7 @@ def _run(
             items = items[:limit_questions]
         if models is not None:
             model = models[state.conv.sample_id]
-            service.searcher.relevance_model = lambda model=model: model
+            service.core.searcher.relevance_model = lambda model=model: model
         _score_conversation(
             service,
             state,
@@ -488,7 +488,7 @@ def _run(
     return {
         "_config": {
             "embedding_model": provider.model_id if provider is not None else None,
-            "embedding_dimensions": service.index.dimensions if service.index else None,
+            "embedding_dimensions": service.core.index.dimensions if service.core.index else None,
             "search": cfg.search.model_dump(),
             "sparse": cfg.sparse.model_dump(),
             "recall_min_score": 0.0,
@@ -517,7 +517,7 @@ def _run(
             "mnemonist": latency_summary(scores.latency["mnemonist"]),
             "bm25": latency_summary(scores.latency["bm25"]),
             "dense_search_only": latency_summary(scores.latency["dense"]),
-            "note": "mnemonist = service.recall (query embedding included, LRU-cached per "
+            "note": "mnemonist = service.reads.recall (query embedding included, LRU-cached per "
             "query text); bm25 = keyword leg alone; dense = index search with the query "
             "vector already cached",
         },

@@ -67,7 +67,7 @@ def render_markdown(result: dict[str, Any]) -> str:
     lines += ["", "## Latency and ingest", ""]
     lines.append("| measure | p50 ms | p95 ms | mean ms |")
     lines.append("|---|---|---|---|")
-    for key, label in (("mnemonist", "recall (hybrid, service.recall)"),
+    for key, label in (("mnemonist", "recall (hybrid, service.reads.recall)"),
                        ("bm25", "BM25 keyword leg"),
                        ("dense_search_only", "dense index search (vector cached)")):  # fmt: skip
         row = lat[key]
@@ -75,7 +75,7 @@ def render_markdown(result: dict[str, Any]) -> str:
             lines.append(f"| {label} | {row['p50']:.2f} | {row['p95']:.2f} | {row['mean']:.2f} |")
     lines += [
         "",
-        f"Ingest: {ing['memories_per_s']} memories/s through service.remember "
+        f"Ingest: {ing['memories_per_s']} memories/s through service.memories.remember "
         f"({ing['remember_s']} s); background embedding finished "
         f"{ing['embedding_wait_after_ingest_s']} s after the last remember "
         f"({ing['embedding_done_after_start_s']} s after the first); "

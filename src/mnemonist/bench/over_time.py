@@ -3,7 +3,7 @@
 A memory that only grows goes stale: when a fact changes, the old statement stays, and recall
 often ranks it above the new one. The stream (`over_time_set.py`: changing facts stated three
 times in different words, among unrelated notes, with increasing event times) is remembered
-through `service.remember` the way a user would: plain remembers with event times, no `key`
+through `service.memories.remember` the way a user would: plain remembers with event times, no `key`
 linking the versions. Then the daemon's own upkeep gets `settle_s` seconds (whatever runs in
 the background on its own; nothing is called for it), and each question about a fact's current
 value is asked twice, the way an agent meets it: through the prompt hook (a fresh session per
@@ -68,7 +68,7 @@ def _first(labels: list[str | None], wanted: str) -> int | None:
 
 
 def _recall_row(service: Any, judge: _Judge, q: Query) -> dict[str, Any]:
-    out = service.recall(RecallRequest(query=q.text, limit=LIMIT, project=PROJECT))
+    out = service.reads.recall(RecallRequest(query=q.text, limit=LIMIT, project=PROJECT))
     labels = [judge.label(q, r["id"], r["content"]) for r in out["results"]]
     current, stale = _first(labels, "current"), _first(labels, "stale")
     return {"query": q.text, "fact": q.fact, "current_rank": current, "stale_rank": stale,
@@ -78,9 +78,9 @@ def _recall_row(service: Any, judge: _Judge, q: Query) -> dict[str, Any]:
 
 
 def _hook_row(service: Any, judge: _Judge, q: Query, i: int) -> dict[str, Any]:
-    out = service.hook_user_prompt_submit(PromptSubmitRequest(
+    out = service.hooks.hook_user_prompt_submit(PromptSubmitRequest(
         session_id=f"over-time-{i:03d}", prompt=q.text, project=PROJECT))
-    labels = [judge.label(q, mid, service.get(mid, learn=False)["content"])
+    labels = [judge.label(q, mid, service.reads.get(mid, learn=False)["content"])
               for mid in out["memories"]]
     return {"injected": len(labels), "stale": "stale" in labels, "current": "current" in labels}
 
@@ -89,7 +89,7 @@ def _live_ids(service: Any) -> set[str]:
     ids: set[str] = set()
     offset = 0
     while True:
-        page = service.list(ListRequest(project=PROJECT, limit=1000, offset=offset))
+        page = service.reads.list(ListRequest(project=PROJECT, limit=1000, offset=offset))
         ids |= {m["id"] for m in page["memories"]}
         if not page["has_more"]:
             return ids
@@ -120,7 +120,7 @@ def _upkeep(service: Any, settle_s: float) -> float:
     started = time.perf_counter()
     since = format_ts(datetime.now(UTC))
     while time.perf_counter() - started < settle_s:
-        state = service.consolidation_status()
+        state = service.curation.consolidation_status()
         ran = state["worker"].get("last_run_at") or ""
         if not state["enabled"] or (state["not_read_yet"] == 0 and ran > since):
             break
@@ -136,7 +136,7 @@ def _merges(service: Any, stream: Stream, ids: dict[str, str]) -> dict[str, Any]
     fact_of = {s.key: s.fact for s in stream.statements}
     rows, wrong = [], []
     for key, memory_id in ids.items():
-        m = service.get(memory_id, learn=False)
+        m = service.reads.get(memory_id, learn=False)
         by = m.get("superseded_by") if m else None
         if not by:
             continue
@@ -167,8 +167,8 @@ def run_over_time(seed: int = 7, overrides: dict[str, Any] | None = None, *,
             ids: dict[str, str] = {}
             written: dict[str, str] = {}
             for s in stream.statements:
-                out = service.remember(RememberRequest(content=s.content, project=PROJECT,
-                                                       occurred_at=format_ts(s.occurred_at)))
+                out = service.memories.remember(RememberRequest(content=s.content, project=PROJECT,
+                                                                occurred_at=format_ts(s.occurred_at)))
                 ids[s.key], written[s.key] = out["id"], out["content"]
             service.flush(timeout=600.0)
             write_s = time.perf_counter() - started
@@ -179,7 +179,7 @@ def run_over_time(seed: int = 7, overrides: dict[str, Any] | None = None, *,
             stale_live = sum(1 for k in dict.fromkeys(stale_keys) if ids[k] in live)
             judge = _Judge(stream, ids, written)
             merges = _merges(service, stream, ids)
-            consolidation = {k: v for k, v in service.consolidation_status().items()
+            consolidation = {k: v for k, v in service.curation.consolidation_status().items()
                              if k in ("restated", "replaced", "flagged", "open_contradictions")}
             hook_rows, recall_rows = [], []
             for i, q in enumerate(stream.queries):  # as an agent: the hook fires, then recall

@@ -96,7 +96,7 @@ def collect(service: Any, data_path: Path, progress: _Progress,
         state, _ = _ingest(service, conv, progress, f"[relevance] {conv.sample_id}")
         states.append(state)
     service.flush(timeout=3600.0)
-    conn = service.db.reader()
+    conn = service.core.db.reader()
     for state in states:
         sid = state.conv.sample_id
         scope = RecallFilters(project=sid)
@@ -104,7 +104,7 @@ def collect(service: Any, data_path: Path, progress: _Progress,
             if not qa.evidence or not qa.question.strip():
                 continue
             relevant = {state.dia_to_id[d] for d in qa.evidence}
-            out = service.searcher.search(conn, qa.question, scope, DEPTH, 0.0)
+            out = service.core.searcher.search(conn, qa.question, scope, DEPTH, 0.0)
             if out.features is None:
                 continue
             y = np.array([h.memory.id in relevant for h in out.hits], dtype=bool)
@@ -113,7 +113,7 @@ def collect(service: Any, data_path: Path, progress: _Progress,
         others = [("offtopic", p, p in fitted) for p in PROMPTS]
         others += [("nonsense", p, i % 2 == 0) for i, p in enumerate(NONSENSE)]
         for kind, prompt, fit in others:
-            out = service.searcher.search(conn, prompt, scope, DEPTH, 0.0)
+            out = service.core.searcher.search(conn, prompt, scope, DEPTH, 0.0)
             if out.features is None:
                 continue
             rows.append(QueryRows(sid, kind, 0, fit, out.features,
@@ -131,15 +131,15 @@ def agent_rows(service: Any) -> list[QueryRows]:
     a coding request may well be about a coding team's memories."""
     ids = {}
     for key, (kind, content) in MEMORIES.items():
-        ids[key] = service.remember(RememberRequest(content=content, type=kind,
-                                                    project=AGENT_PROJECT))["id"]
+        ids[key] = service.memories.remember(RememberRequest(content=content, type=kind,
+                                                             project=AGENT_PROJECT))["id"]
     service.flush(timeout=600.0)
-    conn = service.db.reader()
+    conn = service.core.db.reader()
     scope = RecallFilters(project=AGENT_PROJECT)
     rows = []
     for i, (question, keys) in enumerate(QUESTIONS):
         relevant = {ids[k] for k in keys}
-        out = service.searcher.search(conn, question, scope, DEPTH, 0.0)
+        out = service.core.searcher.search(conn, question, scope, DEPTH, 0.0)
         if out.features is not None:
             y = np.array([h.memory.id in relevant for h in out.hits], dtype=bool)
             # two halves, so that cross-validation measures each on a model fitted on

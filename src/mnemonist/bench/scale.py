@@ -223,7 +223,7 @@ def _run_one(
     daemon = open_memory(home, without_worker(overrides))
     open_s = time.perf_counter() - t_open
     service = daemon.service
-    provider = service.provider
+    provider = service.core.provider
     cfg = daemon.config
     run: dict[str, Any] = {
         "memories": n,
@@ -279,7 +279,7 @@ def _run_one(
             emb["memories_per_s"] = round((emb["indexed"] - bulk) / took, 1) if took else None
         phases["after_embedding"] = round(rss_mib(), 1)
         clock.lap("embedding wait")
-        keeper = service.searcher.keyword_mirror
+        keeper = service.core.searcher.keyword_mirror
         if keeper is not None:  # recall is measured with the keyword mirror caught up
             t = time.perf_counter()
             ready = keeper.wait_ready(embed_timeout_s)
@@ -308,10 +308,10 @@ def _run_one(
             "peak_is_per_size": peak_reset,
             "phases_mib": phases,
             "breakdown_mib": rss_breakdown_mib(),
-            "vector_index_mib": (round(service.index.nbytes / MIB, 1)
-                                 if service.index is not None else 0.0),
-            "vector_index_precision": (service.index.precision
-                                       if service.index is not None else None),
+            "vector_index_mib": (round(service.core.index.nbytes / MIB, 1)
+                                 if service.core.index is not None else 0.0),
+            "vector_index_precision": (service.core.index.precision
+                                       if service.core.index is not None else None),
             "source": rss_source(),
         }
         if storage_url(daemon):
@@ -365,7 +365,7 @@ def _remember_phase(
         body = mem.request_body()
         sched.before()
         t = clock()
-        out = service.remember(RememberRequest.model_validate(body))
+        out = service.memories.remember(RememberRequest.model_validate(body))
         latencies.append(clock() - t)
         sched.after()
         if out["created"]:
@@ -375,7 +375,7 @@ def _remember_phase(
         bar.update(i)
     t_writes_end = time.perf_counter()
     bar.finish()
-    embedder = service.embedder
+    embedder = service.core.embedder
     processed_writing = embedder.stats.processed if embedder is not None else 0
     wall = t_writes_end - t_first
     busy = sum(latencies)
@@ -393,7 +393,7 @@ def _remember_phase(
 
 
 def _indexed(service: Any) -> int:
-    index = service.index
+    index = service.core.index
     if index is None:
         return 0
     count_now = getattr(index, "count_now", None)  # pgvector: len() may be 30 s old
@@ -410,7 +410,7 @@ def _embed_phase(
     run: dict[str, Any],
     progress: bool,
 ) -> None:
-    embedder = service.embedder
+    embedder = service.core.embedder
     if embedder is None:
         run["embedding"] = {"enabled": False, "indexed": 0, "coverage": 0.0}
         return
@@ -482,7 +482,7 @@ def _recall_phase(
     qs = corpus.queries(warmup + queries, n)
     warm, measured = qs[:warmup], qs[warmup:]
     for q in warm:
-        service.recall(RecallRequest(query=q.text, limit=RECALL_LIMIT))
+        service.reads.recall(RecallRequest(query=q.text, limit=RECALL_LIMIT))
 
     bar = Progress("recall", len(measured), enabled=progress, unit="queries")
     recall_s = array("d")
@@ -492,7 +492,7 @@ def _recall_phase(
     for i, q in enumerate(measured, 1):
         body = {"query": q.text, "limit": RECALL_LIMIT}
         sched.before()
-        took, out = _timed(lambda b=body: service.recall(RecallRequest.model_validate(b)))
+        took, out = _timed(lambda b=body: service.reads.recall(RecallRequest.model_validate(b)))
         sched.after()
         recall_s.append(took)
         methods[out["method"]] = methods.get(out["method"], 0) + 1
@@ -500,18 +500,18 @@ def _recall_phase(
         bar.update(i)
     bar.finish()
 
-    conn = service.db.reader()
-    top_k = service.config.search.top_k
+    conn = service.core.db.reader()
+    top_k = service.core.config.search.top_k
     embed_s, kw_s, vec_s = array("d"), array("d"), array("d")
     vectors = []
-    if service.provider is not None:
+    if service.core.provider is not None:
         for q in measured:
-            took, matrix = _timed(lambda t=q.text: service.provider.embed([t]))
+            took, matrix = _timed(lambda t=q.text: service.core.provider.embed([t]))
             embed_s.append(took)
             vectors.append(matrix[0])
     ctx_s, joined_s, leg_s = array("d"), array("d"), array("d")
     mirror_ctx_s, mirror_leg_s = array("d"), array("d")
-    keeper = service.searcher.keyword_mirror
+    keeper = service.core.searcher.keyword_mirror
     mirror = keeper.usable() if keeper is not None else None
     where, args = where_clause(None)
     for q in measured:
@@ -530,7 +530,7 @@ def _recall_phase(
         if match is not None:  # the same search with the filters inside the FTS5 query
             joined_s.append(_timed(lambda m=match: keyword._joined(
                 conn, keyword.INDEXES["context"], m, where, args, top_k))[0])
-    index = service.index
+    index = service.core.index
     if index is not None:
         for v in vectors:
             vec_s.append(_timed(lambda v=v: index.search(v, top_k))[0])
@@ -590,7 +590,7 @@ def _legs_in_sequence(service: Any, conn: Any, measured: list[Any], top_k: int,
                       mirror: Any) -> dict[str, Any]:
     """The three legs one after another for each query, as a recall runs them: each finds the
     CPU caches the other two left (the loops above run each leg warm, query after query)."""
-    index, provider = service.index, service.provider
+    index, provider = service.core.index, service.core.provider
     if index is None or provider is None:
         return {}
     embed_s, kw_s, vec_s = array("d"), array("d"), array("d")
@@ -614,14 +614,14 @@ def _graph_phase(service: Any, queries: int, run: dict[str, Any]) -> None:
     entities, in turn: the hubs are the slowest walks."""
     from mnemonist.model.graph import ExpandRequest, ImpactRequest
 
-    ids = [r[0] for r in service.db.reader().execute(
+    ids = [r[0] for r in service.core.db.reader().execute(
         "SELECT id FROM entities WHERE mentions > 0 ORDER BY mentions DESC, id LIMIT ?",
         (max(1, queries),))]
     impact_s, expand_s = array("d"), array("d")
     for entity_id in ids:
-        impact_s.append(_timed(lambda e=entity_id: service.graph_impact(
+        impact_s.append(_timed(lambda e=entity_id: service.graph.graph_impact(
             ImpactRequest(entity=e)))[0])
-        expand_s.append(_timed(lambda e=entity_id: service.knowledge_expand(
+        expand_s.append(_timed(lambda e=entity_id: service.graph.knowledge_expand(
             ExpandRequest(entity=e)))[0])
     run["graph"] = {"entities": len(ids), "impact_ms": summarize_ms(impact_s),
                     "expand_ms": summarize_ms(expand_s)}

@@ -1,6 +1,6 @@
 """`bench scale --generated-vectors`: a million memories without hours of embedding.
 
-The memories are written through bulk import (`MemoryService.import_memories`, chunks of
+The memories are written through bulk import (`service.carry.import_memories`, chunks of
 1,000, as `mnemonist import` posts them), timed per block. Embedding a million texts on a laptop
 takes hours, so most vectors are GENERATED, not embedded:
 
@@ -39,7 +39,7 @@ def bulk_phase(service: Any, corpus: SyntheticCorpus, n: int, targets: set[int],
     """Import n memories, give each a vector (real for `targets` and the pool, generated for
     the rest) and index them; the embedder is stopped meanwhile and started again after.
     Returns how many memories are indexed."""
-    embedder = service.embedder
+    embedder = service.core.embedder
     if embedder is not None:
         embedder.stop()
     run["import"] = _import(service, corpus, n, progress)
@@ -69,7 +69,7 @@ def _import(service: Any, corpus: SyntheticCorpus, n: int, progress: bool) -> di
         bodies = [next(generated).request_body() for _ in range(min(CHUNK, n - done))]
         t1 = time.perf_counter()
         items = [RememberRequest.model_validate(body) for body in bodies]
-        created += service.import_memories(ImportRequest(items=items))["created"]
+        created += service.carry.import_memories(ImportRequest(items=items))["created"]
         t2 = time.perf_counter()
         done += len(items)
         generation += t1 - t0
@@ -96,7 +96,7 @@ def _import(service: Any, corpus: SyntheticCorpus, n: int, progress: bool) -> di
 
 def _vectors(service: Any, corpus: SyntheticCorpus, n: int, targets: set[int], seed: int,
              progress: bool) -> dict[str, Any]:
-    provider = service.provider
+    provider = service.core.provider
     if provider is None:
         return {"indexed": 0, "embedded": 0, "generated": 0}
     rng = np.random.default_rng(seed)
@@ -107,7 +107,7 @@ def _vectors(service: Any, corpus: SyntheticCorpus, n: int, targets: set[int], s
     embed_s = time.perf_counter() - t
     pool = np.stack([real[i] for i in pool_ids])
     model = provider.model_id
-    conn = service.db.reader()
+    conn = service.core.db.reader()
     bar = Progress("vectors", n, enabled=progress)
     t = time.perf_counter()
     indexed = generated = 0
@@ -130,12 +130,12 @@ def _vectors(service: Any, corpus: SyntheticCorpus, n: int, targets: set[int], s
                 vectors[k] = base + NOISE * noise / np.linalg.norm(noise)
                 generated += 1
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        with service.db.write_tx() as wconn:
+        with service.core.db.write_tx() as wconn:
             for row, vec in zip(rows, vectors, strict=True):
                 embeddings.upsert(wconn, row[1], model, vec)
             wconn.executemany("UPDATE memories SET embedding_model = ? WHERE seq = ?",
                               [(model, row[0]) for row in rows])
-        service.get_index(pool.shape[1]).add_many(
+        service.core.get_index(pool.shape[1]).add_many(
             [(row[0], row[2], vec) for row, vec in zip(rows, vectors, strict=True)])
         indexed += len(rows)
         bar.update(indexed)

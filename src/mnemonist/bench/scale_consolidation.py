@@ -5,7 +5,7 @@
 every 30 s during the remember and embedding phases, read the store as it grows and compete
 with the writes those phases time, at moments no two runs would share. This phase, after the
 store is built, embedded and recalled, runs the pass itself: from cursor 0 to the last memory
-there when it starts, run after run through `service.consolidate()` (what the worker calls:
+there when it starts, run after run through `service.curation.consolidate()` (what the worker calls:
 each run at most `maxBatches` batches of `batchSize`), back to back in one thread (the
 worker's `intervalMs` pause between runs is left out: this is the pass's cost, not its
 schedule; the schedule is estimated apart). Meanwhile the main thread remembers new synthetic
@@ -85,7 +85,7 @@ class _Timed:
 
 def _last_candidate(service: Any) -> tuple[int, int]:
     """(the last seq the engine would read, how many it would read from cursor 0)."""
-    conn = service.db.reader()
+    conn = service.core.db.reader()
     row = conn.execute(
         f"SELECT MAX(m.seq) FROM memories m WHERE {store.candidates_where()}").fetchone()
     return int(row[0] or 0), store.pending(conn, 0)
@@ -103,8 +103,8 @@ def _blocked(latencies: array, sched: SchedSample) -> dict[str, Any]:
 def consolidation_phase(service: Any, seed: int, run: dict[str, Any], progress: bool,
                         *, remember_per_s: float = REMEMBER_PER_S) -> None:
     """One full pass beside paced remembers; `run["consolidation"]`."""
-    cfg = service.config.memory.consolidation
-    start_cursor = store.progress(service.db.reader())["last_seq"]
+    cfg = service.core.config.memory.consolidation
+    start_cursor = store.progress(service.core.db.reader())["last_seq"]
     end_seq, candidates = _last_candidate(service)
     totals = {"runs": 0, "batches": 0, "examined": 0, "restated": 0, "replaced": 0,
               "flagged": 0}
@@ -117,7 +117,7 @@ def consolidation_phase(service: Any, seed: int, run: dict[str, Any], progress: 
         try:
             cursor = start_cursor
             while cursor < end_seq:
-                out = service.consolidate()
+                out = service.curation.consolidate()
                 if "skipped" in out:
                     state["skipped"] = out["skipped"]
                     return
@@ -152,7 +152,7 @@ def consolidation_phase(service: Any, seed: int, run: dict[str, Any], progress: 
             body = next(corpus).request_body()
             sched.before()
             t = time.perf_counter()
-            out = service.remember(RememberRequest.model_validate(body))
+            out = service.memories.remember(RememberRequest.model_validate(body))
             latencies.append(time.perf_counter() - t)
             sched.after()
             if out["created"]:
@@ -165,7 +165,7 @@ def consolidation_phase(service: Any, seed: int, run: dict[str, Any], progress: 
         thread.join()
         wall = time.perf_counter() - t0
     bar.finish(state["error"] or state["skipped"] or "")
-    status = service.consolidation_status()
+    status = service.curation.consolidation_status()
     before_p95 = run.get("remember", {}).get("latency_ms", {}).get("p95")
     during = summarize_ms(latencies)
     runs = totals["runs"]

@@ -29,7 +29,7 @@ def hook_phase(service: Any, corpus: SyntheticCorpus, n: int, queries: int,
         req = PromptSubmitRequest(session_id=f"bench-scale-hook-{n}-{i}", prompt=q.text,
                                   project=project, harness="bench")
         started = time.perf_counter()
-        out = service.hook_user_prompt_submit(req)
+        out = service.hooks.hook_user_prompt_submit(req)
         took.append(time.perf_counter() - started)
         injected.append(len(out["memories"]))
     run["prompt_hook"] = {

@@ -30,12 +30,12 @@ def ranker_phase(service: Any, corpus: SyntheticCorpus, n: int, queries: int, wa
             request = RecallRequest(query=q.text, limit=limit)
             if on:
                 started = time.perf_counter()
-                out = service.recall(request)
+                out = service.reads.recall(request)
                 took[on].append(time.perf_counter() - started)
             else:
                 with applied(service, OFF):
                     started = time.perf_counter()
-                    out = service.recall(request)
+                    out = service.reads.recall(request)
                     took[on].append(time.perf_counter() - started)
             firsts[on] = out["results"][0]["id"] if out["results"] else None
         same_first += firsts[True] == firsts[False]

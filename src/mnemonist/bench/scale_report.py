@@ -7,10 +7,10 @@ from typing import Any
 
 #: what each measure of the report is, printed under it
 NOTES = (
-    "remember: RememberRequest validation + MemoryService.remember (the call the HTTP route "
-    "makes; HTTP and JSON excluded), one caller thread. The background embedder runs "
+    "remember: RememberRequest validation + service.memories.remember (the call the HTTP "
+    "route makes; HTTP and JSON excluded), one caller thread. The background embedder runs "
     "concurrently, as in production: it shares the writer lock and the CPUs.",
-    "recall: RecallRequest validation + MemoryService.recall, limit 10, no filters. Every "
+    "recall: RecallRequest validation + service.reads.recall, limit 10, no filters. Every "
     "query string is distinct, so the service's query-embedding LRU cache never answers: "
     "each recall pays one query embedding.",
     "legs alone (same queries, same run): query embedding = provider.embed([query]); "
@@ -29,7 +29,8 @@ NOTES = (
     "wall time well above time on a CPU, with the difference waiting for a CPU, means the "
     "machine was busy (other processes, or the embedder), not that the code was slow.",
     "consolidation: the background worker is off (memory.consolidation.enabled: false) until "
-    "its phase, which runs one full pass from cursor 0, service.consolidate() back to back "
+    "its phase, which runs one full pass from cursor 0, service.curation.consolidate() back "
+    "to back "
     "(each run at most maxBatches batches; the worker's intervalMs pause left out) in one "
     "thread while the main thread remembers at a steady pace; batch write = "
     "pipeline.consolidation._apply (writer lock wait + the batch's transaction).",

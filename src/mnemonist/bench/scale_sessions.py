@@ -54,7 +54,7 @@ class SessionLoad:
             key = f"bench-session-{self.ended}"
             path = self._transcript(key)
             started = time.perf_counter()
-            self.service.hook_session_end(SessionEndRequest(
+            self.service.hooks.hook_session_end(SessionEndRequest(
                 session_id=key, transcript_path=str(path), cwd=str(self.folder)))
             self.hook_s.append(time.perf_counter() - started)
             self.ended += 1
@@ -72,7 +72,7 @@ class SessionLoad:
             self._thread.join(30)
 
     def report(self) -> dict[str, Any]:
-        conn = self.service.db.reader()
+        conn = self.service.core.db.reader()
         turns = conn.execute("SELECT COUNT(*) FROM memories WHERE source_type = 'session'"
                              ).fetchone()[0]
         return {"sessions_ended": self.ended, "messages_per_session": self.messages,

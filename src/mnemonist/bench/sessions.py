@@ -105,7 +105,7 @@ def _end_sessions(service: Any, conversations: list[Conversation], folder: Path,
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
             started = time.perf_counter()
-            service.hook_session_end(SessionEndRequest(
+            service.hooks.hook_session_end(SessionEndRequest(
                 session_id=sid, transcript_path=str(path), cwd=str(cwd),
                 harness="claude-code", reason="prompt_input_exit"))
             arm.hook_s.append(time.perf_counter() - started)
@@ -116,7 +116,7 @@ def _end_sessions(service: Any, conversations: list[Conversation], folder: Path,
     show.end(f"[sessions] {sum(len(c.sessions) for c in conversations)} sessions ended;"
              " waiting for the turns and their embeddings")
     service.flush(timeout=3600.0)
-    conn = service.db.reader()
+    conn = service.core.db.reader()
     for conv in conversations:
         holds: dict[str, list[str]] = {}
         rows = conn.execute(
@@ -178,7 +178,7 @@ def _remember_observations(service: Any, raw: list[dict[str, Any]],
                     text, dia = str(item[0]), str(item[1]).strip()
                     if dia not in known or not text.strip():
                         continue
-                    out = service.remember(RememberRequest(
+                    out = service.memories.remember(RememberRequest(
                         content=text, project=conv.sample_id, who=speaker, type="fact"))
                     curated[out["id"]] = dia
                     count += 1
@@ -200,8 +200,8 @@ def _score(service: Any, arm: Arm, conversations: list[Conversation],
         session_of = {dia: {s} for dia, s in conv.session_of().items()}
         for _, qa in items:
             started = time.perf_counter()
-            out = service.recall(RecallRequest(query=qa.question, limit=depth,
-                                               project=conv.sample_id, min_score=0.0))
+            out = service.reads.recall(RecallRequest(query=qa.question, limit=depth,
+                                                     project=conv.sample_id, min_score=0.0))
             latency.append(time.perf_counter() - started)
             ranked_ids = [r["id"] for r in out["results"]]
             expanded: list[str] = []

@@ -148,8 +148,8 @@ def _rank(results: list[dict[str, Any]], target_id: str) -> int | None:
 def evaluate(service, queries: list[Query], ids: list[str], *, filter_: bool = False):
     ranks = []
     for q in queries:
-        out = service.recall(RecallRequest(query=q.text, limit=10, min_score=0.0,
-                                           now=format_ts(NOW), time_filter=filter_))
+        out = service.reads.recall(RecallRequest(query=q.text, limit=10, min_score=0.0,
+                                                 now=format_ts(NOW), time_filter=filter_))
         ranks.append(_rank(out["results"], ids[q.target]))
     n = len(ranks)
     return {
@@ -169,11 +169,11 @@ def run_temporal(
     with open_memory(home) as daemon:
         svc = daemon.service
         ids = [
-            svc.remember(RememberRequest(content=c, occurred_at=format_ts(t)))["id"]
+            svc.memories.remember(RememberRequest(content=c, occurred_at=format_ts(t)))["id"]
             for _topic, c, t in memories
         ]
         svc.flush()
-        search = svc.config.search
+        search = svc.core.config.search
         default_weight = search.time_weight
         rows: dict[str, dict[str, float]] = {}
         search.time_aware = False

@@ -51,8 +51,8 @@ def _stream(service: Any, seed: int) -> dict[str, Any]:
     took: list[float] = []
     for s in stream.statements:
         started = time.perf_counter()
-        out = service.remember(RememberRequest(content=s.content, project=PROJECT,
-                                               occurred_at=format_ts(s.occurred_at)))
+        out = service.memories.remember(RememberRequest(content=s.content, project=PROJECT,
+                                                        occurred_at=format_ts(s.occurred_at)))
         took.append(time.perf_counter() - started)
         stage = s.stage or "filler"
         by_stage[stage] += 1
@@ -70,8 +70,8 @@ def _pairs(service: Any, pairs: tuple[tuple[str, str], ...], prefix: str) -> dic
     rows = []
     for i, (first, second) in enumerate(pairs):
         project = f"{prefix}-{i:02d}"
-        service.remember(RememberRequest(content=first, project=project))
-        out = service.remember(RememberRequest(content=second, project=project))
+        service.memories.remember(RememberRequest(content=first, project=project))
+        out = service.memories.remember(RememberRequest(content=second, project=project))
         gate = out.get("gate", {})
         rows.append({"stored": first, "new": second, "cosine": gate.get("cosine"),
                      "decision": gate.get("decision"), "reasons": gate.get("reasons", [])})
@@ -123,13 +123,13 @@ def run_sessions_side(home: Path | None = None) -> dict[str, Any]:
         try:
             service = daemon.service
             for text in KNOWN:
-                service.remember(RememberRequest(content=text, project=SESSION_PROJECT))
+                service.memories.remember(RememberRequest(content=text, project=SESSION_PROJECT))
             rows = []
             for day, (key, label, turns) in enumerate(SESSIONS, start=1):
-                service.hook_session_end(SessionEndRequest(
+                service.hooks.hook_session_end(SessionEndRequest(
                     session_id=key, transcript=_jsonl(key, turns, day), project=SESSION_PROJECT))
-                service.wait_sessions(120)
-                verdict = service.judge_session(key)
+                service.sessions.wait_sessions(120)
+                verdict = service.pipeline.judge_session(key)
                 rows.append({"session": key, "label": label,
                              "skip": verdict["insignificant"], "signs": verdict["signs"],
                              "reasons": verdict["reasons"]})

@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from mnemonist.client import Client, DaemonError
-from mnemonist.store.private_files import open_private
+from mnemonist.guards.private_files import open_private
 
 BUNDLE_KIND = "mnemonist-bundle"
 #: a bundle goes to the daemon in requests of at most this many bytes (each with the header),
@@ -90,7 +90,7 @@ def detect_format(path: Path) -> tuple[str, Any]:
     first = _first_record(path)
     if isinstance(first, dict) and first.get("kind") == BUNDLE_KIND:
         return "bundle", None
-    from mnemonist.ingest.chat_exports import detect
+    from mnemonist.cli.chat_exports import detect
 
     with path.open(encoding="utf-8") as f:
         head = f.read(1).strip()
@@ -171,8 +171,8 @@ def import_(ctx: click.Context, path: Path, fmt: str, project: str | None,
             as_json: bool) -> None:
     """Import memories: a bundle (mnemonist export), a ChatGPT or Claude conversations.json,
     or remember items (JSON array, JSON lines, a conversation file). Re-runs create nothing."""
+    from mnemonist.cli.chat_exports import items_of
     from mnemonist.cli.importing import run_import
-    from mnemonist.ingest.chat_exports import items_of
 
     client = _client(ctx)
     try:

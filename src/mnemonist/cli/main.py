@@ -60,8 +60,8 @@ def serve(host: str | None, port: int | None, home: str | None, verbose: bool) -
     """Start the daemon (prints where it listens once it answers)."""
     from mnemonist.daemon import ListenError
     from mnemonist.daemon import serve as run
+    from mnemonist.service.errors import StorageNotReady
     from mnemonist.settings import ConfigError
-    from mnemonist.store.backend import StorageNotReady
 
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")

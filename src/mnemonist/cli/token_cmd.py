@@ -26,10 +26,11 @@ _HOME = click.option("--home", envvar="MNEMONIST_HOME", default=None,
 
 @contextmanager
 def _store(home: str | None) -> Iterator[Any]:
-    """The home's store, migrated (a home whose daemon never ran gets its schema now)."""
+    """The tokens of the home's store, migrated (a home whose daemon never ran gets its
+    schema now): a `TokenRegistry`."""
+    from mnemonist.service.storage_admin import AdminRefused, home_store
+    from mnemonist.service.tokens import TokenRegistry
     from mnemonist.settings import ConfigError, Paths, home_dir, load_config
-    from mnemonist.store.backend import open_database
-    from mnemonist.store.migrations import SchemaTooNew, migrate
 
     paths = Paths(home_dir(home))
     try:
@@ -38,17 +39,10 @@ def _store(home: str | None) -> Iterator[Any]:
         click.echo(f"mnemonist: configuration error: {exc}", err=True)
         sys.exit(2)
     try:
-        db = open_database(paths.database, config)
-    except Exception as exc:
-        fail(f"cannot open the store of {paths.home}: {exc}")
-    try:
-        try:
-            migrate(db)
-        except SchemaTooNew as exc:
-            fail(str(exc))
-        yield db
-    finally:
-        db.close()
+        with home_store(paths, config) as db:
+            yield TokenRegistry(db)
+    except AdminRefused as exc:
+        fail(str(exc))
 
 
 def _identity(field: str, value: str | None) -> str | None:
@@ -108,19 +102,17 @@ def token_add(name: str, user_id: str | None, agent_id: str | None, owner: bool,
     it reads as its user / agent (global memories and theirs) and may claim no one else (a
     403); with --owner it may act as anyone and read every scope. NAME: 1-64 letters, digits,
     '.', '_' or '-'; history records its changes as `token:NAME via DAEMON`."""
-    from mnemonist.store import api_tokens
+    from mnemonist.service.tokens import TokenError, check_name
 
     user_id, agent_id = _identity("user_id", user_id), _identity("agent_id", agent_id)
     try:
-        api_tokens.check_name(name)
-    except api_tokens.TokenError as exc:
+        check_name(name)
+    except TokenError as exc:
         fail(str(exc))
-    with _store(home) as db:
+    with _store(home) as tokens:
         try:
-            with db.write_tx() as conn:
-                record, secret = api_tokens.add(conn, name, user_id=user_id,
-                                                agent_id=agent_id, owner=owner)
-        except api_tokens.TokenError as exc:
+            record, secret = tokens.add(name, user_id=user_id, agent_id=agent_id, owner=owner)
+        except TokenError as exc:
             fail(str(exc))
         except Exception as exc:  # a daemon adding the same name at once: the index decides
             fail(f"token {name!r} was not made: {exc}")
@@ -133,10 +125,8 @@ def token_add(name: str, user_id: str | None, agent_id: str | None, owner: bool,
 def token_list(as_json: bool, home: str | None) -> None:
     """Every named token: its identity, owner or not, made and revoked when (never the
     token)."""
-    from mnemonist.store import api_tokens
-
-    with _store(home) as db:
-        records = api_tokens.all_tokens(db.reader())
+    with _store(home) as tokens:
+        records = tokens.all()
     if as_json:
         return emit([r.public() for r in records])
     if not records:
@@ -156,13 +146,12 @@ def token_list(as_json: bool, home: str | None) -> None:
 @_HOME
 def token_revoke(name: str, home: str | None) -> None:
     """Revoke the token NAME: refused (401) from the next request on, by every daemon."""
-    from mnemonist.store import api_tokens
+    from mnemonist.service.tokens import TokenError
 
-    with _store(home) as db:
+    with _store(home) as tokens:
         try:
-            with db.write_tx() as conn:
-                record = api_tokens.revoke(conn, name)
-        except api_tokens.TokenError as exc:
+            record = tokens.revoke(name)
+        except TokenError as exc:
             fail(str(exc))
     click.echo(f"revoked token {record.name!r} ({_bound(record)}) at {record.revoked_at}")
 
@@ -172,12 +161,11 @@ def token_revoke(name: str, home: str | None) -> None:
 @_HOME
 def token_rotate(name: str, home: str | None) -> None:
     """Give the token NAME a new secret and print it once; the old one is refused."""
-    from mnemonist.store import api_tokens
+    from mnemonist.service.tokens import TokenError
 
-    with _store(home) as db:
+    with _store(home) as tokens:
         try:
-            with db.write_tx() as conn:
-                record, secret = api_tokens.rotate(conn, name)
-        except api_tokens.TokenError as exc:
+            record, secret = tokens.rotate(name)
+        except TokenError as exc:
             fail(str(exc))
     _shown_once(record, secret, "rotated")

@@ -33,7 +33,7 @@ PROJECT = Query(None, max_length=500, description="only this project's entities"
 @router.get("/ui/graph.json")
 def graph_data(request: Request, limit: int = Query(100, ge=1, le=500),
                project: str | None = PROJECT) -> JSONResponse:
-    out = svc(request).graph_overview(limit, project or None)
+    out = svc(request).graph.graph_overview(limit, project or None)
     for node in out["nodes"]:
         node["color"] = colour(node["community"])
     return JSONResponse(out, headers={"cache-control": "no-store"})
@@ -43,7 +43,7 @@ def graph_data(request: Request, limit: int = Query(100, ge=1, le=500),
 def graph_page(request: Request, limit: int = Query(100, ge=1, le=500),
                project: str | None = PROJECT) -> HTMLResponse:
     project = project or None
-    out = svc(request).graph_overview(limit, project)
+    out = svc(request).graph.graph_overview(limit, project)
     scope = "every project" if project is None else f"project {project}"
     params = {"limit": str(limit), "project": project}
     legend = "".join(
@@ -68,7 +68,7 @@ def graph_page(request: Request, limit: int = Query(100, ge=1, le=500),
         '<script src="/ui/static/vendor/vis-network.min.js" defer></script>'
         '<script src="/ui/static/graph.js" defer></script>'
     )
-    diagnostics = svc(request).graph_diagnostics(False, project)
+    diagnostics = svc(request).graph.graph_diagnostics(False, project)
     body += bridges_section(diagnostics.get("bridges") or [])
     body += health_section(diagnostics.get("entity_health") or {})
     body += replay_section(diagnostics.get("sleep_replay") or {})

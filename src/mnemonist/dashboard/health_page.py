@@ -38,7 +38,7 @@ def state_in_words(status: dict[str, Any]) -> str:
 
 @router.get("/ui/health", response_class=HTMLResponse)
 def health_page(request: Request) -> HTMLResponse:
-    status = svc(request).status()
+    status = svc(request).health.status()
     explanation = "".join(f"<li>{esc(line)}</li>" for line in status.get("explanation") or [])
     body = (
         f"<h1>Pipeline and health</h1>{state_in_words(status)}"

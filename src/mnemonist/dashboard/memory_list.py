@@ -62,15 +62,15 @@ def results_of(request: Request, values: dict[str, str]) -> tuple[str, int]:
         if values["q"]:
             req = RecallRequest.model_validate({"query": values["q"], "limit": LIMIT,
                                                 **filters_of(values), **OWNER_SCOPE})
-            out = service.recall(req)
+            out = service.reads.recall(req)
             return render_hits(out["results"], recall=True, method=out.get("method")), 200
-        req = ListRequest.model_validate({"limit": LIMIT, **filters_of(values),
-                                          "offset": values["offset"] or 0,
-                                          "include_deleted": values["deleted"] == "1",
-                                          **OWNER_SCOPE})
-        out = service.list(req)
-        html = render_hits(out["memories"], recall=False, total=out["total"])
-        return html + pager(values, req.offset, out["total"]), 200
+        listing = ListRequest.model_validate({"limit": LIMIT, **filters_of(values),
+                                              "offset": values["offset"] or 0,
+                                              "include_deleted": values["deleted"] == "1",
+                                              **OWNER_SCOPE})
+        page = service.reads.list(listing)
+        html = render_hits(page["memories"], recall=False, total=page["total"])
+        return html + pager(values, listing.offset, page["total"]), 200
     except ValidationError as exc:
         return f'<p class="error" role="alert">{esc(why_invalid(exc))}</p>', 400
     except ServiceError as exc:

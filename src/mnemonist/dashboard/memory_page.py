@@ -106,8 +106,8 @@ def actions(m: dict[str, Any]) -> str:
 def memory_page(memory_id: str, request: Request) -> HTMLResponse:
     service = svc(request)
     try:
-        m = service.get(memory_id, caller=OWNER)
-        hist = service.history(m["id"], caller=OWNER)
+        m = service.reads.get(memory_id, caller=OWNER)
+        hist = service.reads.history(m["id"], caller=OWNER)
     except ServiceError as exc:
         return problem_page("Memory", "memories", exc.status, exc.message)
     banner = ""

@@ -23,6 +23,7 @@ from fastapi.responses import HTMLResponse
 
 from mnemonist.api.deps import svc
 from mnemonist.dashboard.html import OWNER, attr, esc, page, plural, short_time, url_path
+from mnemonist.service import MemoryService
 
 router = APIRouter()
 
@@ -32,8 +33,8 @@ KIND_LABELS = {"contradiction": "contradiction", "duplicate": "near-duplicate",
                "restated": "restated", "replaced": "replaced"}
 
 
-def _listing(service: Any, status: str, kind: str) -> tuple[list[dict[str, Any]], int]:
-    out = service.list_duplicates(status, LIMIT, 0, OWNER, kind)
+def _listing(service: MemoryService, status: str, kind: str) -> tuple[list[dict[str, Any]], int]:
+    out = service.curation.list_duplicates(status, LIMIT, 0, OWNER, kind)
     return out["duplicates"], out["total"]
 
 
@@ -79,7 +80,7 @@ def decide_form(p: dict[str, Any]) -> str:
         '<p class="status" role="status"></p></form>')
 
 
-def open_section(service: Any, kind: str, title: str, anchor: str, what: str) -> str:
+def open_section(service: MemoryService, kind: str, title: str, anchor: str, what: str) -> str:
     pairs, total = _listing(service, "open", kind)
     head = f'<h2>{esc(title)}</h2><p class="count">{plural(total, "open pair")}: {esc(what)}</p>'
     if not pairs:
@@ -98,7 +99,7 @@ def undo_form(superseded: str) -> str:
         "</form>")
 
 
-def settled_section(service: Any) -> str:
+def settled_section(service: MemoryService) -> str:
     found: list[dict[str, Any]] = []
     total = 0
     for kind in ("restated", "replaced"):

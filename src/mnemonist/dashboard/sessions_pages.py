@@ -48,7 +48,7 @@ def sessions_table(items: list[dict[str, Any]]) -> str:
 @router.get("/ui/sessions", response_class=HTMLResponse)
 def sessions_page(request: Request,
                   project: str | None = Query(None, max_length=500)) -> HTMLResponse:
-    out = svc(request).list_sessions(project=project or None, limit=200)
+    out = svc(request).sessions.list_sessions(project=project or None, limit=200)
     body = (f'<h1>Sessions</h1><p class="count">{plural(out["total"], "session")}, newest first</p>'
             f"{sessions_table(out['sessions'])}")
     return page("Sessions", "sessions", body)
@@ -91,15 +91,15 @@ def turns_list(turns: list[dict[str, Any]]) -> str:
 def session_page(session_key: str, request: Request) -> HTMLResponse:
     service = svc(request)
     try:
-        s = service.get_session(session_key, turns=TURNS_SHOWN, transcript=True,
-                                caller=OWNER)  # the owner's view: everything
+        s = service.sessions.get_session(session_key, turns=TURNS_SHOWN, transcript=True,
+                                         caller=OWNER)  # the owner's view: everything
     except ServiceError as exc:
         return problem_page("Session", "sessions", exc.status, exc.message)
     contents: dict[str, str] = {}
     for item in s["injected"]:
         try:
-            contents[item["memory_id"]] = service.get(item["memory_id"], caller=OWNER,
-                                                      learn=False)["content"]
+            contents[item["memory_id"]] = service.reads.get(item["memory_id"], caller=OWNER,
+                                                            learn=False)["content"]
         except ServiceError:
             contents[item["memory_id"]] = f"{item['memory_id']} (gone)"
     state = s.get("state") or {}

@@ -96,7 +96,7 @@ def load_settings(url: str | None, timeout_ms: int | None) -> HookSettings:
 def log_line(settings: HookSettings, event: str, message: str) -> None:
     """Append one line to hooks.log (rotated at 1 MB); never raises."""
     try:
-        from mnemonist.store.private_files import open_private, private_folder
+        from mnemonist.guards.private_files import open_private, private_folder
 
         path = settings.log_path
         private_folder(path.parent)  # 0700 / 0600: the log names sessions, paths and errors

@@ -13,7 +13,7 @@ document is `failed` with the error. A document deleted meanwhile stops its inge
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -50,16 +50,13 @@ class PreparedChunk:
 
 
 class DocumentService(Protocol):
-    db: Database
-    config: Config
-
-    def try_embed(self, text: str) -> np.ndarray | None: ...
+    """What the worker needs of the service: its `documents` part (service/documents.py)."""
 
     def prepare_document_chunk(self, doc: Document, text: str) -> PreparedChunk: ...
 
     def write_document_chunk(
         self, doc: Document, index: int, prepared: PreparedChunk, vector: np.ndarray | None
-    ) -> dict[str, Any] | None: ...
+    ) -> Mapping[str, Any] | None: ...
 
 
 class PermanentFailure(RuntimeError):
@@ -74,10 +71,14 @@ Fetcher = Callable[..., FetchResult]
 
 
 class DocumentWorker:
-    def __init__(self, service: DocumentService, config: Config, *,
+    def __init__(self, documents: DocumentService, db: Database,
+                 embed: Callable[[str], np.ndarray | None], config: Config, *,
                  fetch: Fetcher = fetch_url) -> None:
-        self.service = service
-        self.db = service.db
+        """`embed`: a chunk's vector now, outside any transaction (None: the background
+        embedder embeds it later)."""
+        self.documents = documents
+        self.db = db
+        self.embed = embed
         pipeline = config.memory.pipeline_v2
         self.cfg = pipeline.documents
         self.fetch = fetch
@@ -157,11 +158,11 @@ class DocumentWorker:
         for chunk in chunks:
             if not chunk.text.strip():
                 continue
-            prepared = self.service.prepare_document_chunk(doc, chunk.text)  # may fail for good
+            prepared = self.documents.prepare_document_chunk(doc, chunk.text)  # may fail for good
             vector = None
             if prepared.existing_id is None:
-                vector = self.service.try_embed(prepared.new.content)  # no transaction held
-            outcome = self.service.write_document_chunk(doc, chunk.index, prepared, vector)
+                vector = self.embed(prepared.new.content)  # no transaction held
+            outcome = self.documents.write_document_chunk(doc, chunk.index, prepared, vector)
             if outcome is None:
                 raise DocumentDeleted(doc.id)
             if outcome["created"]:

@@ -26,6 +26,7 @@ import watchfiles
 from mnemonist.ingest.memory_files import MEMORY_DIR, ROOT_FILES, SUFFIX, FileRoot
 from mnemonist.model.config import FilesConfig
 from mnemonist.model.memory import utcnow
+from mnemonist.store.db import Database
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,8 @@ RETRY_S = 2.0  # after an error, wait this long before watching again
 
 
 class FileSyncHost(Protocol):
+    """What the watcher needs of the service: its `files` part (service/files.py)."""
+
     def watch_targets(self) -> dict[str, FileRoot]: ...
 
     def mark_files_dirty(self, root: str | None = None, path: str | None = None) -> None: ...
@@ -43,8 +46,9 @@ class FileSyncHost(Protocol):
 
 
 class FileWatcher:
-    def __init__(self, service: FileSyncHost, cfg: FilesConfig) -> None:
-        self.service = service
+    def __init__(self, files: FileSyncHost, db: Database, cfg: FilesConfig) -> None:
+        self.files = files
+        self.db = db  # its loops' health (db.loops)
         self.cfg = cfg
         self._stop = threading.Event()
         self._wake = threading.Event()  # refresh, or stop: leave the current wait or watch
@@ -116,7 +120,7 @@ class FileWatcher:
     def _run(self) -> None:
         """The watch, started again after a backoff when anything in it raises (the
         database away, say): the thread never ends before `stop()`."""
-        loops = self.service.db.loops
+        loops = self.db.loops
         while not self._stop.is_set():
             try:
                 self._loop()
@@ -127,7 +131,7 @@ class FileWatcher:
                 return
 
     def _loop(self) -> None:
-        self.service.mark_files_dirty()
+        self.files.mark_files_dirty()
         self._sync("startup")
         self._schedule()
         while not self._stop.is_set():
@@ -138,7 +142,7 @@ class FileWatcher:
             if self._stop.is_set():
                 break
             if self._interval_due():
-                self.service.mark_files_dirty()
+                self.files.mark_files_dirty()
                 self._sync("interval")
                 self._schedule()
             elif self._wake.is_set():
@@ -159,9 +163,9 @@ class FileWatcher:
         self._wake.wait(seconds)
 
     def _sync(self, reason: str) -> None:
-        loops = self.service.db.loops
+        loops = self.db.loops
         try:
-            if self.service.sync_dirty_files(reason, blocking=True) is not None:
+            if self.files.sync_dirty_files(reason, blocking=True) is not None:
                 self.syncs += 1
         except Exception as exc:  # the thread must live on: report and go on
             loops.failed("memory-file sync", exc)
@@ -174,7 +178,7 @@ class FileWatcher:
 
     def _watch(self) -> None:
         """Watch until stopped, refreshed, the interval is due, or a folder came or went."""
-        targets = self.service.watch_targets()
+        targets = self.files.watch_targets()
         self.watching = sorted(targets)
         if not targets:
             self._wait(min(self._until_interval(), 5.0))
@@ -195,7 +199,7 @@ class FileWatcher:
                     return
                 if settle:  # the first answer comes once the new watch is in place
                     settle = False
-                    self.service.mark_files_dirty()
+                    self.files.mark_files_dirty()
                     self._sync("watch")
                 if changes and self._take(changes, targets):
                     self.restarts += 1
@@ -207,7 +211,7 @@ class FileWatcher:
             self.last_error = f"{type(exc).__name__}: {exc}"
             log.warning("memory file watch failed, retrying: %s", self.last_error)
             self._stop.wait(RETRY_S)
-            self.service.mark_files_dirty()
+            self.files.mark_files_dirty()
             self._sync("watch")
 
     def _take(self, changes: set[tuple[watchfiles.Change, str]],
@@ -222,22 +226,22 @@ class FileWatcher:
                 continue
             name = os.path.basename(path)
             if path in targets:  # a watched folder itself was removed or replaced
-                self.service.mark_files_dirty(root.path)
+                self.files.mark_files_dirty(root.path)
                 restart = relevant = True
             elif folder == root.path:  # directly in the root: only its memory files count
                 if name in ROOT_FILES:
-                    self.service.mark_files_dirty(root.path, path)
+                    self.files.mark_files_dirty(root.path, path)
                     relevant = True
                 elif name == MEMORY_DIR:
-                    self.service.mark_files_dirty(root.path)
+                    self.files.mark_files_dirty(root.path)
                     restart = relevant = True
             elif not name.startswith("."):  # in a memory folder
                 if name.endswith(SUFFIX):
-                    self.service.mark_files_dirty(root.path, path)
+                    self.files.mark_files_dirty(root.path, path)
                     relevant = True
                 if os.path.isdir(path) or (change == watchfiles.Change.deleted
                                            and not name.endswith(SUFFIX)):
-                    self.service.mark_files_dirty(root.path)
+                    self.files.mark_files_dirty(root.path)
                     restart = relevant = True
         if relevant:
             self.events += 1

@@ -1,6 +1,7 @@
 """The session worker: `session_ingest` jobs read a session transcript's new lines into turn
-memories (`MemoryService.ingest_session`). It needs no LLM and no network, so it always runs;
-embedding the new turns follows in the background embedder like any other write."""
+memories (`Sessions.ingest_session`, service/session_turns.py). It needs no LLM and no
+network, so it always runs; embedding the new turns follows in the background embedder like
+any other write."""
 
 from __future__ import annotations
 
@@ -14,16 +15,17 @@ from mnemonist.store.session_turns import JOB_TYPE
 
 
 class SessionIngester(Protocol):
-    db: Database
+    """What the worker needs of the service: its `sessions` part."""
 
     def ingest_session(self, payload: dict[str, Any]) -> dict[str, Any]: ...
 
 
 class SessionWorker:
-    def __init__(self, service: SessionIngester, config: Config) -> None:
-        self.service = service
+    def __init__(self, sessions: SessionIngester, db: Database, config: Config) -> None:
+        self.sessions = sessions
+        self.db = db
         pipeline = config.memory.pipeline_v2
-        self.worker = JobWorker(service.db, JOB_TYPE, self.handle, poll_s=2.0,
+        self.worker = JobWorker(db, JOB_TYPE, self.handle, poll_s=2.0,
                                 lease_timeout_ms=pipeline.worker.lease_timeout_ms)
 
     @property
@@ -31,9 +33,9 @@ class SessionWorker:
         return self.worker.stats
 
     def handle(self, job: Job) -> dict[str, Any]:
-        result = self.service.ingest_session(job.payload)
+        result = self.sessions.ingest_session(job.payload)
         if "body" in job.payload:  # the text is in the transcript now: don't keep two copies
-            with self.service.db.write_tx() as conn:
+            with self.db.write_tx() as conn:
                 conn.execute("UPDATE memory_jobs SET payload = json_remove(payload, '$.body')"
                              " WHERE id = ?", (job.id,))
         return result

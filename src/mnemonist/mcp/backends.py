@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote
 
 import anyio.to_thread
@@ -36,8 +36,10 @@ from mnemonist.model.requests import (
     RememberRequest,
     ResolveDuplicateRequest,
 )
-from mnemonist.service.errors import ServiceError
-from mnemonist.store.db import StorageFault
+from mnemonist.service.errors import ServiceError, StorageFault
+
+if TYPE_CHECKING:
+    from mnemonist.service import MemoryService
 
 log = logging.getLogger(__name__)
 
@@ -234,16 +236,16 @@ class HttpBackend(Backend):
 class ServiceBackend(Backend):
     """The in-process `MemoryService` (the daemon's own /mcp endpoint): no HTTP hop."""
 
-    def __init__(self, service: Any) -> None:
+    def __init__(self, service: MemoryService) -> None:
         self.service = service
 
-    async def _run(self, fn: Callable[[], Body]) -> Body:
+    async def _run(self, fn: Callable[[], Mapping[str, Any]]) -> Body:
         return await anyio.to_thread.run_sync(partial(self._guarded, fn))
 
     @staticmethod
-    def _guarded(fn: Callable[[], Body]) -> Body:
+    def _guarded(fn: Callable[[], Mapping[str, Any]]) -> Body:
         try:
-            return fn()
+            return dict(fn())  # a typed answer (service/answers.py) as a plain body
         except ServiceError as exc:
             raise ToolError(exc.code, exc.message, **exc.details) from exc
         except StorageFault as exc:  # the disk is full or the database read-only
@@ -257,79 +259,83 @@ class ServiceBackend(Backend):
             raise ToolError("internal_error", f"{type(exc).__name__}: {exc}") from exc
 
     async def recall(self, body: Body) -> Body:
-        return await self._run(lambda: self.service.recall(RecallRequest.model_validate(body)))
+        return await self._run(
+            lambda: self.service.reads.recall(RecallRequest.model_validate(body)))
 
     async def remember(self, body: Body) -> Body:
         body = dict(body)
         by = body.pop("changed_by", None)  # who history records (a token's name, on /mcp)
         return await self._run(
-            lambda: self.service.remember(RememberRequest.model_validate(body), changed_by=by)
+            lambda: self.service.memories.remember(RememberRequest.model_validate(body),
+                                                   changed_by=by)
         )
 
     async def get(self, memory_id: str, caller: Body | None = None) -> Body:
         return await self._run(
-            lambda: self.service.get(memory_id, caller=Caller.model_validate(caller or {})))
+            lambda: self.service.reads.get(memory_id, caller=Caller.model_validate(caller or {})))
 
     async def list(self, params: Body) -> Body:
-        return await self._run(lambda: self.service.list(ListRequest.model_validate(params)))
+        return await self._run(lambda: self.service.reads.list(ListRequest.model_validate(params)))
 
     async def patch(self, memory_id: str, body: Body, caller: Body | None = None) -> Body:
         def run() -> Body:
             patch = MemoryPatch.model_validate(body)
-            return self.service.patch(memory_id, patch, changed_by=patch.changed_by,
-                                      caller=Caller.model_validate(caller or {}))
+            return self.service.memories.patch(memory_id, patch, changed_by=patch.changed_by,
+                                               caller=Caller.model_validate(caller or {}))
         return await self._run(run)
 
     async def forget(self, body: Body) -> Body:
-        return await self._run(lambda: self.service.forget(ForgetRequest.model_validate(body)))
+        return await self._run(
+            lambda: self.service.memories.forget(ForgetRequest.model_validate(body)))
 
     async def history(self, memory_id: str, caller: Body | None = None) -> Body:
         return await self._run(
-            lambda: self.service.history(memory_id, Caller.model_validate(caller or {})))
+            lambda: self.service.reads.history(memory_id, Caller.model_validate(caller or {})))
 
     async def expand(self, body: Body) -> Body:
         return await self._run(
-            lambda: self.service.knowledge_expand(ExpandRequest.model_validate(body)))
+            lambda: self.service.graph.knowledge_expand(ExpandRequest.model_validate(body)))
 
     async def expand_session(self, body: Body) -> Body:
-        return await self._run(lambda: self.service.knowledge_expand_session(
+        return await self._run(lambda: self.service.graph.knowledge_expand_session(
             ExpandSessionRequest.model_validate(body)))
 
     async def impact(self, body: Body) -> Body:
         return await self._run(
-            lambda: self.service.graph_impact(ImpactRequest.model_validate(body)))
+            lambda: self.service.graph.graph_impact(ImpactRequest.model_validate(body)))
 
     async def feedback(self, memory_id: str, body: Body) -> Body:
-        return await self._run(lambda: self.service.memory_feedback(
+        return await self._run(lambda: self.service.feedback.memory_feedback(
             memory_id, FeedbackRequest.model_validate(body)))
 
     async def relate(self, body: Body) -> Body:
-        return await self._run(lambda: self.service.relate(RelateRequest.model_validate(body)))
+        return await self._run(
+            lambda: self.service.graph.relate(RelateRequest.model_validate(body)))
 
     async def duplicates(self, params: Body) -> Body:
         def run() -> Body:
             q = DuplicatesQuery.model_validate(params)
-            return self.service.list_duplicates(q.status, q.limit, q.offset, q.identity(),
-                                                q.kind)
+            return self.service.curation.list_duplicates(q.status, q.limit, q.offset, q.identity(),
+                                                         q.kind)
         return await self._run(run)
 
     async def dismiss_duplicate(self, pair_id: str, body: Body,
                                 caller: Body | None = None) -> Body:
         def run() -> Body:
             req = DismissDuplicateRequest.model_validate(body)
-            return self.service.dismiss_duplicate(pair_id, req.reason,
-                                                  Caller.model_validate(caller or {}))
+            return self.service.curation.dismiss_duplicate(pair_id, req.reason,
+                                                           Caller.model_validate(caller or {}))
         return await self._run(run)
 
     async def resolve_duplicate(self, pair_id: str, body: Body,
                                 caller: Body | None = None) -> Body:
         def run() -> Body:
             req = ResolveDuplicateRequest.model_validate(body)
-            return self.service.resolve_duplicate(pair_id, req.keep, req.reason,
-                                                  req.changed_by,
-                                                  Caller.model_validate(caller or {}))
+            return self.service.curation.resolve_duplicate(pair_id, req.keep, req.reason,
+                                                           req.changed_by,
+                                                           Caller.model_validate(caller or {}))
         return await self._run(run)
 
     async def restore(self, memory_id: str, body: Body) -> Body:
-        return await self._run(lambda: self.service.restore_superseded(
+        return await self._run(lambda: self.service.pipeline.restore_superseded(
             memory_id, RecoverRequest.model_validate(body)))

@@ -5,7 +5,14 @@ The memory tools' schemas and the shared pieces are in `mcp/schemas.py`."""
 
 from __future__ import annotations
 
-from mnemonist.mcp.schemas import MEMORY_ID, READER, _integer, _object, _string
+from mnemonist.mcp.schemas import (
+    MEMORY_ID,
+    READER,
+    _integer,
+    _object,
+    _string,
+    _with_legacy_twins,
+)
 from mnemonist.model.requests import MAX_OFFSET
 
 #: the kinds of pairs in the review queue (`store.consolidation.KINDS`)
@@ -125,10 +132,13 @@ RESTORE_OUTPUT = {
     "properties": {
         "id": {"type": "string"},
         "status": {"type": "string", "description": "restored"},
-        "supersededBy": {"type": ["string", "null"],
-                         "description": "the memory that had superseded it (stays current)"},
-        "currentVersion": {"type": "integer"},
-        "newVersion": {"type": "integer"},
+        **_with_legacy_twins({
+            "superseded_by": {"type": ["string", "null"],
+                              "description": "the memory that had superseded it (stays"
+                                             " current)"},
+            "current_version": {"type": "integer"},
+            "new_version": {"type": "integer"},
+        }),
     },
     "required": ["id", "status"],
 }

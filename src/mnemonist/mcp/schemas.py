@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mnemonist.model.answers import LEGACY_KEYS
 from mnemonist.model.memory import MEMORY_TYPES
 
 # -- shared schema pieces ----------------------------------------------------------------------
@@ -114,6 +115,17 @@ READER = {
     "users": {**_SCOPE_LIST, "description": (
         "Also read these users' private memories; [\"*\"]: every user's.")},
 }
+
+
+def _with_legacy_twins(properties: dict[str, Any]) -> dict[str, Any]:
+    """`properties` and, for each key an older answer spelt in camelCase
+    (model/answers.py `LEGACY_KEYS`), that spelling too, deprecated (still sent)."""
+    out = dict(properties)
+    for snake, camel in LEGACY_KEYS.items():
+        if snake in properties:
+            out[camel] = {**properties[snake], "deprecated": True,
+                          "description": f"the earlier spelling of {snake}"}
+    return out
 
 
 def _object(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
@@ -272,7 +284,7 @@ FORGET_INPUT = _object(
             "default": "preview",
             "description": "preview: list what would be forgotten, change nothing. execute: "
                            "delete them (needs reason; and confirm_token when the preview said "
-                           "requiresConfirm, which it always does for a query).",
+                           "requires_confirm, which it always does for a query).",
         },
         "ids": {
             "type": "array",
@@ -292,8 +304,8 @@ FORGET_INPUT = _object(
         "reason": _string("Why they are forgotten (kept in their history). Required to execute.",
                           max_length=2000),
         "confirm_token": _string(
-            "The confirmToken of the preview. Required to execute a query, and any selection "
-            "when the preview said requiresConfirm; always checked when given: it fails if the "
+            "The confirm_token of the preview. Required to execute a query, and any selection "
+            "when the preview said requires_confirm; always checked when given: it fails if the "
             "candidates or force changed since the preview, or after 10 minutes.", max_length=200,
         ),
         "force": _boolean(
@@ -372,9 +384,11 @@ MODIFY_OUTPUT = {
     "properties": {
         "id": {"type": "string"},
         "status": {"type": "string", "description": "updated, or unchanged"},
-        "currentVersion": {"type": "integer"},
-        "newVersion": {"type": "integer"},
-        "contentChanged": {"type": "boolean"},
+        **_with_legacy_twins({
+            "current_version": {"type": "integer"},
+            "new_version": {"type": "integer"},
+            "content_changed": {"type": "boolean"},
+        }),
     },
     "required": ["id", "status"],
 }
@@ -389,8 +403,10 @@ FORGET_OUTPUT = {
         "excluded": {"type": "array", "items": {"type": "object"},
                      "description": "query: found by the search but not selected, and why"},
         "query_terms": {"type": "array", "items": {"type": "string"}},
-        "requiresConfirm": {"type": "boolean"},
-        "confirmToken": {"type": "string"},
+        **_with_legacy_twins({
+            "requires_confirm": {"type": "boolean"},
+            "confirm_token": {"type": "string"},
+        }),
         "deleted": {"type": "integer", "description": "execute: how many were forgotten"},
         "ids": {"type": "array", "items": {"type": "string"}},
         "hard": {"type": "boolean"},

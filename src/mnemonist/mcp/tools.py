@@ -246,7 +246,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "content change bumps the version and re-embeds the memory. Pass if_version (from "
             "memory_get) to fail with version_conflict rather than overwrite someone else's "
             "change. Prefer this to storing a new memory and forgetting the old one. Answers "
-            "status (updated, or unchanged when nothing differed), currentVersion, newVersion."
+            "status (updated, or unchanged when nothing differed), current_version, new_version."
         ),
         input_schema=MODIFY_INPUT,
         output_schema=MODIFY_OUTPUT,
@@ -259,11 +259,11 @@ TOOLS: tuple[ToolSpec, ...] = (
         description=(
             "Delete memories chosen by ids, a query and/or filters, in two steps. 1) Call with "
             "mode 'preview' (the default): it writes nothing and answers count, candidates, "
-            "requiresConfirm and confirmToken. Check the candidates: a query selects only "
+            "requires_confirm and confirm_token. Check the candidates: a query selects only "
             "memories holding all its words with a good score (each candidate shows its score "
             "and matched_terms); prefer ids when you know them. 2) Call again with mode "
             "'execute', the SAME selectors, a reason (required) and confirm_token from the "
-            "preview (always required for a query; for ids or filters when requiresConfirm is "
+            "preview (always required for a query; for ids or filters when requires_confirm is "
             "true; checked whenever given, and rejected if the candidates changed since the "
             "preview). Forgetting is a soft delete, recoverable during the retention window, "
             "unless force is true (a purge: permanent, the text is removed everywhere). Pinned "

@@ -146,6 +146,13 @@ class SearchConfig(SnakeModel):
         " exactly from the stored vectors, float32 vectors (4 bytes a dimension), or auto:"
         " float32 below 25,000 vectors, int8 from there",
     )
+    postgres_vectors: Literal["memory", "database"] = Field(
+        default="memory",
+        description="on PostgreSQL, where the vector leg searches: memory (each daemon keeps"
+        " the vectors in its own index, in step with every daemon's commits through"
+        " PostgreSQL notifications; the database answers until it is built) or database"
+        " (pgvector: nothing held in memory, an exact scan below 20,000 vectors, HNSW above)",
+    )
     context_vector_weight: float = Range(
         0.0, 0.0, 1.0, "share of the context text's cosine in a memory's vector score (0: off)"
     )

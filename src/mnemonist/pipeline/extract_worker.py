@@ -48,7 +48,7 @@ JOB_TYPE = "extract"
 
 
 class PipelineHost(Protocol):
-    """What the pipeline needs from the service (MemoryService provides all of it)."""
+    """What the pipeline needs from the service: its shared state (`ServiceCore`)."""
 
     db: Database
     config: Config

@@ -10,6 +10,7 @@ The job waits, without burning an attempt, while the session's transcript is sti
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from mnemonist.model.config import Config, PipelineV2Config
@@ -67,13 +68,17 @@ def settle_orphans(db: Database, cfg: PipelineV2Config) -> int:
 
 
 class SummaryHost(Protocol):
+    """The database and configuration the worker reads (the service's `core`)."""
+
     db: Database
     config: Config
 
-    def remember(self, req: RememberRequest, *, changed_by: str | None = None
-                 ) -> dict[str, Any]: ...
 
-    def significance_gate(self, session_key: str) -> dict[str, Any] | None: ...
+class Remember(Protocol):
+    """Where a summary is written: the service's `memories.remember`."""
+
+    def __call__(self, req: RememberRequest, *, changed_by: str | None = None
+                 ) -> Mapping[str, Any]: ...
 
 
 def session_text(turns: list[Memory], limit: int = MAX_INPUT_CHARS) -> str:
@@ -90,9 +95,15 @@ def session_text(turns: list[Memory], limit: int = MAX_INPUT_CHARS) -> str:
 
 
 class SummaryWorker:
-    def __init__(self, host: SummaryHost, llm: GuardedLlm) -> None:
+    def __init__(self, host: SummaryHost, remember: Remember,
+                 significance_gate: Callable[[str], dict[str, Any] | None],
+                 llm: GuardedLlm) -> None:
+        """`significance_gate`: the service's `pipeline.significance_gate` (service/gates.py),
+        the gate's verdict on a session (None: it does not judge)."""
         cfg = host.config.memory.pipeline_v2
         self.host = host
+        self.remember = remember
+        self.significance_gate = significance_gate
         self.llm = llm
         self.worker = JobWorker(host.db, JOB_TYPE, self.handle, poll_s=cfg.worker.poll_ms / 1000,
                                 lease_timeout_ms=cfg.worker.lease_timeout_ms,
@@ -115,7 +126,7 @@ class SummaryWorker:
         if not turns:
             return {"skipped": "the session has no indexed turns", "session_key": key}
         # the significance gate (sessions.significance), unless this is its backfill
-        gate = None if job.payload.get("force") else self.host.significance_gate(key)
+        gate = None if job.payload.get("force") else self.significance_gate(key)
         if gate is not None and gate["decision"] == "skip":
             return {"skipped": "the significance gate found nothing worth a summary",
                     "session_key": key, "reasons": gate["reasons"]}
@@ -136,7 +147,7 @@ class SummaryWorker:
             return {"skipped": "the LLM found nothing worth keeping", "session_key": key}
         limit = self.host.config.memory.max_content_chars
         first = turns[0]
-        out = self.host.remember(RememberRequest(
+        out = self.remember(RememberRequest(
             # never pinned by its text: an LLM summary that starts "critical:" (steered by a
             # session turn) must not ride along into every later session
             content=text[:limit], type="summary", project=first.project, pinned=False,

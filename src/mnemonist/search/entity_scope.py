@@ -1,4 +1,5 @@
-"""Which entities a read may see: the entity-level twin of `filters.visibility_clause`.
+"""Which entities a read may see: the scopes' rule of the memories (store/filters.py,
+`visible_scopes`, one rule for both), narrowed to the projects the read asks for.
 
 An entity belongs to one scope (project, agent_id, user_id; '' for none, migration 15). A
 caller sees the entities of the scopes whose memories it may see: global ones, its own
@@ -10,34 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from mnemonist.model.requests import ANY_SCOPE, Caller, RecallFilters
-
-
-def owner_clause(caller: Caller | None, alias: str = "e") -> tuple[str, list[Any]]:
-    parts: list[str] = []
-    args: list[Any] = []
-    dims = (("agent_id", caller.agent_id if caller else None, caller.agents if caller else None),
-            ("user_id", caller.user_id if caller else None, caller.users if caller else None))
-    for column, own, wider in dims:
-        names = set(wider or ())
-        if ANY_SCOPE in names:
-            continue
-        if own:
-            names.add(own)
-        names.discard("")
-        ordered = sorted(names)
-        if ordered:
-            parts.append(f"{alias}.{column} IN ('', {', '.join('?' * len(ordered))})")
-            args += ordered
-        else:
-            parts.append(f"{alias}.{column} = ''")
-    return (" AND ".join(parts) or "1"), args
+from mnemonist.model.requests import Caller, RecallFilters
+from mnemonist.store.filters import entity_owner_clause
 
 
 def entity_scope_clause(f: RecallFilters | Caller | None,
                         alias: str = "e") -> tuple[str, list[Any]]:
     """SQL over `entities` aliased `alias`: the entities `f` may see, in its projects."""
-    where, args = owner_clause(f, alias)
+    where, args = entity_owner_clause(f, alias)
     parts = [where]
     project = getattr(f, "project", None)
     if project is not None:

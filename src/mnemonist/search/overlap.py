@@ -16,8 +16,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+from mnemonist.guards import write_tx as txguard
 from mnemonist.providers.embedding.request_gate import REQUESTS
-from mnemonist.store import txguard
 
 T = TypeVar("T")
 

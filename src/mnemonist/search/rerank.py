@@ -20,8 +20,8 @@ from typing import Any, Protocol
 
 import httpx
 
+from mnemonist.guards.write_tx import assert_not_in_write_tx
 from mnemonist.model.config import RerankerConfig
-from mnemonist.store.txguard import assert_not_in_write_tx
 
 log = logging.getLogger(__name__)
 

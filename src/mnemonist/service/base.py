@@ -23,6 +23,7 @@ from mnemonist.providers.embedding.base import EmbeddingError, EmbeddingProvider
 from mnemonist.search.filters import visible_ids
 from mnemonist.search.hybrid import HybridSearch, shipped_relevance_model
 from mnemonist.search.keyword_mirror_keeper import KeywordMirrorKeeper
+from mnemonist.search.pg_vector_mirror import MirroredVectorIndex
 from mnemonist.search.vector_index import AUTO_INT8_FROM, ExactVectors, VectorIndex
 from mnemonist.service.errors import Conflict, NotFound, NotOnPostgres
 from mnemonist.service.home_ranker import HomeRanker
@@ -45,10 +46,15 @@ _PREFIX = re.compile(r"[0-9a-fA-F-]+")
 AMBIGUOUS_SHOWN = 5
 
 
-class ServiceBase:
+class ServiceCore:
+    """The state every part of the service shares, and what they all need of it: ids,
+    vectors and the background workers that keep the indexes (started and stopped with the
+    service)."""
+
     _hints_wake: Callable[[], None] | None = None
     #: the PostgreSQL change listener (None on SQLite, and before start)
     changes: ChangeListener | None = None
+    _following = False  # the change listener runs: in-memory vector copies may be built
 
     def __init__(
         self,
@@ -76,7 +82,7 @@ class ServiceBase:
                 self.get_index,
                 batch_size=config.embedding.batch_size,
                 sweep_interval_s=config.memory.pipeline_v2.embedding_tracker.poll_ms / 1000.0,
-                get_context_index=self.get_context_index if self._context_vectors() else None,
+                get_context_index=self.get_context_index if self.context_vectors() else None,
             )
             self._load_index()
         self.searcher = HybridSearch(
@@ -173,14 +179,51 @@ class ServiceBase:
         """In-process on SQLite; on PostgreSQL the database is the index (pgvector), so that
         every daemon sees every other's vectors."""
         if is_postgres(self.db):
-            from mnemonist.store.postgres.vectors import PgVectorIndex
+            return self._new_pg_index(dimensions, kind)  # type: ignore[return-value]
+        return self._fresh_index(dimensions, kind)
 
-            assert self.provider is not None
-            model = self.provider.model_id
-            return PgVectorIndex(self.db, dimensions, model, kind)  # type: ignore[return-value]
+    def _fresh_index(self, dimensions: int, kind: str) -> VectorIndex:
         return VectorIndex(dimensions, exact=self._exact_source(dimensions,
                                                                  context=kind == "context"),
                            int8_from=self._int8_from())
+
+    def _new_pg_index(self, dimensions: int, kind: str) -> object:
+        """pgvector, or (`search.postgres_vectors` "memory") an in-memory copy that the
+        database answers for until a started daemon has built it (search/pg_vector_mirror.py)."""
+        from mnemonist.store.postgres.vectors import PgVectorIndex
+
+        assert self.provider is not None
+        model = self.provider.model_id
+        database = PgVectorIndex(self.db, dimensions, model, kind)
+        if self.config.search.postgres_vectors == "database":
+            return database
+        context = kind == "context"
+        db = self.db
+
+        def build() -> VectorIndex:
+            index = self._fresh_index(dimensions, kind)
+            conn = db.reader()
+            if context:
+                index.add_many(embeddings.context_vectors(conn, model, dimensions))
+            else:
+                index.reserve(embeddings.count_live(conn, model))
+                index.add_many(embeddings.live_vectors(conn, model, dimensions))
+            return index
+
+        def read_live(seqs: list[int]) -> dict[int, tuple[str | None, np.ndarray]]:
+            return embeddings.live_vectors_of(db.reader(), seqs, model, dimensions,
+                                              context=context)
+
+        mirror = MirroredVectorIndex(database, build, read_live, name=f"{kind} vectors",
+                                     health=self.db.loops)
+        if self._following:  # made after the listener connected: build it now
+            mirror.start()
+            mirror.gap()
+        return mirror
+
+    def _mirrors(self) -> list[MirroredVectorIndex]:
+        return [i for i in (self.index, self.context_index)
+                if isinstance(i, MirroredVectorIndex)]
 
     def get_index(self, dimensions: int) -> VectorIndex:
         with self._index_lock:
@@ -214,7 +257,7 @@ class ServiceBase:
 
         return exact
 
-    def _context_vectors(self) -> bool:
+    def context_vectors(self) -> bool:
         search = self.config.search
         return search.context_window > 0 and search.context_vector_weight > 0
 
@@ -258,13 +301,13 @@ class ServiceBase:
             return  # created on the first embedding
         index = self.get_index(dims)
         if is_postgres(self.db):  # pgvector: the database is the index, nothing to load
-            if self._context_vectors():
+            if self.context_vectors():
                 self.get_context_index(dims)
             return
         index.reserve(len(index) + embeddings.count_live(conn, model))
         index.add_many(embeddings.live_vectors(conn, model, dims))
         log.info("vector index: %d vectors of %s (%d dims)", len(index), model, dims)
-        if self._context_vectors():
+        if self.context_vectors():
             self.get_context_index(dims).add_many(embeddings.context_vectors(conn, model, dims))
 
     def embed_query(self, text: str) -> np.ndarray | None:
@@ -313,14 +356,24 @@ class ServiceBase:
             keeper = searcher.keyword_mirror
             if keeper is not None and pid != self.db.writer_pid:  # type: ignore[attr-defined]
                 keeper.changed_elsewhere(seqs)  # this daemon's own came with its commits
+            if isinstance(self.context_index, MirroredVectorIndex):
+                self.context_index.changed(seqs)  # a changed text: its vector changes
+
+        def on_vectors(seqs: list[int]) -> None:
+            for mirror in self._mirrors():
+                mirror.changed(seqs)
 
         def on_gap() -> None:
             authors.reload(self.db.reader())
             if searcher.keyword_mirror is not None:
                 searcher.keyword_mirror.gap()
+            for mirror in self._mirrors():
+                mirror.start()
+                mirror.gap()
 
+        self._following = True
         self.changes = ChangeListener(self.db.url, on_change,  # type: ignore[attr-defined]
-                                      on_gap, on_context).start()
+                                      on_gap, on_context, on_vectors).start()
 
     def start(self) -> None:
         mode = self.config.search.keyword_mirror
@@ -339,6 +392,9 @@ class ServiceBase:
         if self.changes is not None:
             self.changes.stop()
             self.changes = None
+        self._following = False
+        for mirror in self._mirrors():
+            mirror.stop()
         if self.sparse is not None:
             self.sparse.stop()
         if self.embedder is not None:
@@ -355,5 +411,8 @@ class ServiceBase:
             ok = self.sparse.wait_idle(timeout) and ok
         if self.searcher.keyword_mirror is not None:
             ok = self.searcher.keyword_mirror.wait_ready(timeout) and ok
+        if self._following:
+            for mirror in self._mirrors():
+                ok = mirror.wait_ready(timeout) and ok
         self.access.flush()
         return ok

@@ -26,9 +26,9 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from mnemonist.model.requests import ScopeId
-from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import BadRequest
 from mnemonist.service.export import BUNDLE_KIND, BUNDLE_VERSION, schema_version
+from mnemonist.service.part import Part
 from mnemonist.store import bundle, context, embeddings
 from mnemonist.store.backend import is_postgres
 from mnemonist.text.normalize import normalize_and_hash
@@ -89,11 +89,11 @@ def parse_lines(raw: bytes) -> list[Any]:
     return out
 
 
-class BundleImportOps(ServiceBase):
+class BundleImportOps(Part):
     def import_bundle(self, records: list[Any]) -> dict[str, Any]:
         """Import one batch: `records[0]` is the header. Returns counts per kind."""
         header = check_header(records[0])
-        conn = self.db.reader()
+        conn = self.core.db.reader()
         cols = {t.table: bundle.columns(conn, t.table)
                 for t in [*bundle.TABLES]}
         for table in [*bundle.SESSION_PARTS.values(), bundle.SESSION_MEMORIES]:
@@ -102,7 +102,7 @@ class BundleImportOps(ServiceBase):
         counts: dict[str, dict[str, int]] = {}
         created_seqs: list[int] = []
         scrubbed = 0
-        with self.db.write_tx() as w:
+        with self.core.db.write_tx() as w:
             for n, kind, rows, changed in prepared:
                 scrubbed += changed
                 made = self._write(w, n, kind, rows, created_seqs)
@@ -209,14 +209,14 @@ class BundleImportOps(ServiceBase):
     def _index(self, seqs: list[int]) -> None:
         """After the commit: the embedder embeds (or, with a vector already stored, indexes)
         each new memory; stored context vectors go into the context index."""
-        if self.embedder is None or not seqs:
+        if self.core.embedder is None or not seqs:
             return
         for seq in seqs:
-            self.embedder.notify(seq)
-        if not self._context_vectors() or self.provider is None:
+            self.core.embedder.notify(seq)
+        if not self.core.context_vectors() or self.core.provider is None:
             return
-        conn = self.db.reader()
-        model = self.provider.model_id
+        conn = self.core.db.reader()
+        model = self.core.provider.model_id
         for start in range(0, len(seqs), 500):
             chunk = seqs[start : start + 500]
             rows = conn.execute(
@@ -227,7 +227,7 @@ class BundleImportOps(ServiceBase):
                 " AND m.superseded_at IS NULL", [model, *chunk]).fetchall()
             items = [(r[0], r[1], embeddings.from_blob(r[2], r[3])) for r in rows]
             if items:
-                self.get_context_index(len(items[0][2])).add_many(items)
+                self.core.get_context_index(len(items[0][2])).add_many(items)
 
 
 def _scrub(table: str, values: dict[str, Any]) -> int:

@@ -8,8 +8,9 @@ from typing import Any
 
 from mnemonist.model.hooks import CheckpointRequest, HookRequest
 from mnemonist.model.memory import utcnow
-from mnemonist.service.base import ServiceBase
+from mnemonist.service.base import ServiceCore
 from mnemonist.service.errors import BadRequest, NotFound
+from mnemonist.service.part import Part
 from mnemonist.sessions.digest import (
     TRIGGERS,
     CheckpointDraft,
@@ -23,28 +24,26 @@ from mnemonist.sessions.transcript import Activity, normalize_project, project_o
 from mnemonist.store import sessions as store
 
 
-class CheckpointOps(ServiceBase):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+class CheckpointOps(Part):
+    def __init__(self, core: ServiceCore) -> None:
+        super().__init__(core)
         self.checkpoint_queue = CheckpointQueue(
-            self.db, self.config.memory.pipeline_v2.continuity
+            self.core.db, self.core.config.memory.pipeline_v2.continuity
         )
 
     def start(self) -> None:
-        super().start()
+        """The checkpoint queue's flusher (after the core's workers: MemoryService.start)."""
         self.checkpoint_queue.start()
 
     def stop(self) -> None:
         self.checkpoint_queue.stop()
-        super().stop()
 
-    def status(self) -> dict[str, Any]:
-        """The status of the other parts, plus sessions and the checkpoint queue."""
-        base = super()
-        out: dict[str, Any] = base.status() if hasattr(base, "status") else {}
-        conn = self.db.reader()
+    def checkpoint_status(self) -> dict[str, Any]:
+        """The `sessions` part of /api/status: sessions tracked, checkpoints, transcripts and
+        the checkpoint queue."""
+        conn = self.core.db.reader()
         q = self.checkpoint_queue
-        out["sessions"] = {
+        return {
             "tracked": conn.execute("SELECT COUNT(*) FROM session_state").fetchone()[0],
             "checkpoints": conn.execute(
                 "SELECT COUNT(*) FROM session_checkpoints").fetchone()[0],
@@ -54,13 +53,12 @@ class CheckpointOps(ServiceBase):
                                  "merged": q.merged, "pruned": q.pruned,
                                  "last_error": q.last_error},
         }
-        return out
 
     # -- sessions ------------------------------------------------------------------------
     def ensure_session(self, req: HookRequest | CheckpointRequest) -> dict[str, Any]:
         """The session's state row, created on the first event a session sends."""
         key = req.session_id if isinstance(req, HookRequest) else req.session_key
-        state = store.get_state(self.db.reader(), key)
+        state = store.get_state(self.core.db.reader(), key)
         transcript = getattr(req, "transcript_path", None)
         if state is not None and (state["project"] or not (req.cwd or req.project)) and (
             state["transcript_path"] or not transcript
@@ -69,7 +67,7 @@ class CheckpointOps(ServiceBase):
         name, normalized, _root = project_of(req.cwd)
         if req.project:
             name, normalized = req.project, normalize_project(req.project)
-        with self.db.write_tx() as conn:
+        with self.core.db.write_tx() as conn:
             if state is None:
                 store.create_state(
                     conn, key, harness=req.harness, project=name,
@@ -82,7 +80,7 @@ class CheckpointOps(ServiceBase):
                     cwd=state["cwd"] or req.cwd,
                     transcript_path=state["transcript_path"] or transcript,
                 )
-        fresh = store.get_state(self.db.reader(), key)
+        fresh = store.get_state(self.core.db.reader(), key)
         assert fresh is not None
         return fresh
 
@@ -102,7 +100,7 @@ class CheckpointOps(ServiceBase):
         before the digest clips it (a private key cut to its first line would pass)."""
         key = state["session_key"]
         remembers = store.session_remembers(
-            self.db.reader(), key, self.project_names(state), state["started_at"]
+            self.core.db.reader(), key, self.project_names(state), state["started_at"]
         )
         prompts = activity.prompts if activity and activity.prompts else state["recent_prompts"]
         return CheckpointDraft(
@@ -132,7 +130,7 @@ class CheckpointOps(ServiceBase):
         sent twice) is not written again: the latest one's id is the answer."""
         repeated = self._same_as_latest(draft) if immediate else None
         checkpoint_id = repeated or self.checkpoint_queue.submit(draft, immediate=immediate)
-        with self.db.write_tx() as conn:
+        with self.core.db.write_tx() as conn:
             store.update_state(conn, state["session_key"],
                                checkpoint_prompt_count=state["prompt_count"],
                                last_checkpoint_at=utcnow())
@@ -144,7 +142,7 @@ class CheckpointOps(ServiceBase):
         session waits in the queue (it would be merged into this one)."""
         if self.checkpoint_queue.pending(draft.session_key):
             return None
-        latest = store.latest_checkpoint(self.db.reader(), session_key=draft.session_key)
+        latest = store.latest_checkpoint(self.core.db.reader(), session_key=draft.session_key)
         if latest is None or latest["trigger"] != draft.trigger:
             return None
         then = capped(replace(draft, created_at=latest["created_at"]))
@@ -157,13 +155,13 @@ class CheckpointOps(ServiceBase):
         new session id, of the project's), within `budget` characters."""
         key = state["session_key"]
         self.checkpoint_queue.flush(key)
-        conn = self.db.reader()
+        conn = self.core.db.reader()
         cp = store.latest_checkpoint(conn, session_key=key)
         if cp is None and project_fallback and state.get("project_normalized"):
             cp = store.latest_checkpoint(conn, project=state["project_normalized"])
         if cp is None:
             return None
-        cont = self.config.memory.pipeline_v2.continuity
+        cont = self.core.config.memory.pipeline_v2.continuity
         limit = max(0, min(cont.recovery_budget_chars, budget))
         if limit < 100:
             return None
@@ -180,7 +178,7 @@ class CheckpointOps(ServiceBase):
             raise BadRequest("limit must be 1–500 and offset ≥ 0", field="limit")
         self.checkpoint_queue.flush(session_key)
         items, total = store.list_checkpoints(
-            self.db.reader(), session_key=session_key, project=project, trigger=trigger,
+            self.core.db.reader(), session_key=session_key, project=project, trigger=trigger,
             limit=limit, offset=offset,
         )
         return {"checkpoints": items, "total": total, "limit": limit, "offset": offset,
@@ -192,11 +190,11 @@ class CheckpointOps(ServiceBase):
         if not session_key and not project:
             raise BadRequest("give session_key or project", field="session_key")
         self.checkpoint_queue.flush(session_key)
-        cp = store.latest_checkpoint(self.db.reader(), session_key=session_key,
+        cp = store.latest_checkpoint(self.core.db.reader(), session_key=session_key,
                                      project=project)
         if cp is None:
             raise NotFound(f"no checkpoint for {session_key or project}")
-        budget = self.config.memory.pipeline_v2.continuity.recovery_budget_chars
+        budget = self.core.config.memory.pipeline_v2.continuity.recovery_budget_chars
         cp["recovery"] = recovery_digest(cp["digest"], cp["trigger"], cp["created_at"], budget)
         return cp
 
@@ -217,5 +215,5 @@ class CheckpointOps(ServiceBase):
         checkpoint_id = self.write_checkpoint(state, draft, immediate=immediate)
         if checkpoint_id is None:
             return {"queued": True, "session_key": state["session_key"], "trigger": req.trigger}
-        cp = store.get_checkpoint(self.db.reader(), checkpoint_id)
+        cp = store.get_checkpoint(self.core.db.reader(), checkpoint_id)
         return {"queued": False, **(cp or {"id": checkpoint_id})}

@@ -12,15 +12,19 @@ sharing the extraction's budget); otherwise the run says why not (`llm`) and use
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mnemonist.pipeline import consolidation
 from mnemonist.pipeline.consolidation_llm import judge_for
-from mnemonist.service.base import ServiceBase
+from mnemonist.service.part import Part
 from mnemonist.store import consolidation as store
 
+if TYPE_CHECKING:
+    from mnemonist.service.pipeline_ops import Pipeline
 
-class ConsolidationOps(ServiceBase):
+
+class ConsolidationOps(Part):
+    pipeline: Pipeline  # the extraction runtime's LLM judges what the rules leave open
     consolidation_worker: Any = None  # attached by the daemon when it runs one
 
     def attach_consolidation(self, worker: Any) -> None:
@@ -32,18 +36,19 @@ class ConsolidationOps(ServiceBase):
         is counted; `details` (the benchmark, never a face) adds each action's memory ids.
         Frozen mutations (`memory.pipelineV2.mutationsFrozen`) stop it as they stop every
         automatic change."""
-        if self.config.memory.pipeline_v2.mutations_frozen:
+        if self.core.config.memory.pipeline_v2.mutations_frozen:
             return {"skipped": "mutations are frozen (memory.pipelineV2.mutationsFrozen)"}
-        embed = self.provider.embed if self.provider is not None else None
-        judge, why_not = (judge_for(self.config, getattr(self, "pipeline_runtime", None))
+        embed = self.core.provider.embed if self.core.provider is not None else None
+        judge, why_not = (judge_for(self.core.config, self.pipeline.pipeline_runtime)
                           if embed is not None else (None, None))
-        out = consolidation.run(self.db, self.index, embed, self.config.memory.consolidation,
-                                on_superseded=self.unindex, max_batches=max_batches,
+        out = consolidation.run(self.core.db, self.core.index, embed,
+                                self.core.config.memory.consolidation,
+                                on_superseded=self.core.unindex, max_batches=max_batches,
                                 judge=judge)
         if judge is not None and judge.unavailable is not None:
             why_not = judge.unavailable
-        configured = self.config.memory.pipeline_v2.extraction.provider != "none"
-        if why_not is not None and self.config.memory.consolidation.llm and configured:
+        configured = self.core.config.memory.pipeline_v2.extraction.provider != "none"
+        if why_not is not None and self.core.config.memory.consolidation.llm and configured:
             out["llm"] = why_not  # why the configured LLM was not asked, or asked no more
         if not details:
             out.pop("actions", None)
@@ -52,8 +57,8 @@ class ConsolidationOps(ServiceBase):
     def consolidation_status(self) -> dict[str, Any]:
         """Its settings, cursor and counts, what is left to read, the open contradictions and
         the worker's last run."""
-        conn = self.db.reader()
-        cfg = self.config.memory.consolidation
+        conn = self.core.db.reader()
+        cfg = self.core.config.memory.consolidation
         done = store.progress(conn)
         open_contradictions = int(conn.execute(
             "SELECT COUNT(*) FROM duplicate_candidates d JOIN memories a ON a.id = d.memory_a"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from mnemonist.ingest.documents import (
     PreparedChunk,
 )
 from mnemonist.ingest.url_fetcher import FetchError, UrlNotAllowed, check_url
+from mnemonist.model.answers import RememberAnswer
 from mnemonist.model.documents import (
     DocumentDeleteRequest,
     DocumentListRequest,
@@ -29,20 +30,30 @@ from mnemonist.model.documents import (
 )
 from mnemonist.model.memory import utcnow
 from mnemonist.model.requests import RememberRequest
+from mnemonist.service.base import ServiceCore
 from mnemonist.service.errors import BadRequest, Conflict, NotFound
-from mnemonist.service.mutations import MutationOps
-from mnemonist.service.remember import RememberOps
+from mnemonist.service.part import Part
 from mnemonist.store import documents, embeddings, jobs, memories
 from mnemonist.store.documents import Document
 from mnemonist.text.normalize import normalize_and_hash
 from mnemonist.text.prefix import parse_prefix
 from mnemonist.text.scrub import scrub_credentials
 
+if TYPE_CHECKING:
+    from mnemonist.service.parts import Memories
+
 LIMITS_KEY = "memory.pipelineV2.documents"
 
 
-class DocumentOps(RememberOps, MutationOps):
+class Documents(Part):
+    """Documents: accepted here, ingested by the document worker through remember's path
+    (`memories`)."""
+
     _document_wake: Callable[[], None] | None = None
+
+    def __init__(self, core: ServiceCore, memories: Memories) -> None:
+        super().__init__(core)
+        self.memories = memories
 
     def set_document_waker(self, wake: Callable[[], None] | None) -> None:
         """Called after a document is accepted, so the worker polls at once."""
@@ -50,7 +61,7 @@ class DocumentOps(RememberOps, MutationOps):
 
     # -- accept ----------------------------------------------------------------------------
     def add_document(self, req: DocumentRequest) -> dict[str, Any]:
-        cfg = self.config.memory.pipeline_v2.documents
+        cfg = self.core.config.memory.pipeline_v2.documents
         if req.content is None and req.url is None:
             raise BadRequest("content or url is required", field="content")
         if req.content is not None and req.url is not None:
@@ -70,8 +81,8 @@ class DocumentOps(RememberOps, MutationOps):
             size = self._check_document_size(raw, cfg.max_content_bytes)
         title = scrub_credentials(req.title).text.strip() or None if req.title else None
         doc_id = str(uuid.uuid4())
-        max_attempts = self.config.memory.pipeline_v2.worker.max_retries
-        with self.db.write_tx() as conn:
+        max_attempts = self.core.config.memory.pipeline_v2.worker.max_retries
+        with self.core.db.write_tx() as conn:
             documents.insert(
                 conn, doc_id=doc_id, source_type="url" if url else "text", source_url=url,
                 title=title, raw_content=raw, byte_length=size, project=req.project,
@@ -81,7 +92,7 @@ class DocumentOps(RememberOps, MutationOps):
             jobs.enqueue(conn, JOB_TYPE, document_id=doc_id, max_attempts=max_attempts,
                          check_existing=False)
             if self._document_wake is not None:
-                self.db.on_commit(self._document_wake)
+                self.core.db.on_commit(self._document_wake)
         return {"id": doc_id, "status": "pending", "source_type": "url" if url else "text",
                 "source_url": url, "title": title, "byte_length": size}
 
@@ -115,14 +126,14 @@ class DocumentOps(RememberOps, MutationOps):
 
     # -- read ------------------------------------------------------------------------------
     def _document(self, doc_id: str) -> Document:
-        doc = documents.get(self.db.reader(), doc_id)
+        doc = documents.get(self.core.db.reader(), doc_id)
         if doc is None:
             raise NotFound(f"no document {doc_id}")
         return doc
 
     def list_documents(self, req: DocumentListRequest) -> dict[str, Any]:
         items, total = documents.listing(
-            self.db.reader(), limit=req.limit, offset=req.offset, status=req.status,
+            self.core.db.reader(), limit=req.limit, offset=req.offset, status=req.status,
             project=req.project, include_deleted=req.include_deleted,
         )
         return {"documents": [d.to_public() for d in items], "total": total,
@@ -131,7 +142,7 @@ class DocumentOps(RememberOps, MutationOps):
 
     def get_document(self, doc_id: str, *, with_content: bool = False) -> dict[str, Any]:
         out = self._document(doc_id).to_public(with_content=with_content)
-        row = self.db.reader().execute(
+        row = self.core.db.reader().execute(
             "SELECT id, status, attempts, max_attempts, error, run_after FROM memory_jobs"
             " WHERE document_id = ? AND job_type = ? ORDER BY created_at DESC, rowid DESC"
             " LIMIT 1", (doc_id, JOB_TYPE),
@@ -141,7 +152,7 @@ class DocumentOps(RememberOps, MutationOps):
 
     def document_chunks(self, doc_id: str, *, include_deleted: bool = True) -> dict[str, Any]:
         doc = self._document(doc_id)
-        conn = self.db.reader()
+        conn = self.core.db.reader()
         chunks: list[dict[str, Any]] = []
         for index, memory_id in documents.chunk_links(conn, doc_id):
             m = memories.get(conn, memory_id)
@@ -158,7 +169,7 @@ class DocumentOps(RememberOps, MutationOps):
         by = req.changed_by or "api"
         deleted: list[str] = []
         kept: list[str] = []
-        with self.db.write_tx() as conn:
+        with self.core.db.write_tx() as conn:
             doc = documents.get(conn, doc_id)
             if doc is None:
                 raise NotFound(f"no document {doc_id}")
@@ -171,7 +182,7 @@ class DocumentOps(RememberOps, MutationOps):
                 if m.pinned and not req.force:
                     kept.append(m.id)
                     continue
-                self._soft_delete(conn, m, reason, by,
+                self.memories.soft_delete(conn, m, reason, by,
                                   {"document_id": doc_id, "chunk_index": index})
                 deleted.append(m.id)
             documents.update(conn, doc_id, status="deleted", deleted_at=utcnow(),
@@ -191,7 +202,7 @@ class DocumentOps(RememberOps, MutationOps):
             source_id=doc.id, occurred_at=doc.created_at,
         )
         try:
-            new, actor, scrubbed = self.prepare(req, ACTOR)
+            new, actor, scrubbed = self.memories.prepare(req, ACTOR)
         except BadRequest as exc:
             raise PermanentFailure(exc.message) from exc
         if parse_prefix(text).content != text.strip():
@@ -201,28 +212,28 @@ class DocumentOps(RememberOps, MutationOps):
                           content_hash=norm.content_hash, pinned=False, tags=req.tags or [],
                           importance=CHUNK_IMPORTANCE)
         existing = memories.find_live_duplicate(
-            self.db.reader(), new.content_hash, new.project, new.source_id)
+            self.core.db.reader(), new.content_hash, new.project, new.source_id)
         return PreparedChunk(new, actor, scrubbed, existing)
 
     def write_document_chunk(
         self, doc: Document, index: int, prepared: PreparedChunk, vector: np.ndarray | None
-    ) -> dict[str, Any] | None:
+    ) -> RememberAnswer | None:
         """Write one chunk memory and its link in one transaction; None if the document was
         deleted meanwhile. A vector computed beforehand is stored and indexed on commit."""
         new = prepared.new
-        with self.db.write_tx() as conn:
+        with self.core.db.write_tx() as conn:
             row = conn.execute("SELECT status FROM documents WHERE id = ?", (doc.id,)).fetchone()
             if row is None or row[0] == "deleted":
                 return None
-            outcome = self._insert_or_existing(conn, new, prepared.actor, prepared.scrubbed)
+            outcome = self.memories.insert_or_existing(conn, new, prepared.actor, prepared.scrubbed)
             documents.link_chunk(conn, doc.id, index, outcome["id"])
-            if outcome["created"] and vector is not None and self.provider is not None:
-                model = self.provider.model_id
+            if outcome["created"] and vector is not None and self.core.provider is not None:
+                model = self.core.provider.model_id
                 embeddings.upsert(conn, new.content_hash, model, vector)
                 conn.execute("UPDATE memories SET embedding_model = ? WHERE id = ?",
                              (model, new.id))
                 seq = conn.execute("SELECT seq FROM memories WHERE id = ?", (new.id,)).fetchone()
                 project = new.project
-                self.db.on_commit(
-                    lambda: self.get_index(int(vector.shape[0])).add(seq[0], vector, project))
+                self.core.db.on_commit(
+                    lambda: self.core.get_index(int(vector.shape[0])).add(seq[0], vector, project))
         return outcome

@@ -12,9 +12,9 @@ from mnemonist.model.memory import Memory, utcnow
 from mnemonist.model.requests import Caller
 from mnemonist.pipeline import dedup
 from mnemonist.search.filters import visibility_clause, visible_ids
-from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import BadRequest, Conflict, NotFound
 from mnemonist.service.mutations import file_managed_error
+from mnemonist.service.part import Part
 from mnemonist.store import archive, consolidation, duplicates, history, memories
 
 #: the shortest prefix of a candidate id that is looked up as a prefix
@@ -39,15 +39,16 @@ def _public(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class DuplicateOps(ServiceBase):
+class DuplicateOps(Part):
     def dedup_sweep(self, batch_size: int | None = None) -> dict[str, Any]:
         """One run of the near-duplicate sweep now (it only flags)."""
-        return dedup.sweep(self.db, self.index, self.config.memory.pipeline_v2.repair,
+        return dedup.sweep(self.core.db, self.core.index,
+                           self.core.config.memory.pipeline_v2.repair,
                            batch_size=batch_size)
 
     def duplicates_state(self) -> dict[str, Any]:
         """For diagnostics: open pairs waiting for review, and how far the sweep has come."""
-        conn = self.db.reader()
+        conn = self.core.db.reader()
         cursor = duplicates.cursor(conn)
         left = conn.execute(f"SELECT COUNT(*) FROM memories m WHERE m.seq > ? AND"
                             f" {duplicates.sweepable_where()}", (cursor,)).fetchone()[0]
@@ -63,13 +64,13 @@ class DuplicateOps(ServiceBase):
             raise BadRequest(f"status must be one of {', '.join(duplicates.STATUSES)}")
         if kind is not None and kind not in consolidation.KINDS:
             raise BadRequest(f"kind must be one of {', '.join(consolidation.KINDS)}")
-        rows, total = duplicates.listing(self.db.reader(), status, limit, offset,
+        rows, total = duplicates.listing(self.core.db.reader(), status, limit, offset,
                                          visibility_clause(caller), kind)
         return {"duplicates": [_public(r) for r in rows], "total": total, "status": status,
                 "kind": kind, "limit": limit, "offset": offset}
 
     def _candidate_id(self, ref: str) -> str:
-        conn = self.db.reader()
+        conn = self.core.db.reader()
         if duplicates.get(conn, ref) is not None or len(ref) < MIN_PREFIX:
             return ref
         found = duplicates.ids_with_prefix(conn, ref.lower())
@@ -94,7 +95,7 @@ class DuplicateOps(ServiceBase):
                           caller: Caller | None = None) -> dict[str, Any]:
         """Not duplicates: the pair stays recorded as dismissed and is not flagged again."""
         cid = self._candidate_id(ref)
-        with self.db.write_tx() as w:
+        with self.core.db.write_tx() as w:
             self._open_candidate(w, cid, caller)
             duplicates.set_status(w, cid, "dismissed", utcnow())
         return {"id": cid, "status": "dismissed", "reason": reason}
@@ -106,7 +107,7 @@ class DuplicateOps(ServiceBase):
         stay; it leaves recall like any superseded memory). `keep`: "a", "b" or either id."""
         cid = self._candidate_id(ref)
         actor = changed_by or ACTOR
-        with self.db.write_tx() as w:
+        with self.core.db.write_tx() as w:
             row = self._open_candidate(w, cid, caller)
             a, b = memories.get(w, row["memory_a"]), memories.get(w, row["memory_b"])
             if not (_live(a) and _live(b)):
@@ -138,5 +139,5 @@ class DuplicateOps(ServiceBase):
             )
             duplicates.set_status(w, cid, "resolved", at, kept=kept.id)
             seq = dropped.seq
-            self.db.on_commit(lambda: self.unindex(seq))
+            self.core.db.on_commit(lambda: self.core.unindex(seq))
         return {"id": cid, "status": "resolved", "kept": kept.id, "superseded": dropped.id}

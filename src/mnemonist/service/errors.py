@@ -1,8 +1,38 @@
-"""Errors the service raises; every face maps them to its own shape (HTTP: status + JSON)."""
+"""Errors the service raises; every face maps them to its own shape (HTTP: status + JSON).
+
+The storage's own faults pass through the service unchanged, and the faces catch them by the
+names re-exported here (a face imports no store module: docs/architecture.md)."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from mnemonist.store.backend import StorageNotReady
+from mnemonist.store.db import (
+    STORAGE_FULL,
+    STORAGE_READ_ONLY,
+    STORAGE_UNAVAILABLE,
+    StorageFault,
+    StorageUnavailable,
+    storage_fault_kind,
+)
+
+__all__ = [
+    "STORAGE_FULL",
+    "STORAGE_READ_ONLY",
+    "STORAGE_UNAVAILABLE",
+    "BadRequest",
+    "Conflict",
+    "Forbidden",
+    "NotFound",
+    "NotOnPostgres",
+    "ServiceError",
+    "StorageFault",
+    "StorageNotReady",
+    "StorageUnavailable",
+    "Unavailable",
+    "storage_fault_kind",
+]
 
 
 class ServiceError(Exception):

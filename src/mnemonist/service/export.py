@@ -24,15 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from mnemonist import __version__
+from mnemonist.guards.private_files import private_folder
 from mnemonist.model.memory import utcnow
 from mnemonist.model.requests import Caller
 from mnemonist.search.filters import PRIVATE, visibility_clause
-from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import BadRequest, Conflict
+from mnemonist.service.part import Part
 from mnemonist.store import bundle
 from mnemonist.store.backend import is_postgres
 from mnemonist.store.migrations import MIGRATIONS
-from mnemonist.store.private_files import private_folder
 
 BUNDLE_KIND = "mnemonist-bundle"
 BUNDLE_VERSION = 1
@@ -47,7 +47,7 @@ def _line(record: dict[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
-class ExportOps(ServiceBase):
+class ExportOps(Part):
     def export_lines(self, *, project: str | None = None, vectors: bool = False,
                      caller: Caller | None = None, all_scopes: bool = False
                      ) -> Iterator[str]:
@@ -77,12 +77,12 @@ class ExportOps(ServiceBase):
         """A connection of its own inside one read-only transaction that has already read:
         every later statement sees the state of that first read (SQLite: WAL snapshot;
         PostgreSQL: REPEATABLE READ)."""
-        if is_postgres(self.db):
-            with self.db.snapshot() as pg:  # type: ignore[attr-defined]
+        if is_postgres(self.core.db):
+            with self.core.db.snapshot() as pg:  # type: ignore[attr-defined]
                 yield pg
             return
-        conn = sqlite3.connect(str(self.db.path), isolation_level=None, check_same_thread=False,
-                               timeout=30.0)
+        conn = sqlite3.connect(str(self.core.db.path), isolation_level=None,
+                               check_same_thread=False, timeout=30.0)
         try:
             conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA query_only=ON")
@@ -95,10 +95,10 @@ class ExportOps(ServiceBase):
     # -- backup ----------------------------------------------------------------------------
     def backups_folder(self) -> Path:
         """`<home>/backups`: the one folder the daemon writes backups into."""
-        return Path(self.db.path).parent.parent / BACKUPS
+        return Path(self.core.db.path).parent.parent / BACKUPS
 
     def _require_backup(self) -> None:
-        self.require_sqlite(
+        self.core.require_sqlite(
             "backup (a copy of the SQLite file)",
             "back the database up with pg_dump, one consistent snapshot of every table"
             " (docs/postgres.md), or write a portable bundle with"
@@ -134,7 +134,7 @@ class ExportOps(ServiceBase):
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         os.close(fd)
         try:
-            src = sqlite3.connect(str(self.db.path), timeout=30.0)
+            src = sqlite3.connect(str(self.core.db.path), timeout=30.0)
             dst = sqlite3.connect(tmp)
             try:
                 src.backup(dst)  # pages=-1: all of it in one step, one consistent state

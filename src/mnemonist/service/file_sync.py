@@ -21,7 +21,7 @@ from typing import Any
 
 from mnemonist.ingest.memory_files import FileRoot, read_file, stat_of
 from mnemonist.model.memory import format_ts, utcnow
-from mnemonist.service.base import ServiceBase
+from mnemonist.service.part import Part
 from mnemonist.store import embeddings, history, memories
 from mnemonist.store import files as store
 from mnemonist.store.memories import NewMemory
@@ -87,19 +87,19 @@ def prepare_chunks(text: str, tokens: int, overlap: int, max_chars: int) -> list
     return out
 
 
-class FileSyncOps(ServiceBase):
+class FileSyncOps(Part):
     # -- one file --------------------------------------------------------------------------
     def _sync_file(self, path: str, root: FileRoot, counts: SyncCounts, *, check: bool,
                    force: bool) -> None:
         """Bring one discovered file's chunks in step. `check`: compare the bytes even when
         size and modification time look unchanged; `force`: rewrite whatever they say."""
-        cfg = self.config.files
+        cfg = self.core.config.files
         counts.files_scanned += 1
         st = stat_of(path)
         if st is None:
             self._remove_file(path, counts, "file deleted")
             return
-        row = store.get_file(self.db.reader(), path)
+        row = store.get_file(self.core.db.reader(), path)
         chunking = self._chunking()
         same_place = row is not None and (row.root, row.project, row.chunking) == (
             root.path, root.project, chunking)  # else: re-chunk, even the same bytes
@@ -131,7 +131,7 @@ class FileSyncOps(ServiceBase):
         if (row is not None and same_place and not force
                 and row.content_hash == got.content_hash):  # the same bytes as last time
             if (row.mtime_ns, row.size) != (got.mtime_ns, got.size):  # touched, not changed
-                with self.db.write_tx() as conn:
+                with self.core.db.write_tx() as conn:
                     before = conn.total_changes
                     store.touch_file(conn, path, mtime_ns=got.mtime_ns, size=got.size)
                     counts.rows_written += conn.total_changes - before
@@ -143,11 +143,11 @@ class FileSyncOps(ServiceBase):
             return
         text = got.data.decode("utf-8", errors="replace")
         prepared = prepare_chunks(text, cfg.chunk_tokens, cfg.chunk_overlap,
-                                  self.config.memory.max_content_chars)
+                                  self.core.config.memory.max_content_chars)
         occurred = format_ts(datetime.fromtimestamp(got.mtime_ns / 1e9, UTC))
         now = utcnow()
         touched = counts.chunks_written + counts.chunks_deleted + counts.chunks_moved
-        with self.db.write_tx() as conn:
+        with self.core.db.write_tx() as conn:
             before = conn.total_changes
             self._reconcile(conn, path, root, prepared, occurred, now, counts)
             store.upsert_file(conn, path=path, root=root.path, project=root.project,
@@ -164,21 +164,21 @@ class FileSyncOps(ServiceBase):
 
     def _chunking(self) -> str:
         """The settings chunks are cut with: a file cut otherwise is re-chunked."""
-        cfg = self.config.files
+        cfg = self.core.config.files
         return (f"tokens={cfg.chunk_tokens} overlap={cfg.chunk_overlap}"
-                f" max_chars={self.config.memory.max_content_chars}")
+                f" max_chars={self.core.config.memory.max_content_chars}")
 
     def _skip_file(self, path: str, root: FileRoot, counts: SyncCounts, mtime_ns: int,
                    size: int, content_hash: str | None, error: str) -> None:
         """Record why a file is not indexed, and take its chunks (if any) out."""
         counts.files_skipped += 1
-        row = store.get_file(self.db.reader(), path)
+        row = store.get_file(self.core.db.reader(), path)
         if row is not None and (row.error, row.mtime_ns, row.size, row.content_hash, row.root,
                                 row.project, row.chunking) == (
                 error, mtime_ns, size, content_hash, root.path, root.project,
                 self._chunking()):
             return  # recorded already, nothing changed
-        with self.db.write_tx() as conn:
+        with self.core.db.write_tx() as conn:
             before = conn.total_changes
             hashes = [self._drop_chunk(conn, c, path, "file not indexable: " + error, counts)
                       for c in store.chunks_of(conn, path)]
@@ -192,7 +192,7 @@ class FileSyncOps(ServiceBase):
 
     def _remove_file(self, path: str, counts: SyncCounts, reason: str) -> None:
         """The file is gone (or no longer a memory file): its chunks leave the index."""
-        with self.db.write_tx() as conn:
+        with self.core.db.write_tx() as conn:
             before = conn.total_changes
             chunks = store.chunks_of(conn, path)
             known = store.get_file(conn, path) is not None
@@ -265,9 +265,9 @@ class FileSyncOps(ServiceBase):
                       "type": CHUNK_TYPE, "source_type": SOURCE_TYPE, "scrubbed": p.scrubbed},
             at=now,
         )
-        if self.embedder is not None:
-            embedder = self.embedder
-            self.db.on_commit(lambda: embedder.notify(seq))
+        if self.core.embedder is not None:
+            embedder = self.core.embedder
+            self.core.db.on_commit(lambda: embedder.notify(seq))
 
     def _drop_chunk(self, conn: sqlite3.Connection, row: store.ChunkRow, path: str,
                     reason: str, counts: SyncCounts) -> str | None:
@@ -281,6 +281,6 @@ class FileSyncOps(ServiceBase):
                        metadata={"hard": True, "path": path, "start_line": row.start_line,
                                  "end_line": row.end_line})
         seq = row.seq
-        self.db.on_commit(lambda: self.unindex(seq))
+        self.core.db.on_commit(lambda: self.core.unindex(seq))
         counts.chunks_deleted += 1
         return row.content_hash

@@ -29,10 +29,9 @@ from mnemonist.ingest.memory_files import (
     stat_of,
 )
 from mnemonist.model.memory import utcnow
-from mnemonist.model.requests import RecallRequest
+from mnemonist.service.base import ServiceCore
 from mnemonist.service.errors import BadRequest, Conflict, NotFound
 from mnemonist.service.file_sync import FileSyncOps, SyncCounts
-from mnemonist.service.reads import ReadOps
 from mnemonist.sessions.transcript import project_of
 from mnemonist.store import files as store
 
@@ -47,9 +46,11 @@ class Watcher(Protocol):
     def refresh(self) -> None: ...
 
 
-class FileOps(FileSyncOps, ReadOps):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+class Files(FileSyncOps):
+    """Workspace memory files (see the module): roots, sync triggers, what the faces see."""
+
+    def __init__(self, core: ServiceCore) -> None:
+        super().__init__(core)
         self._files_lock = threading.Lock()  # one sync at a time
         self._dirty_lock = threading.Lock()
         self._dirty_all = True  # nothing synced yet in this process
@@ -65,12 +66,12 @@ class FileOps(FileSyncOps, ReadOps):
     def file_roots(self) -> list[FileRoot]:
         """Every known root that exists now, each real folder once (configured ones first)."""
         roots: dict[str, FileRoot] = {}
-        for configured in self.config.files.roots:
+        for configured in self.core.config.files.roots:
             path = os.path.realpath(os.path.expanduser(configured))
             if os.path.isdir(path):
                 name = os.path.basename(configured.rstrip("/\\")) or path
                 roots.setdefault(path, FileRoot(path, name, "config"))
-        conn = self.db.reader()
+        conn = self.core.db.reader()
         learnt = dict(store.learnt_roots(conn))
         for cwd in store.session_cwds(conn):
             try:
@@ -98,7 +99,7 @@ class FileOps(FileSyncOps, ReadOps):
         """A session started in `cwd`: remember its project root and, when
         `files.sync_on_session_start`, sync that root now (unless a sync is running; then it
         is marked changed and synced next). Never raises: a session start must not fail."""
-        cfg = self.config.files
+        cfg = self.core.config.files
         if not cfg.enabled or not cwd:
             return None
         try:
@@ -110,8 +111,8 @@ class FileOps(FileSyncOps, ReadOps):
                 log.info("%s is not indexed for memory files: %s", root, refused)
                 return None
             real = os.path.realpath(root)
-            if not store.has_root(self.db.reader(), real):
-                with self.db.write_tx() as conn:
+            if not store.has_root(self.core.db.reader(), real):
+                with self.core.db.write_tx() as conn:
                     store.add_root(conn, real, name)
                 self.mark_files_dirty(real)
                 if self._file_watcher is not None:
@@ -154,7 +155,7 @@ class FileOps(FileSyncOps, ReadOps):
         if now - self._last_stat_check < STAT_CHECK_S:
             return
         self._last_stat_check = now
-        for path, row in store.all_files(self.db.reader()).items():
+        for path, row in store.all_files(self.core.db.reader()).items():
             st = stat_of(path)
             if st is None or (st.st_mtime_ns, st.st_size) != (row.mtime_ns, row.size):
                 self.mark_files_dirty(row.root, path)
@@ -163,7 +164,7 @@ class FileOps(FileSyncOps, ReadOps):
     def sync_files(self, force: bool = False, root: str | None = None,
                    reason: str = "manual") -> dict[str, Any]:
         """Sync every known root, or the one `root` names; waits for a running sync."""
-        if not self.config.files.enabled:
+        if not self.core.config.files.enabled:
             raise Conflict("memory files are off (files.enabled: false)", code="files_disabled")
         roots = self.file_roots()
         if root is not None:
@@ -184,7 +185,7 @@ class FileOps(FileSyncOps, ReadOps):
     def sync_dirty_files(self, reason: str, *, blocking: bool) -> dict[str, Any] | None:
         """Sync what was marked changed; None when nothing was, or (not blocking) when
         another sync is running."""
-        if not self.config.files.enabled or not self.files_dirty():
+        if not self.core.config.files.enabled or not self.files_dirty():
             return None
         if not self._files_lock.acquire(blocking=blocking):
             return None
@@ -229,7 +230,7 @@ class FileOps(FileSyncOps, ReadOps):
         for r in roots:
             for path in discover(r.path):
                 found.setdefault(path, r)
-        indexed = store.all_files(self.db.reader())
+        indexed = store.all_files(self.core.db.reader())
         scope = {r.path for r in roots}
         for path, r in found.items():
             try:
@@ -252,25 +253,25 @@ class FileOps(FileSyncOps, ReadOps):
     def _adopt_roots(self, roots: list[FileRoot]) -> None:
         """Remember the roots found through session working folders (hooks' session state
         is pruned after a while; the roots should outlive it)."""
-        conn = self.db.reader()
+        conn = self.core.db.reader()
         new = [r for r in roots if r.origin == "session" and not store.has_root(conn, r.path)]
         if new:
-            with self.db.write_tx() as w:
+            with self.core.db.write_tx() as w:
                 for r in new:
                     store.add_root(w, r.path, r.project)
 
     # -- triggers from the other parts ------------------------------------------------------
-    def recall(self, req: RecallRequest) -> dict[str, Any]:
-        """Search-if-dirty, then recall."""
-        cfg = self.config.files
+    def sync_for_search(self) -> None:
+        """Before a recall (`Reads.recall`): sync the roots known to have changed, unless
+        another sync is running. Never raises: recall answers even when files cannot sync."""
+        cfg = self.core.config.files
         if cfg.enabled and cfg.sync_on_search:
             try:
                 if not self._watcher_running():
                     self._stat_check()
                 self.sync_dirty_files("search", blocking=False)
-            except Exception:  # recall answers even when the files cannot be synced
+            except Exception:
                 log.exception("memory files not synced before a search")
-        return super().recall(req)
 
     def _watcher_running(self) -> bool:
         w = self._file_watcher
@@ -278,15 +279,15 @@ class FileOps(FileSyncOps, ReadOps):
 
     # -- what the faces show -------------------------------------------------------------------
     def list_files(self) -> dict[str, Any]:
-        conn = self.db.reader()
+        conn = self.core.db.reader()
         files = [row.__dict__ for row in store.all_files(conn).values()]
         totals = store.totals(conn)
         return {"files": files, "total": len(files), "chunks": totals["chunks"],
                 "skipped": totals["skipped"], "roots": [r.__dict__ for r in self.file_roots()]}
 
     def files_status(self) -> dict[str, Any]:
-        cfg = self.config.files
-        conn = self.db.reader()
+        cfg = self.core.config.files
+        conn = self.core.db.reader()
         watcher = (self._file_watcher.status() if self._file_watcher is not None
                    else {"running": False, "reason": "no watcher in this process"})
         return {
@@ -299,18 +300,9 @@ class FileOps(FileSyncOps, ReadOps):
             "watcher": watcher,
         }
 
-    def status(self) -> dict[str, Any]:
-        base = super()
-        out: dict[str, Any] = base.status() if hasattr(base, "status") else {}
-        if out.get("storage") != "unavailable":
-            out["files"] = self.files_status()
-        return out
-
-    def degraded(self) -> list[str]:
-        base = super()
-        out: list[str] = base.degraded() if hasattr(base, "degraded") else []
-        cfg = self.config.files
+    def watcher_failed(self) -> bool:
+        """The watcher stopped on an error (`file_watcher_failed` in /api/health)."""
+        cfg = self.core.config.files
         watcher = self._file_watcher
-        if cfg.enabled and cfg.watch and watcher is not None and watcher.status().get("error"):
-            out.append("file_watcher_failed")
-        return out
+        return bool(cfg.enabled and cfg.watch and watcher is not None
+                    and watcher.status().get("error"))

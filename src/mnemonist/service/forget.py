@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from mnemonist.model.answers import with_legacy_keys
 from mnemonist.model.memory import Memory
 from mnemonist.model.requests import ForgetRequest
 from mnemonist.search.filters import where_clause
@@ -69,15 +70,15 @@ class ForgetOps(PurgeOps):
             raise BadRequest("say what to forget: query, ids or at least one filter",
                              code="no_selector")
         if req.ids:  # prefixes name their memory; a chunk of a memory file is an error
-            ids = self.resolve_ids(list(req.ids), caller=req, missing_ok=True)
+            ids = self.core.resolve_ids(list(req.ids), caller=req, missing_ok=True)
             req = req.model_copy(update={"ids": ids})
-            managed = file_managed_error(self.db.reader(), list(req.ids))
+            managed = file_managed_error(self.core.db.reader(), list(req.ids))
             if managed is not None:
                 raise managed
         by_query = bool(req.query and req.query.strip())
         sel = self._forget_candidates(req)
         ids = [m.id for m in sel.memories]
-        threshold = self.config.memory.forget_confirm_threshold
+        threshold = self.core.config.memory.forget_confirm_threshold
         needs_token = by_query or len(ids) > threshold
         if req.mode == "preview":
             return self._preview(req, sel, needs_token, by_query)
@@ -113,23 +114,23 @@ class ForgetOps(PurgeOps):
             candidates.append(cand)
         out: dict[str, Any] = {
             "mode": "preview", "count": len(candidates), "candidates": candidates,
-            "requiresConfirm": needs_token,
-            "confirmToken": make_token([m.id for m in sel.memories], purge=req.force),
+            "requires_confirm": needs_token,
+            "confirm_token": make_token([m.id for m in sel.memories], purge=req.force),
             "purge": req.force,
         }
         if by_query:
-            cfg = self.config.memory
+            cfg = self.core.config.memory
             out["query_terms"] = sel.terms
             out["selection"] = {"min_score": cfg.forget_min_score,
                                 "min_coverage": cfg.forget_min_coverage}
             out["excluded"] = sel.excluded[:EXCLUDED_SHOWN]
-        return out
+        return with_legacy_keys(out)
 
     def _execute(self, req: ForgetRequest, sel: Selection) -> dict[str, Any]:
         reason = scrub_optional(req.reason) or ""
         by = scrub_optional(req.changed_by)
         done: list[str] = []
-        with self.db.write_tx() as conn:
+        with self.core.db.write_tx() as conn:
             for cand in sel.memories:
                 m = memories.get(conn, cand.id)
                 if m is None or (m.is_deleted and not req.force):
@@ -138,18 +139,18 @@ class ForgetOps(PurgeOps):
                     self.purge_in_tx(conn, m.id, m, reason, by or "api")
                 else:
                     meta = {"forget": True, "query": scrub_optional(req.query)}
-                    self._soft_delete(conn, m, reason, by, meta)
+                    self.soft_delete(conn, m, reason, by, meta)
                 done.append(m.id)
         out: dict[str, Any] = {"mode": "execute", "deleted": len(done), "ids": done,
                                "hard": req.force}
         if req.force and done:
-            out["walTruncated"] = self.finish_purge()
-        return out
+            out["wal_truncated"] = self.finish_purge()
+        return with_legacy_keys(out)
 
     def _forget_candidates(self, req: ForgetRequest) -> Selection:
         filters = req.filters()
-        conn = self.db.reader()
-        cap = self.config.memory.forget_batch_limit
+        conn = self.core.db.reader()
+        cap = self.core.config.memory.forget_batch_limit
         if req.query and req.query.strip():
             sel = self._by_query(req, cap)
         else:
@@ -171,11 +172,11 @@ class ForgetOps(PurgeOps):
 
     def _by_query(self, req: ForgetRequest, cap: int) -> Selection:
         """The search's hits that clearly match (see the module docstring), best first."""
-        cfg = self.config.memory
-        conn = self.db.reader()
+        cfg = self.core.config.memory
+        conn = self.core.db.reader()
         query = (req.query or "").strip()
         pool = min(cap, max(req.limit * 5, 50))
-        outcome = self.searcher.search(conn, query, req.filters(), pool, min_score=0.0)
+        outcome = self.core.searcher.search(conn, query, req.filters(), pool, min_score=0.0)
         hits = outcome.hits
         if req.ids:
             wanted = set(req.ids)

@@ -24,7 +24,7 @@ from mnemonist.pipeline import significance_gate as significance
 from mnemonist.pipeline.summary_worker import summary_unavailable
 from mnemonist.search.filters import visibility_clause
 from mnemonist.service.errors import BadRequest, Conflict
-from mnemonist.service.status import StatusOps
+from mnemonist.service.part import Part
 from mnemonist.sessions.turns import SessionTurn, is_substantive
 from mnemonist.store import embeddings, gate_log, jobs
 from mnemonist.store import session_turns as turns_store
@@ -41,7 +41,7 @@ EMBED_BUDGET_S = 60.0
 CACHE_SESSIONS = 512
 
 
-class GateOps(StatusOps):
+class GateOps(Part):
     _session_vectors: OrderedDict[tuple[str, int], np.ndarray | None]
     _session_vectors_lock = threading.Lock()
 
@@ -49,14 +49,14 @@ class GateOps(StatusOps):
     def session_signals(self, session_key: str) -> significance.SessionSignals:
         """What the significance gate reads of one session (nothing is written but the
         vectors of its turns not embedded yet)."""
-        conn = self.db.reader()
+        conn = self.core.db.reader()
         row = turns_store.get(conn, session_key) or {}
         project = row.get("project")
         turns, _ = turns_store.turns(conn, session_key, limit=100_000)
         signals = significance.SessionSignals(substantive=int(row.get("substantive") or 0))
         signals.known_entities = self._known_entities(session_key, project,
                                                       [t.content for t in turns])
-        if self.provider is None:
+        if self.core.provider is None:
             return signals
         self._embed_own_turns(session_key)
         own = self._session_vector(session_key, len(turns))
@@ -70,7 +70,7 @@ class GateOps(StatusOps):
 
     def judge_session(self, session_key: str) -> dict[str, Any]:
         """The significance gate's verdict on a session, whatever its mode (nothing logged)."""
-        cfg = self.config.sessions.significance
+        cfg = self.core.config.sessions.significance
         s = self.session_signals(session_key)
         v = significance.judge(s, cfg)
         return {"session_key": session_key, "insignificant": v.insignificant, "signs": v.signs,
@@ -81,17 +81,17 @@ class GateOps(StatusOps):
     def significance_gate(self, session_key: str) -> dict[str, Any] | None:
         """The summary worker's question, before the LLM: None when the gate is off, else the
         decision (`extract`, `skip` in mode on, `would_skip` in shadow), logged."""
-        mode = self.config.sessions.significance.mode
+        mode = self.core.config.sessions.significance.mode
         if mode == "off":
             return None
         verdict = self.judge_session(session_key)
         decision = "extract"
         if verdict["insignificant"]:
             decision = "skip" if mode == "on" else "would_skip"
-        state = self.db.reader().execute(
+        state = self.core.db.reader().execute(
             "SELECT project FROM session_ingest WHERE session_key = ?",
             (session_key,)).fetchone()
-        with self.db.write_tx() as conn:
+        with self.core.db.write_tx() as conn:
             gate_log.record(conn, gate="significance", mode=mode, decision=decision,
                             subject=session_key, reasons=verdict["reasons"],
                             project=state[0] if state else None,
@@ -117,7 +117,7 @@ class GateOps(StatusOps):
             return []
         keys = list(names)[:MAX_NAMES]
         marks = ", ".join("?" * len(keys))
-        rows = self.db.reader().execute(
+        rows = self.core.db.reader().execute(
             f"SELECT e.name FROM entities e WHERE e.project = ? AND e.agent_id = ''"
             f" AND e.user_id = '' AND e.canonical_name IN ({marks}) AND EXISTS ("
             f"SELECT 1 FROM memory_entity_mentions x JOIN memories m ON m.id = x.memory_id"
@@ -128,20 +128,20 @@ class GateOps(StatusOps):
         return [r[0] for r in rows]
 
     def _embed_own_turns(self, session_key: str) -> None:
-        if self.embedder is None:
+        if self.core.embedder is None:
             return
-        seqs = [r[0] for r in self.db.reader().execute(
+        seqs = [r[0] for r in self.core.db.reader().execute(
             "SELECT seq FROM memories WHERE source_type = ? AND source_id = ?"
             " AND embedding_model IS NULL AND is_deleted = 0 ORDER BY seq LIMIT ?",
             (turns_store.SOURCE_TYPE, session_key, EMBED_OWN_TURNS))]
         if seqs:
-            self.embedder.embed_now(seqs, EMBED_BUDGET_S, chunk=32)
+            self.core.embedder.embed_now(seqs, EMBED_BUDGET_S, chunk=32)
 
     def _earlier_sessions(self, session_key: str, project: str | None,
                           row: dict[str, Any]) -> list[str]:
         """The project's most recent indexed sessions that started before this one."""
-        limit = self.config.sessions.significance.recent_sessions
-        return [r[0] for r in self.db.reader().execute(
+        limit = self.core.config.sessions.significance.recent_sessions
+        return [r[0] for r in self.core.db.reader().execute(
             "SELECT session_key FROM session_ingest WHERE status = 'indexed'"
             " AND session_key != ? AND COALESCE(project, '') = ? AND created_at <= ?"
             " ORDER BY created_at DESC, session_key LIMIT ?",
@@ -150,8 +150,8 @@ class GateOps(StatusOps):
     def _session_vector(self, session_key: str, turns: int | None = None) -> np.ndarray | None:
         """The normalised mean vector of a session's embedded substantive turns (all of them
     when none is), cached per turn count."""
-        assert self.provider is not None
-        conn = self.db.reader()
+        assert self.core.provider is not None
+        conn = self.core.db.reader()
         if turns is None:
             turns = conn.execute("SELECT COUNT(*) FROM memories WHERE source_type = ? AND"
                                  " source_id = ? AND is_deleted = 0",
@@ -167,7 +167,7 @@ class GateOps(StatusOps):
             "SELECT m.content, e.vector, e.dimensions FROM memories m JOIN embeddings e"
             " ON e.content_hash = m.content_hash AND e.model = ?"
             " WHERE m.source_type = ? AND m.source_id = ? AND m.is_deleted = 0",
-            (self.provider.model_id, turns_store.SOURCE_TYPE, session_key)).fetchall()
+            (self.core.provider.model_id, turns_store.SOURCE_TYPE, session_key)).fetchall()
         # what the session says: greetings and thanks only blur it ("ok" / "Thanks!")
         said = [r for r in rows if is_substantive(SessionTurn("", 0, "user", r[0], None))]
         vector = significance.mean_vector(
@@ -185,12 +185,12 @@ class GateOps(StatusOps):
         """Queue the summary of sessions the significance gate skipped, past the gate."""
         if not 1 <= limit <= 10_000:
             raise BadRequest("limit must be between 1 and 10000", field="limit")
-        cfg = self.config.memory.pipeline_v2
+        cfg = self.core.config.memory.pipeline_v2
         why = summary_unavailable(cfg)
         if why:
             raise Conflict(f"no session summary can run: {why}", code="no_llm")
         queued: list[str] = []
-        with self.db.write_tx() as conn:
+        with self.core.db.write_tx() as conn:
             for row in gate_log.skipped_sessions(conn, limit):
                 key = row["subject"]
                 state = sessions_store.get_state(conn, key) or {}
@@ -217,16 +217,16 @@ class GateOps(StatusOps):
         if decision is not None and decision not in gate_log.DECISIONS:
             raise BadRequest(f"decision must be one of {', '.join(gate_log.DECISIONS)}",
                              field="decision")
-        rows, total = gate_log.listing(self.db.reader(), visibility_clause(caller), gate=gate,
+        rows, total = gate_log.listing(self.core.db.reader(), visibility_clause(caller), gate=gate,
                                        decision=decision, limit=limit, offset=offset)
         return {"decisions": rows, "total": total, "limit": limit, "offset": offset,
                 "has_more": offset + len(rows) < total}
 
     def gates_status(self) -> dict[str, Any]:
-        conn = self.db.reader()
+        conn = self.core.db.reader()
         counts = gate_log.counts(conn)
-        write = self.config.memory.write_gate
-        sig = self.config.sessions.significance
+        write = self.core.config.memory.write_gate
+        sig = self.core.config.sessions.significance
         to_backfill = conn.execute(
             "SELECT COUNT(DISTINCT subject) FROM gate_decisions WHERE gate = 'significance'"
             " AND decision = 'skip' AND backfilled_at IS NULL").fetchone()[0]
@@ -236,9 +236,4 @@ class GateOps(StatusOps):
             "significance": {"mode": sig.mode, "logged": counts.get("significance", {}),
                              "to_backfill": int(to_backfill)},
         }
-
-    def status(self) -> dict[str, Any]:
-        out = super().status()
-        out["gates"] = self.gates_status()
-        return out
 

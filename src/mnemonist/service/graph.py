@@ -19,8 +19,8 @@ from mnemonist.model.requests import RecallFilters
 from mnemonist.search.entity_scope import entity_scope_clause
 from mnemonist.search.filters import where_clause
 from mnemonist.search.traversal import Edge, Limits, walk
-from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import NotFound
+from mnemonist.service.part import Part
 from mnemonist.text.entities import canonical_name
 from mnemonist.text.entity_words import TECH_ALIASES
 
@@ -227,10 +227,10 @@ class Budget:
         return new
 
 
-class GraphOps(ServiceBase):
+class GraphOps(Part):
     # -- helpers -------------------------------------------------------------------------
     def _limits(self, hops: int | None = None, min_confidence: float | None = None) -> Limits:
-        t = self.config.memory.pipeline_v2.graph.traversal
+        t = self.core.config.memory.pipeline_v2.graph.traversal
         return Limits(
             min_confidence=t.min_confidence if min_confidence is None else min_confidence,
             max_branching=t.max_branching, max_paths=t.max_paths,
@@ -299,7 +299,7 @@ class GraphOps(ServiceBase):
     def list_entities(self, req: EntityListRequest) -> dict[str, Any]:
         """Entities with the number of memories (passing the filters) that name them, most
         first; an entity no such memory names is not listed."""
-        conn = self.db.reader()
+        conn = self.core.db.reader()
         q, entity_type, community = req.q, req.entity_type, req.community
         limit, offset = req.limit, req.offset
         where, args = where_clause(req)
@@ -328,7 +328,7 @@ class GraphOps(ServiceBase):
 
     def get_entity(self, ref: str, filters: RecallFilters | None = None,
                    limit: int = 20) -> dict[str, Any]:
-        conn = self.db.reader()
+        conn = self.core.db.reader()
         scoped = Scoped(conn, filters)
         row = self._visible_entity(conn, ref, scoped, filters or RecallFilters())
         entity_id = row["id"]
@@ -358,7 +358,7 @@ class GraphOps(ServiceBase):
     def neighbourhood(self, req: NeighbourhoodRequest) -> dict[str, Any]:
         """Nodes and edges around an entity (for drawing): the bounded walk, every edge
         supported by a memory passing the filters."""
-        conn = self.db.reader()
+        conn = self.core.db.reader()
         scoped = Scoped(conn, req)
         row = self._visible_entity(conn, req.entity, scoped, req)
         limits = self._limits(req.hops, req.min_confidence)

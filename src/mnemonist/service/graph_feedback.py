@@ -1,5 +1,5 @@
-"""What use and ratings teach: memory feedback, the session-end learning pass and the graph
-diagnostics.
+"""What use and ratings teach: memory feedback, the session-end learning pass and the
+learned ranker's training pairs (service/predictor.py).
 
 - `memory_feedback` (HTTP and the MCP tool): an agent marks a memory helpful or not, for a
   prompt. A memory rated unhelpful `unhelpfulLimit` times (default 2) for the same prompt
@@ -27,13 +27,7 @@ from typing import Any
 
 from mnemonist.model.graph import FeedbackRequest
 from mnemonist.model.memory import utcnow
-from mnemonist.pipeline import (
-    bridges,
-    communities,
-    continuity_score,
-    entity_health,
-    sleep_replay,
-)
+from mnemonist.pipeline import continuity_score
 from mnemonist.service.errors import NotFound
 from mnemonist.service.predictor import PredictorOps, prompt_key
 from mnemonist.store import jobs, memories
@@ -73,13 +67,15 @@ def _shift(conn: sqlite3.Connection, memory_ids: list[str], *, aspect: float, ed
     return aspects, edges
 
 
-class GraphFeedbackOps(PredictorOps):
+class Feedback(PredictorOps):
+    """Feedback: ratings, what sessions used, and the ranker's training pairs."""
+
     def memory_feedback(self, memory_id: str, req: FeedbackRequest) -> dict[str, Any]:
-        cfg = self.config.memory.pipeline_v2.graph.feedback
+        cfg = self.core.config.memory.pipeline_v2.graph.feedback
         now = utcnow()
         key = prompt_key(req.query) if req.query else None
-        with self.db.write_tx() as conn:
-            mid = self.resolve_id(memory_id, conn, req.identity())
+        with self.core.db.write_tx() as conn:
+            mid = self.core.resolve_id(memory_id, conn, req.identity())
             m = memories.get(conn, mid)
             if m is None or m.is_deleted:
                 raise NotFound(f"no memory {memory_id}")
@@ -99,7 +95,7 @@ class GraphFeedbackOps(PredictorOps):
                     "SELECT COUNT(*) FROM memory_feedback WHERE prompt_key = ? AND memory_id = ?"
                     " AND helpful = 0", (key, mid)).fetchone()[0]
         pair = None
-        if req.query and self.config.predictor.adapt:
+        if req.query and self.core.config.predictor.adapt:
             pair = self.record_pair(m, req.query, 1.0 if req.helpful else 0.0, "explicit",
                                     req.identity(), req.session_key)
         return {"memory_id": mid, "helpful": req.helpful, "prompt_key": key,
@@ -110,20 +106,20 @@ class GraphFeedbackOps(PredictorOps):
 
     def suppressed_for_prompt(self, prompt: str) -> set[str]:
         """Memories rated unhelpful often enough for this prompt not to be injected for it."""
-        limit = self.config.memory.pipeline_v2.graph.feedback.unhelpful_limit
-        rows = self.db.reader().execute(
+        limit = self.core.config.memory.pipeline_v2.graph.feedback.unhelpful_limit
+        rows = self.core.db.reader().execute(
             "SELECT memory_id FROM memory_feedback WHERE prompt_key = ? AND helpful = 0"
             " GROUP BY memory_id HAVING COUNT(*) >= ?", (prompt_key(prompt), limit))
         return {r[0] for r in rows}
 
     def session_feedback(self, session_key: str) -> dict[str, Any] | None:
         """The session-end learning pass (once per session); None when off or done."""
-        cfg = self.config.memory.pipeline_v2.graph
+        cfg = self.core.config.memory.pipeline_v2.graph
         if not (cfg.enabled and cfg.feedback.enabled):
             return None
         fb = cfg.feedback
         now = utcnow()
-        with self.db.write_tx() as conn:
+        with self.core.db.write_tx() as conn:
             if conn.execute("SELECT 1 FROM session_scores WHERE session_key = ?",
                             (session_key,)).fetchone():
                 return None
@@ -142,92 +138,15 @@ class GraphFeedbackOps(PredictorOps):
                 " created_at) VALUES (?, ?, ?, ?, 'hits', ?)",
                 (session_key, score, len(rows), len(used), now))
             scoring = None
-            if rows and continuity_score.unavailable(self.config) is None:
+            if rows and continuity_score.unavailable(self.core.config) is None:
                 scoring = jobs.enqueue(conn, continuity_score.JOB_TYPE,
                                        payload={"session_key": session_key},
-                                       max_attempts=self.config.memory.pipeline_v2.worker
+                                       max_attempts=self.core.config.memory.pipeline_v2.worker
                                        .max_retries, check_existing=False)
         pairs = 0
-        if self.config.predictor.adapt:
+        if self.core.config.predictor.adapt:
             pairs = self.learn_from_session(session_key, set(used))
         return {"injected": len(rows), "used": len(used), "score": score,
                 "training_pairs": pairs,
                 "aspects_reinforced": up[0], "edges_reinforced": up[1],
                 "aspects_decayed": down[0], "continuity_job": scoring}
-
-    def graph_diagnostics(self, recompute: bool = False,
-                          project: str | None = None) -> dict[str, Any]:
-        """Sizes of the graph, relations by reason, attributes by kind, and the communities
-        with their modularity (computed now when never computed, or when asked) — of one
-        project when `project` is given (entities belong to one project since migration 15),
-        else of all."""
-        cfg = self.config.memory.pipeline_v2.graph
-        conn = self.db.reader()
-        state = communities.last_state(conn)
-        if cfg.enabled and (recompute or state is None):
-            communities.recompute(self.db, resolution=cfg.communities.resolution,
-                                  max_entities=cfg.communities.max_entities)
-            state = communities.last_state(conn)
-        scope, args = ("e.project = ?", [project]) if project is not None else ("1", [])
-        at = f"JOIN entities e ON e.id = {{col}} WHERE {scope}"
-
-        def one(sql: str) -> int:
-            return int(conn.execute(sql, args).fetchone()[0])
-
-        def grouped(sql: str) -> dict[str, int]:
-            return {str(r[0]): r[1] for r in conn.execute(sql, args)}
-
-        rel = at.format(col="r.source_entity_id")
-        state = state or {}
-        if project is not None:
-            state = {**(state.get("projects") or {}).get(project, {}),
-                     "computed_at": state.get("computed_at")}
-        return {
-            "project": project,
-            "entities": one(f"SELECT COUNT(*) FROM entities e WHERE {scope}"),
-            "linked_entities": one(f"SELECT COUNT(*) FROM entities e WHERE {scope}"
-                                   " AND e.mentions > 0"),
-            "relations": one(f"SELECT COUNT(*) FROM relations r {rel}"),
-            "relations_by_reason": grouped(
-                f"SELECT r.reason, COUNT(*) FROM relations r {rel} GROUP BY r.reason"
-                " ORDER BY r.reason"),
-            "relations_by_type": grouped(
-                f"SELECT r.relation_type, COUNT(*) FROM relations r {rel}"
-                " GROUP BY r.relation_type ORDER BY COUNT(*) DESC LIMIT 20"),
-            "attributes_by_kind": grouped(
-                f"SELECT a.kind, COUNT(*) FROM entity_attributes a"
-                f" {at.format(col='a.entity_id')} GROUP BY a.kind ORDER BY a.kind"),
-            "aspects": one(f"SELECT COUNT(*) FROM entity_aspects a"
-                           f" {at.format(col='a.entity_id')}"),
-            "modularity": state.get("modularity"),
-            "communities_computed_at": state.get("computed_at"),
-            "community_count": state.get("communities") or 0,
-            "communities": [dict(r) for r in conn.execute(
-                "SELECT id, label, member_count, project FROM entity_communities"
-                f" WHERE {'project = ?' if project is not None else '1'}"
-                " ORDER BY member_count DESC, id LIMIT 50", args)],
-            # folds, junk removed, orphans, what is pending (pipeline/entity_health.py)
-            "entity_health": entity_health.report(conn, project),
-            # entities whose relations join communities (pipeline/bridges.py)
-            "bridges": bridges.bridges(conn, cfg.communities.bridges, project),
-            # idle-time pair comparison: totals, false positives (pipeline/sleep_replay.py)
-            "sleep_replay": self._sleep_replay(conn),
-            # proposed, confirmed and rejected principles (pipeline/principles.py)
-            "principles": self._principles(conn),
-            "feedback": {
-                "ratings": conn.execute("SELECT COUNT(*) FROM memory_feedback").fetchone()[0],
-                "sessions_scored": conn.execute(
-                    "SELECT COUNT(*) FROM session_scores").fetchone()[0],
-            },
-        }
-
-    def _principles(self, conn: sqlite3.Connection) -> dict[str, Any] | None:
-        report = getattr(self, "principles_report", None)  # service/principles.py
-        return report(conn) if report is not None else None
-
-    def _sleep_replay(self, conn: sqlite3.Connection) -> dict[str, Any]:
-        """Sleep replay's settings and totals (the whole store's), and its worker's state."""
-        out = sleep_replay.report(conn, self.config.memory.consolidation)
-        worker = getattr(self, "sleep_replay", None)
-        out["worker"] = worker.status() if worker is not None else None
-        return out

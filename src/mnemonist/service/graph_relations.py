@@ -19,9 +19,9 @@ from typing import Any
 from mnemonist.model.graph import RelateRequest, RetractRequest
 from mnemonist.model.memory import utcnow
 from mnemonist.search.entity_scope import entity_scope_clause
-from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import Conflict, NotFound
 from mnemonist.service.graph import entity_item
+from mnemonist.service.part import Part
 from mnemonist.store import graph
 from mnemonist.store.row_ids import time_ordered_id
 from mnemonist.text.entities import canonical_name
@@ -50,7 +50,7 @@ def relation_item(conn: sqlite3.Connection, relation_id: str) -> dict[str, Any]:
             "note": r["note"], "created_at": r["created_at"], "updated_at": r["updated_at"]}
 
 
-class GraphRelationOps(ServiceBase):
+class GraphRelationOps(Part):
     def relate(self, req: RelateRequest) -> dict[str, Any]:
         """State the relation (or retract it, `retract: true`)."""
         if req.retract:
@@ -59,7 +59,7 @@ class GraphRelationOps(ServiceBase):
         now = utcnow()
         stats = graph.GraphWriteStats()
         note = scrub_credentials(req.reason).text  # the stater's why, kept with the relation
-        with self.db.write_tx() as conn:
+        with self.core.db.write_tx() as conn:
             (source_name, source_type), (target_name, target_type) = (
                 _named(req.source), _named(req.target))
             source = graph.upsert_entity(conn, source_name, stats, source_type, scope=scope)
@@ -99,7 +99,7 @@ class GraphRelationOps(ServiceBase):
 
     def _retract_triple(self, req: RelateRequest) -> dict[str, Any]:
         scope = (req.project or "", req.agent_id or "", req.user_id or "")
-        conn = self.db.reader()
+        conn = self.core.db.reader()
         keys = [canonical_name(_named(n)[0]) for n in (req.source, req.target)]
         row = conn.execute(
             "SELECT r.id FROM relations r JOIN entities s ON s.id = r.source_entity_id"
@@ -117,7 +117,7 @@ class GraphRelationOps(ServiceBase):
         """Take back a stated relation: the evidence it replaced comes back, or the row goes
         (with entities only it kept); inferred edges built on it go at once."""
         where, args = entity_scope_clause(req, "s")
-        with self.db.write_tx() as conn:
+        with self.core.db.write_tx() as conn:
             row = conn.execute(
                 "SELECT r.* FROM relations r JOIN entities s ON s.id = r.source_entity_id"
                 f" WHERE r.id = ? AND {where}", [relation_id, *args]).fetchone()

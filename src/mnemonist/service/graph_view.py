@@ -1,16 +1,22 @@
 """The knowledge graph as the dashboard draws it: the top entities by live mentions, the
-relations among them, and communities (Louvain, seeded so the same graph colours the same)."""
+relations among them, and communities (Louvain, seeded so the same graph colours the same);
+and its diagnostics (sizes, communities, entity health, sleep replay, principles)."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
-from mnemonist.service.base import ServiceBase
+from mnemonist.pipeline import bridges, communities, entity_health, sleep_replay
 from mnemonist.service.errors import BadRequest
+from mnemonist.service.part import Part
 from mnemonist.store import graph_overview
+
+if TYPE_CHECKING:
+    from mnemonist.service.parts import Curation
 
 MAX_GRAPH_NODES = 500
 #: Louvain is randomised; a fixed seed keeps the communities (and colours) stable
@@ -32,14 +38,21 @@ def communities_of(nodes: list[str], edges: list[dict[str, Any]]) -> list[list[s
     return sorted(groups, key=lambda g: (-len(g), order[g[0]]))
 
 
-class GraphViewOps(ServiceBase):
+class GraphViewOps(Part):
+    curation: Curation  # the principles' report in the diagnostics
+    #: the daemon's sleep-replay worker (its state in /api/diagnostics/graph), when it runs one
+    sleep_replay_worker: Any = None
+
+    def attach_sleep_replay(self, worker: Any) -> None:
+        self.sleep_replay_worker = worker
+
     def graph_overview(self, limit: int = 100, project: str | None = None) -> dict[str, Any]:
         """Nodes (entity, its project, live mentions, community), edges (relation, weight =
         strength × mentions) and each community's size and best-known members; with
         `project`, that project's entities only."""
         if not 1 <= limit <= MAX_GRAPH_NODES:
             raise BadRequest(f"limit must be between 1 and {MAX_GRAPH_NODES}", field="limit")
-        conn = self.db.reader()
+        conn = self.core.db.reader()
         # one node per name and project: an owner's private copy of an entity is the same
         # node (its mentions added), so the picture shows things, not storage rows
         rows = graph_overview.top_entities(conn, limit * 3, project)
@@ -79,3 +92,79 @@ class GraphViewOps(ServiceBase):
                             for n, g in enumerate(groups)],
             "projects": graph_overview.projects(conn),
         }
+
+    def graph_diagnostics(self, recompute: bool = False,
+                          project: str | None = None) -> dict[str, Any]:
+        """Sizes of the graph, relations by reason, attributes by kind, and the communities
+        with their modularity (computed now when never computed, or when asked) — of one
+        project when `project` is given (entities belong to one project since migration 15),
+        else of all."""
+        cfg = self.core.config.memory.pipeline_v2.graph
+        conn = self.core.db.reader()
+        state = communities.last_state(conn)
+        if cfg.enabled and (recompute or state is None):
+            communities.recompute(self.core.db, resolution=cfg.communities.resolution,
+                                  max_entities=cfg.communities.max_entities)
+            state = communities.last_state(conn)
+        scope, args = ("e.project = ?", [project]) if project is not None else ("1", [])
+        at = f"JOIN entities e ON e.id = {{col}} WHERE {scope}"
+
+        def one(sql: str) -> int:
+            return int(conn.execute(sql, args).fetchone()[0])
+
+        def grouped(sql: str) -> dict[str, int]:
+            return {str(r[0]): r[1] for r in conn.execute(sql, args)}
+
+        rel = at.format(col="r.source_entity_id")
+        state = state or {}
+        if project is not None:
+            state = {**(state.get("projects") or {}).get(project, {}),
+                     "computed_at": state.get("computed_at")}
+        return {
+            "project": project,
+            "entities": one(f"SELECT COUNT(*) FROM entities e WHERE {scope}"),
+            "linked_entities": one(f"SELECT COUNT(*) FROM entities e WHERE {scope}"
+                                   " AND e.mentions > 0"),
+            "relations": one(f"SELECT COUNT(*) FROM relations r {rel}"),
+            "relations_by_reason": grouped(
+                f"SELECT r.reason, COUNT(*) FROM relations r {rel} GROUP BY r.reason"
+                " ORDER BY r.reason"),
+            "relations_by_type": grouped(
+                f"SELECT r.relation_type, COUNT(*) FROM relations r {rel}"
+                " GROUP BY r.relation_type ORDER BY COUNT(*) DESC LIMIT 20"),
+            "attributes_by_kind": grouped(
+                f"SELECT a.kind, COUNT(*) FROM entity_attributes a"
+                f" {at.format(col='a.entity_id')} GROUP BY a.kind ORDER BY a.kind"),
+            "aspects": one(f"SELECT COUNT(*) FROM entity_aspects a"
+                           f" {at.format(col='a.entity_id')}"),
+            "modularity": state.get("modularity"),
+            "communities_computed_at": state.get("computed_at"),
+            "community_count": state.get("communities") or 0,
+            "communities": [dict(r) for r in conn.execute(
+                "SELECT id, label, member_count, project FROM entity_communities"
+                f" WHERE {'project = ?' if project is not None else '1'}"
+                " ORDER BY member_count DESC, id LIMIT 50", args)],
+            # folds, junk removed, orphans, what is pending (pipeline/entity_health.py)
+            "entity_health": entity_health.report(conn, project),
+            # entities whose relations join communities (pipeline/bridges.py)
+            "bridges": bridges.bridges(conn, cfg.communities.bridges, project),
+            # idle-time pair comparison: totals, false positives (pipeline/sleep_replay.py)
+            "sleep_replay": self._sleep_replay(conn),
+            # proposed, confirmed and rejected principles (pipeline/principles.py)
+            "principles": self._principles(conn),
+            "feedback": {
+                "ratings": conn.execute("SELECT COUNT(*) FROM memory_feedback").fetchone()[0],
+                "sessions_scored": conn.execute(
+                    "SELECT COUNT(*) FROM session_scores").fetchone()[0],
+            },
+        }
+
+    def _principles(self, conn: sqlite3.Connection) -> dict[str, Any] | None:
+        return self.curation.principles_report(conn)  # service/principles.py
+
+    def _sleep_replay(self, conn: sqlite3.Connection) -> dict[str, Any]:
+        """Sleep replay's settings and totals (the whole store's), and its worker's state."""
+        out = sleep_replay.report(conn, self.core.config.memory.consolidation)
+        worker = self.sleep_replay_worker
+        out["worker"] = worker.status() if worker is not None else None
+        return out

@@ -36,7 +36,11 @@ from mnemonist.search.filters import visibility_clause
 from mnemonist.search.hybrid import Hit
 from mnemonist.search.newest_first import outdated
 from mnemonist.search.relevance import choose
-from mnemonist.service.session_turns import SessionTurnOps
+from mnemonist.service.base import ServiceCore
+from mnemonist.service.files import Files
+from mnemonist.service.graph_feedback import Feedback
+from mnemonist.service.part import Part
+from mnemonist.service.session_turns import Sessions
 from mnemonist.sessions import construct
 from mnemonist.sessions import recap as recaps
 from mnemonist.sessions.context import (
@@ -68,7 +72,17 @@ TURN_SLACK = 40  # extra candidates for the session turns dropped after the sear
 SCORE_WITHOUT_RELEVANCE = 0.45
 
 
-class HookOps(SessionTurnOps):
+class Hooks(Part):
+    """The harness hooks: what a session is given at its start and at each prompt, and what is
+    kept at compaction and at its end (through `sessions`, `files` and `feedback`)."""
+
+    def __init__(self, core: ServiceCore, sessions: Sessions, files: Files,
+                 feedback: Feedback) -> None:
+        super().__init__(core)
+        self.sessions = sessions
+        self.files = files
+        self.feedback = feedback
+
     # -- helpers -------------------------------------------------------------------------
     def _search(self, query: str, names: list[str], limit: int, *, caller: Caller,
                 skip_session: str | None = None, no_turns: bool = False) -> list[Hit]:
@@ -77,7 +91,8 @@ class HookOps(SessionTurnOps):
         better matches take no place); never the turns of the session `skip_session` (it
         holds them already), nor any session turn with `no_turns`."""
         scope = RecallFilters(scope=names, **caller.model_dump())
-        outcome = self.searcher.search(self.db.reader(), query, scope, limit + TURN_SLACK, 0.0)
+        outcome = self.core.searcher.search(self.core.db.reader(), query, scope,
+                                            limit + TURN_SLACK, 0.0)
         out = []
         for h in outcome.hits:
             m = h.memory
@@ -94,7 +109,7 @@ class HookOps(SessionTurnOps):
         if not path:
             return None
         try:
-            text = read_tail(resolve(path, self.transcript_roots()))
+            text = read_tail(resolve(path, self.sessions.transcript_roots()))
         except (OSError, TranscriptRefused) as exc:
             log.info("transcript not read: %s", exc)
             return None
@@ -103,7 +118,7 @@ class HookOps(SessionTurnOps):
     # -- what is handed over (search/relevance.py, search/current.py) --------------------
     def _relevant(self, hit: Hit, at_least: float) -> bool:
         """Relevance decides; without it (no model, no vector yet) the fused score does."""
-        if hit.score < self.config.hooks.prompt_min_score:
+        if hit.score < self.core.config.hooks.prompt_min_score:
             return False
         if hit.relevance is None:
             return hit.score >= SCORE_WITHOUT_RELEVANCE
@@ -116,11 +131,11 @@ class HookOps(SessionTurnOps):
         candidate contradicts is never injected); then nothing unless the best is relevant
         enough, and after it only those with a real chance of being the first useful one
         (`relevance.choose`); never what the session holds."""
-        hooks = self.config.hooks
+        hooks = self.core.config.hooks
         kept, replaced = current_only([h.memory for h in hits])
         # of the statements about what the prompt asks, an older one the newest contradicts
         # is stale too (search/newest_first.py)
-        stale = outdated(query, hits, self.config.search.newest_first_share)
+        stale = outdated(query, hits, self.core.config.search.newest_first_share)
         for old_id, newer in stale.items():
             older = next(h.memory for h in hits if h.memory.id == old_id)
             replaced.setdefault(newer.id, older)
@@ -143,7 +158,7 @@ class HookOps(SessionTurnOps):
                       replaced: dict[str, Memory] | None = None) -> tuple[str, list[str]]:
         """The prompt hook's block for `fresh` (rank order): entity blocks, file chunks with
         their lines, turns by session, tool lines only for prompts about commands."""
-        hooks = self.config.hooks
+        hooks = self.core.config.hooks
         lookups = self._lookups(fresh, names, replaced)
         return construct.prompt_block(
             PROMPT_HEADER, prompt, fresh, lookups, limit=hooks.memory_chars,
@@ -153,7 +168,7 @@ class HookOps(SessionTurnOps):
     def _lookups(self, memories: list[Memory], names: list[str],
                  replaced: dict[str, Memory] | None = None) -> construct.Lookups:
         """What the layout reads from the store for `memories`."""
-        conn, ids = self.db.reader(), [m.id for m in memories]
+        conn, ids = self.core.db.reader(), [m.id for m in memories]
         return construct.Lookups(
             where={mid: (x["path"], x["start_line"], x["end_line"])
                    for mid, x in files_store.lines_of(conn, ids).items()},
@@ -168,7 +183,7 @@ class HookOps(SessionTurnOps):
         "Project NAME"."""
         title = f"Project {project}"
         sections = construct.build(memories, self._lookups(memories, names),
-                                   self.config.hooks.memory_chars)
+                                   self.core.config.hooks.memory_chars)
         for sec in sections:
             if sec.items and sec.title in ("", "Other memories"):
                 sec.title = title
@@ -178,15 +193,15 @@ class HookOps(SessionTurnOps):
         """The recap of the project's last sessions (never this one; decisions only those the
         caller may see), within a third of the session-start budget and the recovery one."""
         project, key = state.get("project_normalized"), state["session_key"]
-        room = min(self.config.memory.pipeline_v2.continuity.recovery_budget_chars,
-                   self.config.hooks.session_start_budget_chars // 3)
+        room = min(self.core.config.memory.pipeline_v2.continuity.recovery_budget_chars,
+                   self.core.config.hooks.session_start_budget_chars // 3)
         if not project or room < recaps.MIN_CHARS:
             return []
-        names, visible, past = self.project_names(state), visibility_clause(caller), []
-        for row in store.recent_sessions(self.db.reader(), project, key, recaps.MAX_SESSIONS):
+        names, visible, past = self.sessions.project_names(state), visibility_clause(caller), []
+        for row in store.recent_sessions(self.core.db.reader(), project, key, recaps.MAX_SESSIONS):
             other = row["session_key"]
-            self.checkpoint_queue.flush(other)
-            conn = self.db.reader()
+            self.sessions.checkpoint_queue.flush(other)
+            conn = self.core.db.reader()
             cp = store.latest_checkpoint(conn, session_key=other)
             last = row["ended_at"] or row["updated_at"]
             past.append(recaps.PastSession(
@@ -201,25 +216,25 @@ class HookOps(SessionTurnOps):
 
     # -- session start -------------------------------------------------------------------
     def hook_session_start(self, req: SessionStartRequest) -> dict[str, Any]:
-        hooks = self.config.hooks
-        state = self.ensure_session(req)
-        self.note_root(req.cwd)  # FileOps: the project's memory files are synced first
+        hooks = self.core.config.hooks
+        state = self.sessions.ensure_session(req)
+        self.files.note_root(req.cwd)  # the project's memory files are synced first
         key = state["session_key"]
         source = (req.source or "startup").lower()
-        names = self.project_names(state)
+        names = self.sessions.project_names(state)
         project = state.get("project")
         header = session_header(project)
         sections: list[Section] = []
         recovered = None
         if source in RECOVER_SOURCES or state["compaction_pending"]:
             room = hooks.session_start_budget_chars - len(header) - 8
-            recovered = self.recovery_for(state, budget=room,
+            recovered = self.sessions.recovery_for(state, budget=room,
                                           project_fallback=source == "resume")
             if recovered:
                 sections.append(Section("Recovered", text=recovered[0]))
         if recovered is None:  # nothing of this session to recover: where the last ones stood
             sections += self._recap(state, req.caller())
-        conn = self.db.reader()
+        conn = self.core.db.reader()
         cap, chars = hooks.session_start_max_memories, hooks.memory_chars
         caller = req.caller()
         visible = visibility_clause(caller)  # the hook reads as its agent / user, or global
@@ -244,7 +259,7 @@ class HookOps(SessionTurnOps):
                 project, [m for m in best.values() if m.id in alive], names)
         text, ids = render(header, sections, hooks.session_start_budget_chars, cap)
         now = utcnow()
-        with self.db.write_tx() as w:
+        with self.core.db.write_tx() as w:
             fields: dict[str, Any] = {}
             if source in RESET_SOURCES:
                 fields["context_reset_at"] = now
@@ -266,17 +281,17 @@ class HookOps(SessionTurnOps):
         if not memory_ids:
             return
         marks = ",".join("?" * len(memory_ids))
-        seqs = [r[0] for r in self.db.reader().execute(
+        seqs = [r[0] for r in self.core.db.reader().execute(
             f"SELECT seq FROM memories WHERE id IN ({marks})", memory_ids)]
-        self.access.record(seqs)
+        self.core.access.record(seqs)
 
     # -- prompt submit -------------------------------------------------------------------
     def hook_user_prompt_submit(self, req: PromptSubmitRequest) -> dict[str, Any]:
-        hooks = self.config.hooks
-        state = self.ensure_session(req)
+        hooks = self.core.config.hooks
+        state = self.sessions.ensure_session(req)
         key = state["session_key"]
         prompt = scrub(req.prompt).strip()
-        names = self.project_names(state)
+        names = self.sessions.project_names(state)
         count = state["prompt_count"] + 1
         recent = list(state["recent_prompts"])
         queries = list(state["memory_queries"])
@@ -285,7 +300,7 @@ class HookOps(SessionTurnOps):
         parts: list[str] = []
         recovered = None
         if state["compaction_pending"]:  # a compaction-complete with no session start since
-            recovered = self.recovery_for(state, budget=10_000)
+            recovered = self.sessions.recovery_for(state, budget=10_000)
             if recovered:
                 parts.append(recovered[0])
         hits: list[Hit] = []
@@ -293,16 +308,16 @@ class HookOps(SessionTurnOps):
         wanted = hooks.prompt_max_memories > 0 and hooks.prompt_budget_chars > 0
         if wanted and len(prompt) >= MIN_PROMPT_CHARS:
             queries = union_capped(queries, [clip(prompt)], 20)
-            held = store.injected_ids(self.db.reader(), key, state["context_reset_at"])
+            held = store.injected_ids(self.core.db.reader(), key, state["context_reset_at"])
             hits = self._search(prompt[:2000], names, max(20, 4 * hooks.prompt_max_memories),
                                 caller=req.caller(), skip_session=key)
-            held |= self.suppressed_for_prompt(prompt)  # rated unhelpful for this prompt
+            held |= self.feedback.suppressed_for_prompt(prompt)  # rated unhelpful for this prompt
             fresh, replaced = self._choose(hits, held, prompt[:2000])
             block, ids = self._prompt_block(prompt, fresh, names, replaced=replaced)
             if block:
                 parts.append(block)
         now = utcnow()
-        with self.db.write_tx() as w:
+        with self.core.db.write_tx() as w:
             store.update_state(w, key, prompt_count=count, recent_prompts=recent,
                                memory_queries=queries,
                                **({"compaction_pending": 0} if recovered else {}))
@@ -310,13 +325,14 @@ class HookOps(SessionTurnOps):
             if ids:
                 store.record_injected(w, key, ids, now)
         self._touch(ids)
-        self.note_injected(key, prompt[:2000], ids, req.caller())  # the ranker's pairs, at the end
+        # the ranker's pairs, at the end
+        self.feedback.note_injected(key, prompt[:2000], ids, req.caller())
         checkpoint = self._periodic(key)
-        fresh_state = store.get_state(self.db.reader(), key) or state
+        fresh_state = store.get_state(self.core.db.reader(), key) or state
         ingest = None
-        if self.session_delta_due(fresh_state):
-            ingest = self.queue_session_ingest(fresh_state, path=fresh_state["transcript_path"],
-                                               trigger="prompt")
+        if self.sessions.session_delta_due(fresh_state):
+            ingest = self.sessions.queue_session_ingest(
+                fresh_state, path=fresh_state["transcript_path"], trigger="prompt")
         text = "\n\n".join(p.strip() for p in parts) + ("\n" if parts else "")
         return {"session_key": key, "context": text, "memories": ids, "prompt_count": count,
             "recovered": recovered is not None, "checkpoint": checkpoint, "ingest": ingest,
@@ -324,10 +340,10 @@ class HookOps(SessionTurnOps):
 
     def _periodic(self, key: str) -> str | None:
         """Fire the periodic trigger every `promptInterval` prompts or `timeIntervalMs`."""
-        cont = self.config.memory.pipeline_v2.continuity
+        cont = self.core.config.memory.pipeline_v2.continuity
         if not cont.enabled:
             return None
-        state = store.get_state(self.db.reader(), key)
+        state = store.get_state(self.core.db.reader(), key)
         if state is None:
             return None
         since = state["prompt_count"] - state["checkpoint_prompt_count"]
@@ -338,20 +354,22 @@ class HookOps(SessionTurnOps):
         due_by_time = waited is not None and waited * 60_000 >= cont.time_interval_ms
         if since < cont.prompt_interval and not due_by_time:
             return None
-        self.write_checkpoint(state, self.draft_for(state, "periodic"), immediate=False)
+        draft = self.sessions.draft_for(state, "periodic")
+        self.sessions.write_checkpoint(state, draft, immediate=False)
         return "queued"
 
     # -- compaction ----------------------------------------------------------------------
     def hook_pre_compaction(self, req: PreCompactionRequest) -> dict[str, Any]:
-        state = self.ensure_session(req)
+        state = self.sessions.ensure_session(req)
         path = req.transcript_path or state["transcript_path"]
         act = self._transcript_activity(path)
-        ingest = self.queue_session_ingest(state, path=path, trigger="pre_compaction")
+        ingest = self.sessions.queue_session_ingest(state, path=path, trigger="pre_compaction")
         checkpoint_id = None
-        if self.config.memory.pipeline_v2.continuity.enabled:
-            draft = self.draft_for(state, "pre_compaction", act, note=req.custom_instructions)
-            checkpoint_id = self.write_checkpoint(state, draft, immediate=True)
-        with self.db.write_tx() as w:
+        if self.core.config.memory.pipeline_v2.continuity.enabled:
+            draft = self.sessions.draft_for(state, "pre_compaction", act,
+                                            note=req.custom_instructions)
+            checkpoint_id = self.sessions.write_checkpoint(state, draft, immediate=True)
+        with self.core.db.write_tx() as w:
             store.update_state(w, state["session_key"], compactions=state["compactions"] + 1)
         return {
             "session_key": state["session_key"], "checkpoint_id": checkpoint_id,
@@ -361,8 +379,8 @@ class HookOps(SessionTurnOps):
         }
 
     def hook_compaction_complete(self, req: CompactionCompleteRequest) -> dict[str, Any]:
-        state = self.ensure_session(req)
-        with self.db.write_tx() as w:
+        state = self.sessions.ensure_session(req)
+        with self.core.db.write_tx() as w:
             store.update_state(w, state["session_key"], compaction_pending=1,
                                context_reset_at=utcnow())
         return {"session_key": state["session_key"], "recovery_pending": True}
@@ -371,27 +389,27 @@ class HookOps(SessionTurnOps):
     def hook_session_end(self, req: SessionEndRequest) -> dict[str, Any]:
         """Answers at once: the transcript is read into turn memories (and kept losslessly)
         in the background; the checkpoint takes the working state from its tail."""
-        state = self.ensure_session(req)
+        state = self.sessions.ensure_session(req)
         key = state["session_key"]
         path = req.transcript_path or state["transcript_path"]
         if req.transcript:
             tail = req.transcript[-TAIL_BYTES:]
             act = activity(parse_jsonl(tail)) if looks_like_jsonl(req.transcript) else None
-            ingest = self.queue_session_ingest(state, body=req.transcript,
+            ingest = self.sessions.queue_session_ingest(state, body=req.transcript,
                                                trigger="session_end", final=True)
         else:
             act = self._transcript_activity(path)
-            ingest = self.queue_session_ingest(state, path=path, trigger="session_end",
+            ingest = self.sessions.queue_session_ingest(state, path=path, trigger="session_end",
                                                final=True)
         checkpoint_id = None
-        if self.config.memory.pipeline_v2.continuity.enabled:
-            draft = self.draft_for(state, "session_end", act)
-            checkpoint_id = self.write_checkpoint(state, draft, immediate=True)
+        if self.core.config.memory.pipeline_v2.continuity.enabled:
+            draft = self.sessions.draft_for(state, "session_end", act)
+            checkpoint_id = self.sessions.write_checkpoint(state, draft, immediate=True)
         summary = self.queue_summary(state, req.reason, checkpoint_id)
-        with self.db.write_tx() as w:
+        with self.core.db.write_tx() as w:
             store.update_state(w, key, ended_at=utcnow())
         try:  # learning is a side effect: the session end itself must not fail on it
-            learned = self.session_feedback(key)
+            learned = self.feedback.session_feedback(key)
         except Exception:
             log.exception("session feedback failed for %s", key)
             learned = None
@@ -403,7 +421,7 @@ class HookOps(SessionTurnOps):
                       checkpoint_id: str | None) -> dict[str, Any]:
         """A summary job when an LLM can write it; otherwise none, and why (no job waits
         forever for an LLM that is not configured)."""
-        cfg = self.config.memory.pipeline_v2
+        cfg = self.core.config.memory.pipeline_v2
         why_not = summary_unavailable(cfg)
         if why_not:
             return {"queued": False, "reason": why_not}
@@ -411,7 +429,7 @@ class HookOps(SessionTurnOps):
         payload = {"session_key": key, "harness": state.get("harness"),
                    "project": state.get("project"), "reason": reason,
                    "checkpoint_id": checkpoint_id, "prompt_count": state["prompt_count"]}
-        with self.db.write_tx() as w:
+        with self.core.db.write_tx() as w:
             job_id = store.pending_summary_job(w, key) or jobs.enqueue(
                 w, "summary", payload=payload, check_existing=False,
                 max_attempts=cfg.worker.max_retries)

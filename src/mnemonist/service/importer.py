@@ -8,17 +8,21 @@ project and event time), so importing the same file twice creates nothing new.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from mnemonist.model.answers import RememberAnswer
 from mnemonist.model.memory import utcnow
 from mnemonist.model.requests import ImportRequest
 from mnemonist.pipeline import structural
 from mnemonist.providers.embedding.request_gate import holds_gate
 from mnemonist.service.errors import BadRequest
-from mnemonist.service.remember import RememberOps
+from mnemonist.service.part import Part
 from mnemonist.store import memories
 from mnemonist.store.write_batch import WriteBatch
 from mnemonist.text.normalize import normalize_and_hash
+
+if TYPE_CHECKING:
+    from mnemonist.service.parts import Memories
 
 #: memories per transaction when no other writer waits (~10% faster than 500 at a million)
 BATCH = 1000
@@ -37,7 +41,9 @@ def derived_key(
     return f"import:{project or ''}:{digest}:{occurred_at or ''}"
 
 
-class ImportOps(RememberOps):
+class ImportOps(Part):
+    memories: Memories  # prepare and insert: remember's own path
+
     @holds_gate
     def import_memories(
         self, req: ImportRequest, *, changed_by: str | None = None, progress=None
@@ -58,20 +64,20 @@ class ImportOps(RememberOps):
                                   item.occurred_at)
                 item = item.model_copy(update={"idempotency_key": key})
             try:
-                prepared.append((item, *self.prepare(item, changed_by, now)))
+                prepared.append((item, *self.memories.prepare(item, changed_by, now)))
             except BadRequest as exc:
                 errors.append(f"items[{i}]: {exc.message}")
         if errors:
             raise BadRequest("; ".join(errors[:20]) + (" ..." if len(errors) > 20 else ""),
                              code="invalid_items", invalid=len(errors))
-        results: list[dict[str, Any]] = []
-        waiting = getattr(self.db, "writers_waiting", None)
+        results: list[RememberAnswer] = []
+        waiting = getattr(self.core.db, "writers_waiting", None)
         done = 0
         while done < len(prepared):
             # derived rows per chunk, not per memory (one statement per table); entity links
             # too, unless the structural job must see each memory's links as it is queued
-            batch = WriteBatch(links=None if structural.should_queue(self.config) else [])
-            with self.db.write_tx() as conn:
+            batch = WriteBatch(links=None if structural.should_queue(self.core.config) else [])
+            with self.core.db.write_tx() as conn:
                 first, end = done, min(done + BATCH, len(prepared))
                 # which keys and contents the store holds, asked once for the chunk; one
                 # met again later in the chunk is looked up as before (it is stored by then)
@@ -85,7 +91,7 @@ class ImportOps(RememberOps):
                     if new.idempotency_key:
                         keys.add(new.idempotency_key)
                     hashes.add(new.content_hash)
-                    results.append(self._insert_or_existing(conn, new, actor, scrubbed,
+                    results.append(self.memories.insert_or_existing(conn, new, actor, scrubbed,
                                                             batch=batch, unseen=unseen))
                     done += 1
                     if done - first >= LET_IN_AFTER and waiting is not None and waiting():
@@ -95,7 +101,8 @@ class ImportOps(RememberOps):
                 progress(len(results), len(prepared))
         for item, *_ in prepared:
             if item.transcript and item.source_id:
-                self.save_transcript(item.source_id, item.transcript, item.harness, item.project)
+                self.memories.save_transcript(item.source_id, item.transcript, item.harness,
+                                              item.project)
         items = [
             {"index": i, "id": r["id"],
              "status": "created" if r["created"] else

@@ -28,12 +28,12 @@ from mnemonist.store import sessions as session_store
 class KnowledgeOps(GraphOps):
     # -- knowledge_expand --------------------------------------------------------------
     def knowledge_expand(self, req: ExpandRequest) -> dict[str, Any]:
-        conn = self.db.reader()
+        conn = self.core.db.reader()
         scoped = Scoped(conn, req)
         budget = Budget(req.max_tokens)
         start_memory = None
         if req.memory_id is not None:
-            mid = self.resolve_id(req.memory_id, conn)
+            mid = self.core.resolve_id(req.memory_id, conn)
             m = memories.get(conn, mid)
             visible = m is not None and conn.execute(
                 f"SELECT 1 FROM memories m WHERE m.id = ? AND {scoped.where}",
@@ -102,7 +102,7 @@ class KnowledgeOps(GraphOps):
     def knowledge_expand_session(self, req: ExpandSessionRequest) -> dict[str, Any]:
         """What a session was given and used, the entities those memories name, and each
         entity's strongest neighbours, within the token budget."""
-        conn = self.db.reader()
+        conn = self.core.db.reader()
         rows = session_store.session_memories(conn, req.session_key)
         if not rows and session_store.get_state(conn, req.session_key) is None:
             raise NotFound(f"no session {req.session_key}", field="session_key")
@@ -154,7 +154,7 @@ class KnowledgeOps(GraphOps):
     def graph_impact(self, req: ImpactRequest) -> dict[str, Any]:
         """Who depends on the entity, directly or through others, tiered by path confidence.
         Stated dependencies count in full, associations (co-occurrence) at half."""
-        conn = self.db.reader()
+        conn = self.core.db.reader()
         scoped = Scoped(conn, req)
         rows = self._visible_entities(conn, req.entity, scoped, req)
         row = rows[0]

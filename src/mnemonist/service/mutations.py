@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from mnemonist.model.answers import with_legacy_keys
 from mnemonist.model.memory import Memory, parse_ts, utcnow
 from mnemonist.model.requests import (
     Caller,
@@ -15,9 +16,9 @@ from mnemonist.model.requests import (
     ModifyRequest,
     RecoverRequest,
 )
-from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import BadRequest, Conflict, NotFound, Unavailable
 from mnemonist.service.lifecycle import immutable_message
+from mnemonist.service.part import Part
 from mnemonist.store import embeddings, expiry, files, hints, history, memories
 from mnemonist.text.normalize import NormalizedContent, normalize_and_hash
 from mnemonist.text.scrub import scrub_all, scrub_credentials, scrub_optional
@@ -48,10 +49,10 @@ def file_managed_error(conn: sqlite3.Connection, memory_ids: list[str]) -> Confl
     return None
 
 
-class MutationOps(ServiceBase):
+class MutationOps(Part):
     # -- modify --------------------------------------------------------------------------
     def modify(self, req: ModifyRequest) -> dict[str, Any]:
-        limit = self.config.memory.modify_batch_limit
+        limit = self.core.config.memory.modify_batch_limit
         if len(req.patches) > limit:
             raise BadRequest(
                 f"{len(req.patches)} patches; at most {limit} per call (memory.modify_batch_limit)",
@@ -67,8 +68,8 @@ class MutationOps(ServiceBase):
                 )
             if not patch.changes():
                 raise BadRequest(f"patches[{i}] changes nothing", field=f"patches[{i}]")
-        ids = self.resolve_ids([p.id or "" for p in req.patches], caller=req)
-        managed = file_managed_error(self.db.reader(), ids)
+        ids = self.core.resolve_ids([p.id or "" for p in req.patches], caller=req)
+        managed = file_managed_error(self.core.db.reader(), ids)
         if managed is not None:  # nothing of the batch is applied
             raise managed
         results = [
@@ -86,7 +87,7 @@ class MutationOps(ServiceBase):
             raise BadRequest("reason is required", field="reason")
         if not patch.changes():
             raise BadRequest("the patch changes nothing", field="body")
-        memory_id = self.resolve_id(memory_id, caller=caller)
+        memory_id = self.core.resolve_id(memory_id, caller=caller)
         result = self.apply_patch(memory_id, patch, reason=patch.reason, changed_by=changed_by)
         if result["status"] in PATCH_ERRORS:
             status, code = PATCH_ERRORS[result["status"]]
@@ -102,8 +103,8 @@ class MutationOps(ServiceBase):
         if patch.tags is not None or patch.who is not None:  # compared with stored, scrubbed
             patch = patch.model_copy(update={"tags": scrub_all(patch.tags),
                                              "who": scrub_optional(patch.who)})
-        before = memories.get(self.db.reader(), memory_id)
-        managed = file_managed_error(self.db.reader(), [memory_id])
+        before = memories.get(self.core.db.reader(), memory_id)
+        managed = file_managed_error(self.core.db.reader(), [memory_id])
         if managed is not None:
             out = self._result(memory_id, "file_managed", before, message=managed.message)
             return {**out, **{k: v for k, v in managed.details.items() if k != "id"}}
@@ -113,7 +114,7 @@ class MutationOps(ServiceBase):
             norm = normalize_and_hash(scrub_credentials(patch.content).text)
             if not norm.storage:
                 return self._result(memory_id, "invalid", before, message="content is empty")
-            limit = self.config.memory.max_content_chars
+            limit = self.core.config.memory.max_content_chars
             if len(norm.storage) > limit:
                 return self._result(
                     memory_id, "invalid", before,
@@ -121,8 +122,8 @@ class MutationOps(ServiceBase):
                     " (memory.max_content_chars)",
                 )
             if before is not None and norm.content_hash != before.content_hash:
-                vec = self.try_embed(norm.storage)  # outside the write lock, before the write
-        with self.db.write_tx() as conn:
+                vec = self.core.try_embed(norm.storage)  # outside the write lock, before the write
+        with self.core.db.write_tx() as conn:
             return self._write_patch(conn, memory_id, patch, norm, vec, reason, changed_by)
 
     def _write_patch(
@@ -179,7 +180,7 @@ class MutationOps(ServiceBase):
             return self._result(memory_id, "unchanged", m, new_version=m.version)
         embedded = False
         if content_changed:
-            model = self.provider.model_id if self.provider else None
+            model = self.core.provider.model_id if self.core.provider else None
             if vec is not None and model:
                 embeddings.upsert(conn, fields["content_hash"], model, vec)
                 fields["embedding_model"] = model
@@ -189,10 +190,10 @@ class MutationOps(ServiceBase):
         now = utcnow()
         memories.update_fields(conn, m.id, fields, at=now, by=changed_by)
         if fields.get("who"):  # a new name on an old row: the query side must know it
-            self.db.on_commit(lambda: self.searcher.authors.add(fields["who"]))
+            self.core.db.on_commit(lambda: self.core.searcher.authors.add(fields["who"]))
         if text_changed:  # hints described the old text: drop them, generate anew
             hints.delete_for(conn, [m.id])
-            self.enqueue_hints(conn, m.id, m.why)
+            self.core.enqueue_hints(conn, m.id, m.why)
         history.append(
             conn, m.id, "modified",
             old_content=m.content, new_content=fields.get("content", m.content),
@@ -211,20 +212,20 @@ class MutationOps(ServiceBase):
         )
 
     def _reindex_after_patch(self, m: Memory, fields: dict[str, Any], vec) -> None:
-        index, embedder = self.index, self.embedder
+        index, embedder = self.core.index, self.core.embedder
         project = fields.get("project", m.project)
         if "content_hash" in fields:
             def swap() -> None:
                 if vec is not None:
-                    self.get_index(int(vec.shape[0])).add(m.seq, vec, project)
+                    self.core.get_index(int(vec.shape[0])).add(m.seq, vec, project)
                 else:
                     if index is not None:
                         index.remove(m.seq)
                     if embedder is not None:
                         embedder.notify(m.seq)
-            self.db.on_commit(swap)
+            self.core.db.on_commit(swap)
         if "project" in fields:
-            self.db.on_commit(lambda: self.reproject(m.seq, project))
+            self.core.db.on_commit(lambda: self.core.reproject(m.seq, project))
 
     @staticmethod
     def _result(
@@ -235,19 +236,20 @@ class MutationOps(ServiceBase):
         out: dict[str, Any] = {
             "id": memory_id,
             "status": status,
-            "currentVersion": m.version if m else None,
-            "newVersion": new_version,
-            "contentChanged": content_changed,
+            "current_version": m.version if m else None,
+            "new_version": new_version,
+            "content_changed": content_changed,
             "embedded": embedded,
-            "duplicateMemoryId": duplicate,
+            "duplicate_memory_id": duplicate,
         }
         if message:
             out["message"] = message
-        return out
+        return with_legacy_keys(out)
 
     # -- delete / recover -----------------------------------------------------------------
-    def delete(self, memory_id: str, req: DeleteRequest) -> dict[str, Any]:
-        with self.db.write_tx() as conn:
+    def _delete_soft(self, memory_id: str, req: DeleteRequest) -> dict[str, Any]:
+        """`delete` without `purge` (service/purge.py): a tombstone, recoverable."""
+        with self.core.db.write_tx() as conn:
             m = memories.get(conn, memory_id)
             if m is None:
                 raise NotFound(f"no memory {memory_id}")
@@ -258,28 +260,29 @@ class MutationOps(ServiceBase):
                 raise managed
             if req.if_version is not None and req.if_version != m.version:
                 raise Conflict(f"version is {m.version}, not {req.if_version}",
-                               code="version_conflict", currentVersion=m.version)
+                               code="version_conflict",
+                               **with_legacy_keys({"current_version": m.version}))
             if m.pinned and not req.force:
                 raise Conflict("the memory is pinned; pass force: true to delete it",
                                code="pinned")
-            self._soft_delete(conn, m, req.reason, req.changed_by, {"force": req.force})
-        return {"id": memory_id, "status": "deleted", "currentVersion": m.version,
-                "newVersion": m.version + 1}
+            self.soft_delete(conn, m, req.reason, req.changed_by, {"force": req.force})
+        return with_legacy_keys({"id": memory_id, "status": "deleted",
+                                 "current_version": m.version, "new_version": m.version + 1})
 
-    def _soft_delete(self, conn, m: Memory, reason: str, by: str | None, meta: dict) -> None:
+    def soft_delete(self, conn, m: Memory, reason: str, by: str | None, meta: dict) -> None:
         now = utcnow()
         memories.soft_delete(conn, m.id, reason=reason, at=now, by=by)
         history.append(conn, m.id, "deleted", old_content=m.content, changed_by=by or "api",
                        reason=reason, metadata={**meta, "version": m.version + 1}, at=now)
-        self.db.on_commit(lambda: self.unindex(m.seq))
+        self.core.db.on_commit(lambda: self.core.unindex(m.seq))
 
     def recover(self, memory_id: str, req: RecoverRequest) -> dict[str, Any]:
-        if self.config.memory.pipeline_v2.mutations_frozen:
+        if self.core.config.memory.pipeline_v2.mutations_frozen:
             raise Unavailable("mutations are frozen (memory.pipelineV2.mutationsFrozen)",
                               code="mutations_frozen")
-        days = self.config.memory.retention.tombstone_days
-        memory_id = self.resolve_id(memory_id, caller=req)
-        with self.db.write_tx() as conn:
+        days = self.core.config.memory.retention.tombstone_days
+        memory_id = self.core.resolve_id(memory_id, caller=req)
+        with self.core.db.write_tx() as conn:
             m = memories.get(conn, memory_id)
             if m is None:
                 raise NotFound(f"no memory {memory_id} (it may have been purged)")
@@ -287,7 +290,8 @@ class MutationOps(ServiceBase):
                 raise Conflict("the memory is not deleted", code="not_deleted")
             if req.if_version is not None and req.if_version != m.version:
                 raise Conflict(f"version is {m.version}, not {req.if_version}",
-                               code="version_conflict", currentVersion=m.version)
+                               code="version_conflict",
+                               **with_legacy_keys({"current_version": m.version}))
             age = (parse_ts(utcnow()) - parse_ts(m.deleted_at or utcnow())).total_seconds()
             if age > days * 86400 and not expiry.is_archived(m):  # an expired event: any time
                 raise Conflict(f"deleted more than {days} days ago", code="retention_expired")
@@ -295,20 +299,21 @@ class MutationOps(ServiceBase):
                                                agent_id=m.agent_id, user_id=m.user_id)
             if dup is not None:
                 raise Conflict(f"memory {dup} now holds the same content",
-                               code="duplicate_content", duplicateMemoryId=dup)
+                               code="duplicate_content",
+                               **with_legacy_keys({"duplicate_memory_id": dup}))
             now = utcnow()
             memories.restore(conn, m.id, at=now, by=req.changed_by)
             history.append(conn, m.id, "recovered", new_content=m.content,
                            changed_by=req.changed_by or "api", reason=req.reason,
                            metadata={"version": m.version + 1}, at=now)
-            vec = embeddings.get(conn, m.content_hash, self.provider.model_id) if (
-                self.provider) else None
-            self.db.on_commit(lambda: self._reindex(m, vec))
-        return {"id": memory_id, "status": "recovered", "currentVersion": m.version,
-                "newVersion": m.version + 1}
+            vec = embeddings.get(conn, m.content_hash, self.core.provider.model_id) if (
+                self.core.provider) else None
+            self.core.db.on_commit(lambda: self._reindex(m, vec))
+        return with_legacy_keys({"id": memory_id, "status": "recovered",
+                                 "current_version": m.version, "new_version": m.version + 1})
 
     def _reindex(self, m: Memory, vec: np.ndarray | None) -> None:
         if vec is not None:
-            self.get_index(int(vec.shape[0])).add(m.seq, vec, m.project)
-        elif self.embedder is not None:
-            self.embedder.notify(m.seq)
+            self.core.get_index(int(vec.shape[0])).add(m.seq, vec, m.project)
+        elif self.core.embedder is not None:
+            self.core.embedder.notify(m.seq)

@@ -7,15 +7,15 @@ from the configuration and the queue.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
+from mnemonist.model.answers import with_legacy_keys
 from mnemonist.model.memory import utcnow
 from mnemonist.model.requests import Caller, RecoverRequest
 from mnemonist.pipeline.extract_worker import ExtractionRuntime, pipeline_mode
 from mnemonist.pipeline.hints_worker import HintsRuntime, not_running_reason
-from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import Conflict, NotFound, Unavailable
+from mnemonist.service.gates import GateOps
 from mnemonist.store import (
     archive,
     consolidation,
@@ -30,7 +30,10 @@ from mnemonist.store import (
 LAST_ERRORS = 10
 
 
-class PipelineOps(ServiceBase):
+class Pipeline(GateOps):
+    """The background pipeline seen from the service: its runtimes (attached by the daemon),
+    its status, undoing a supersession, and the gates (service/gates.py)."""
+
     pipeline_runtime: ExtractionRuntime | None = None
 
     hints_runtime: HintsRuntime | None = None
@@ -45,41 +48,40 @@ class PipelineOps(ServiceBase):
 
     def attach_hints(self, runtime: HintsRuntime | None) -> None:
         self.hints_runtime = runtime
-        self.set_hints_waker(runtime.wake if runtime is not None else None)
+        self.core.set_hints_waker(runtime.wake if runtime is not None else None)
 
-    def flush(self, timeout: float = 120.0) -> bool:
-        """Also wait for the hints worker to finish its queue (when it runs and can)."""
-        started = time.monotonic()
-        ok = super().flush(timeout)
+    def wait_hints(self, timeout: float) -> bool:
+        """Wait for the hints worker to finish its queue (when it runs and can); False at the
+        timeout."""
         runtime = self.hints_runtime
-        if runtime is not None and self.config.memory.pipeline_v2.hints.enabled:
-            ok = runtime.wait_idle(max(0.0, timeout - (time.monotonic() - started))) and ok
-        return ok
+        if runtime is not None and self.core.config.memory.pipeline_v2.hints.enabled:
+            return runtime.wait_idle(max(0.0, timeout))
+        return True
 
     def hints_status(self, *, brief: bool = False) -> dict[str, Any]:
         """Hints: configuration, counts (memories with hints, jobs by state) and the worker."""
-        cfg = self.config.memory.pipeline_v2.hints
+        cfg = self.core.config.memory.pipeline_v2.hints
         out: dict[str, Any] = {"enabled": cfg.enabled, "generator": cfg.generator}
         if not cfg.enabled and brief:
             return out
-        out.update(hints.counts(self.db.reader()))
+        out.update(hints.counts(self.core.db.reader()))
         runtime = self.hints_runtime
         if brief:
             running = runtime is not None and runtime.worker.stats.running
             out["worker"] = "running" if running else "not running"
             out["waiting_reason"] = (
                 runtime.worker.stats.waiting_reason if runtime is not None and running
-                else not_running_reason(self.config) or "worker not started")
+                else not_running_reason(self.core.config) or "worker not started")
         elif runtime is None:
             out["worker"] = {"running": False, "waiting_reason": not_running_reason(
-                self.config) or "no hints runtime attached"}
+                self.core.config) or "no hints runtime attached"}
         else:
             out.update({k: v for k, v in runtime.status().items() if k not in out})
         return out
 
     def hints_llm_unavailable_reason(self) -> str | None:
         """Why the hints worker cannot reach its LLM now (None when it can, or needs none)."""
-        cfg = self.config.memory.pipeline_v2
+        cfg = self.core.config.memory.pipeline_v2
         runtime = self.hints_runtime
         if (runtime is None or runtime.llm is None or not cfg.hints.enabled
                 or cfg.hints.generator != "llm" or cfg.extraction.provider == "none"):
@@ -87,7 +89,7 @@ class PipelineOps(ServiceBase):
         return runtime.llm.unavailable_reason()
 
     def pipeline_flags(self) -> dict[str, Any]:
-        cfg = self.config.memory.pipeline_v2
+        cfg = self.core.config.memory.pipeline_v2
         return {
             "enabled": cfg.enabled,
             "shadowMode": cfg.shadow_mode,
@@ -107,7 +109,7 @@ class PipelineOps(ServiceBase):
 
     def pipeline_brief(self) -> dict[str, Any]:
         """The `pipeline` part of /api/status."""
-        cfg = self.config.memory.pipeline_v2
+        cfg = self.core.config.memory.pipeline_v2
         runtime = self.pipeline_runtime
         out: dict[str, Any] = {"mode": pipeline_mode(cfg), **self.pipeline_flags(),
                                "provider": cfg.extraction.provider}
@@ -126,8 +128,8 @@ class PipelineOps(ServiceBase):
 
     def pipeline_status(self) -> dict[str, Any]:
         """GET /api/pipeline/status: mode, flags, workers, queue, provider, counters, errors."""
-        conn = self.db.reader()
-        cfg = self.config.memory.pipeline_v2
+        conn = self.core.db.reader()
+        cfg = self.core.config.memory.pipeline_v2
         by_type = jobs.counts(conn)
         by_state: dict[str, int] = {}
         for states in by_type.values():
@@ -176,19 +178,19 @@ class PipelineOps(ServiceBase):
     # -- supersession ----------------------------------------------------------------------
     def archived_versions(self, memory_id: str,
                           caller: Caller | None = None) -> dict[str, Any]:
-        conn = self.db.reader()
-        memory_id = self.resolve_id(memory_id, conn, caller)
+        conn = self.core.db.reader()
+        memory_id = self.core.resolve_id(memory_id, conn, caller)
         if memories.get(conn, memory_id) is None:
             raise NotFound(f"no memory {memory_id}")
         return {"memory_id": memory_id, "versions": archive.archived_versions(conn, memory_id)}
 
     def restore_superseded(self, memory_id: str, req: RecoverRequest) -> dict[str, Any]:
         """Make a superseded memory current again (the newer version stays as it is)."""
-        if self.config.memory.pipeline_v2.mutations_frozen:
+        if self.core.config.memory.pipeline_v2.mutations_frozen:
             raise Unavailable("mutations are frozen (memory.pipelineV2.mutationsFrozen)",
                               code="mutations_frozen")
-        memory_id = self.resolve_id(memory_id, caller=req)
-        with self.db.write_tx() as conn:
+        memory_id = self.core.resolve_id(memory_id, caller=req)
+        with self.core.db.write_tx() as conn:
             m = memories.get(conn, memory_id)
             if m is None:
                 raise NotFound(f"no memory {memory_id}")
@@ -198,12 +200,14 @@ class PipelineOps(ServiceBase):
                 raise Conflict("the memory is not superseded", code="not_superseded")
             if req.if_version is not None and req.if_version != m.version:
                 raise Conflict(f"version is {m.version}, not {req.if_version}",
-                               code="version_conflict", currentVersion=m.version)
+                               code="version_conflict",
+                               **with_legacy_keys({"current_version": m.version}))
             dup = memories.find_live_duplicate(conn, m.content_hash, m.project, m.source_id, m.id,
                                                agent_id=m.agent_id, user_id=m.user_id)
             if dup is not None:
                 raise Conflict(f"memory {dup} now holds the same content",
-                               code="duplicate_content", duplicateMemoryId=dup)
+                               code="duplicate_content",
+                               **with_legacy_keys({"duplicate_memory_id": dup}))
             now = utcnow()
             by = req.changed_by or "api"
             archive.clear_superseded(conn, m.id, at=now, by=by)
@@ -213,15 +217,16 @@ class PipelineOps(ServiceBase):
                            reason=req.reason, at=now,
                            metadata={"restored": "superseded", "supersededBy": m.superseded_by,
                                      "version": m.version + 1})
-            vec = embeddings.get(conn, m.content_hash, self.provider.model_id) if (
-                self.provider) else None
+            vec = embeddings.get(conn, m.content_hash, self.core.provider.model_id) if (
+                self.core.provider) else None
 
             def reindex() -> None:
                 if vec is not None:
-                    self.get_index(int(vec.shape[0])).add(m.seq, vec, m.project)
-                elif self.embedder is not None:
-                    self.embedder.notify(m.seq)
+                    self.core.get_index(int(vec.shape[0])).add(m.seq, vec, m.project)
+                elif self.core.embedder is not None:
+                    self.core.embedder.notify(m.seq)
 
-            self.db.on_commit(reindex)
-        return {"id": memory_id, "status": "restored", "supersededBy": m.superseded_by,
-                "currentVersion": m.version, "newVersion": m.version + 1}
+            self.core.db.on_commit(reindex)
+        return with_legacy_keys({"id": memory_id, "status": "restored",
+                                 "superseded_by": m.superseded_by,
+                                 "current_version": m.version, "new_version": m.version + 1})

@@ -22,8 +22,8 @@ from typing import Any
 
 from mnemonist.model.memory import Memory
 from mnemonist.model.requests import Caller, RecallFilters
-from mnemonist.service.base import ServiceBase
 from mnemonist.service.home_ranker import FEATURE_SET
+from mnemonist.service.part import Part
 from mnemonist.store import memories, predictor_pairs
 from mnemonist.text.normalize import collapse_whitespace
 from mnemonist.text.scrub import scrub_optional
@@ -48,7 +48,7 @@ def prompt_key(text: str) -> str:
     return hashlib.sha256(norm.encode()).hexdigest()[:32]
 
 
-class PredictorOps(ServiceBase):
+class PredictorOps(Part):
     _recent_lock = threading.Lock()
 
     def record_pair(self, memory: Memory, query: str, label: float, source: str,
@@ -62,16 +62,16 @@ class PredictorOps(ServiceBase):
                      caller: Caller | None = None, session_key: str | None = None
                      ) -> list[str | None]:
         """Training pairs of several memories for one query: one search per project."""
-        cfg = self.config.predictor
+        cfg = self.core.config.predictor
         identity = (caller or Caller()).identity().model_dump()
         waiting = [m.seq for m, _, _ in labelled if m.embedding_model is None]
-        if waiting and self.embedder is not None:  # rated right after it was remembered
-            self.embedder.embed_now(waiting, EMBED_BUDGET_S)
-        conn = self.db.reader()
+        if waiting and self.core.embedder is not None:  # rated right after it was remembered
+            self.core.embedder.embed_now(waiting, EMBED_BUDGET_S)
+        conn = self.core.db.reader()
         rows: dict[str, list[float]] = {}
         vector = None  # as recall searched with it (names and times taken out), for paths
         for project in dict.fromkeys(m.project for m, _, _ in labelled):
-            out = self.searcher.search(conn, query, RecallFilters(project=project, **identity),
+            out = self.core.searcher.search(conn, query, RecallFilters(project=project, **identity),
                                        cfg.depth, 0.0)
             if out.features is not None:
                 vector = out.query_vector
@@ -79,7 +79,7 @@ class PredictorOps(ServiceBase):
                     rows.setdefault(h.memory.id, [float(v) for v in out.features[i]])
         text = (scrub_optional(query) or "")[:MAX_QUERY_CHARS]
         ids: list[str | None] = []
-        with self.db.write_tx() as w:
+        with self.core.db.write_tx() as w:
             for m, label, source in labelled:
                 row = rows.get(m.id)
                 ids.append(None if row is None else predictor_pairs.add(w, predictor_pairs.Pair(
@@ -87,7 +87,7 @@ class PredictorOps(ServiceBase):
                     m.project, m.user_id, m.agent_id, session_key)))
         for pid in ids:
             if pid is not None:
-                self.ranker.added()
+                self.core.ranker.added()
         return ids
 
     # -- implicit: what a session was handed, and what it came back to --------------------
@@ -95,7 +95,7 @@ class PredictorOps(ServiceBase):
                       caller: Caller | None = None) -> None:
         """The prompt hook handed these memories over for this prompt, to this reader (for
         `learn_from_session`)."""
-        if not ids or not self.config.predictor.adapt:
+        if not ids or not self.core.config.predictor.adapt:
             return
         identity = (caller or Caller()).identity()
         with self._recent_lock:
@@ -112,7 +112,7 @@ class PredictorOps(ServiceBase):
         with self._recent_lock:
             prompts = self._shown().pop(session_key, [])
         recorded = 0
-        conn = self.db.reader()
+        conn = self.core.db.reader()
         for prompt, ids, caller in prompts:
             found = [m for m in (memories.get(conn, mid) for mid in ids)
                      if m is not None and not m.is_deleted]
@@ -155,7 +155,7 @@ class PredictorOps(ServiceBase):
                     break
         if found is None:
             return None
-        m = memories.get(self.db.reader(), memory_id)
+        m = memories.get(self.core.db.reader(), memory_id)
         if m is None or m.is_deleted:
             return None
         return self.record_pair(m, found[1], 1.0, "opened", found[2])
@@ -169,7 +169,7 @@ class PredictorOps(ServiceBase):
 
     # -- status and refit -----------------------------------------------------------------
     def predictor_status(self) -> dict[str, Any]:
-        return self.ranker.status()
+        return self.core.ranker.status()
 
     def predictor_train(self) -> dict[str, Any]:
-        return {**self.ranker.train(), "status": self.ranker.status()}
+        return {**self.core.ranker.train(), "status": self.core.ranker.status()}

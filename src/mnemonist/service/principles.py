@@ -13,13 +13,16 @@ shows nothing private.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mnemonist.model.memory import utcnow
 from mnemonist.pipeline import principles
-from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import BadRequest, Conflict, NotFound
+from mnemonist.service.part import Part
 from mnemonist.store.graph import REASONS
+
+if TYPE_CHECKING:
+    from mnemonist.service.pipeline_ops import Pipeline
 from mnemonist.text.scrub import scrub_credentials
 
 LATEST = 10
@@ -55,19 +58,21 @@ _COLUMNS = ("SELECT id, entity_id, statement, reason, status, project, sources, 
             " model, similarity, created_at, reviewed_at, review_reason FROM principles")
 
 
-class PrincipleOps(ServiceBase):
+class PrincipleOps(Part):
+    pipeline: Pipeline  # the extraction runtime's LLM proposes them
+
     def principles_unavailable(self) -> str | None:
         """None when a run may ask the LLM, else why not."""
-        cfg = self.config.memory.pipeline_v2
+        cfg = self.core.config.memory.pipeline_v2
         if not cfg.graph.enabled:
             return "the knowledge graph is off (memory.pipelineV2.graph.enabled)"
         if cfg.mutations_frozen:
             return "mutations are frozen (memory.pipelineV2.mutationsFrozen)"
-        if self.provider is None:
+        if self.core.provider is None:
             return "no embedding provider is configured (entities are compared by vectors)"
         if cfg.extraction.provider == "none":
             return "no LLM is configured (memory.pipelineV2.extraction.provider: none)"
-        runtime = getattr(self, "pipeline_runtime", None)
+        runtime = self.pipeline.pipeline_runtime
         if runtime is None or getattr(runtime, "llm", None) is None:
             return "no extraction runtime is running"
         mode = getattr(runtime, "mode", None)
@@ -80,17 +85,17 @@ class PrincipleOps(ServiceBase):
         why = self.principles_unavailable()
         if why is not None:
             return {"skipped": why, "proposed": []}
-        assert self.provider is not None
-        llm = self.pipeline_runtime.llm  # type: ignore[union-attr]
-        timeout_s = self.config.memory.pipeline_v2.extraction.timeout / 1000.0
-        return principles.run(self.db, llm, self.provider.model_id,
-                              self.config.memory.pipeline_v2.graph.principles, timeout_s)
+        assert self.core.provider is not None
+        llm = self.pipeline.pipeline_runtime.llm  # type: ignore[union-attr]
+        timeout_s = self.core.config.memory.pipeline_v2.extraction.timeout / 1000.0
+        return principles.run(self.core.db, llm, self.core.provider.model_id,
+                              self.core.config.memory.pipeline_v2.graph.principles, timeout_s)
 
     def list_principles(self, status: str | None = None, limit: int = 50,
                         offset: int = 0) -> dict[str, Any]:
         if status is not None and status not in principles.STATUSES:
             raise BadRequest(f"status is one of {', '.join(principles.STATUSES)}")
-        conn = self.db.reader()
+        conn = self.core.db.reader()
         where, args = (("status = ?", [status]) if status is not None
                        else ("status != 'unstated'", []))
         rows = [_row(r) for r in conn.execute(
@@ -105,7 +110,7 @@ class PrincipleOps(ServiceBase):
         return out
 
     def get_principle(self, principle_id: str) -> dict[str, Any]:
-        conn = self.db.reader()
+        conn = self.core.db.reader()
         row = conn.execute(f"{_COLUMNS} WHERE id = ? AND status != 'unstated'",
                            (principle_id,)).fetchone()
         if row is None:
@@ -115,7 +120,7 @@ class PrincipleOps(ServiceBase):
     def confirm_principle(self, principle_id: str, reason: str | None = None) -> dict[str, Any]:
         """A person confirms it: its relations become stated (`user-stated`, confidence 1)."""
         now = utcnow()
-        with self.db.write_tx() as conn:
+        with self.core.db.write_tx() as conn:
             row = conn.execute("SELECT status, entity_id FROM principles WHERE id = ? AND"
                                " status != 'unstated'", (principle_id,)).fetchone()
             if row is None:
@@ -140,7 +145,7 @@ class PrincipleOps(ServiceBase):
         """A person rejects it: its entity, links and relations go; the row stays, so its
         group of entities is never proposed again."""
         now = utcnow()
-        with self.db.write_tx() as conn:
+        with self.core.db.write_tx() as conn:
             row = conn.execute("SELECT status, entity_id FROM principles WHERE id = ? AND"
                                " status != 'unstated'", (principle_id,)).fetchone()
             if row is None:
@@ -162,7 +167,7 @@ class PrincipleOps(ServiceBase):
     def principles_report(self, conn: Any) -> dict[str, Any]:
         """For `/api/diagnostics/graph`: settings, counts by status, the latest proposed with
         their evidence ids, and why a run would not ask the LLM now."""
-        cfg = self.config.memory.pipeline_v2.graph.principles
+        cfg = self.core.config.memory.pipeline_v2.graph.principles
         latest = [_row(r) for r in conn.execute(
             f"{_COLUMNS} WHERE status = 'proposed' ORDER BY created_at DESC, id DESC LIMIT ?",
             (LATEST,))]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from mnemonist.model.answers import with_legacy_keys
 from mnemonist.model.memory import Memory, utcnow
 from mnemonist.model.requests import DeleteRequest
 from mnemonist.service.errors import Conflict, NotFound
@@ -27,29 +28,32 @@ CHECKPOINT_WAIT_MS = 2000
 
 class PurgeOps(MutationOps):
     def delete(self, memory_id: str, req: DeleteRequest) -> dict[str, Any]:
-        memory_id = self.resolve_id(memory_id, caller=req)
+        """A soft delete (mutations.py), or with `purge` the text removed for good."""
+        memory_id = self.core.resolve_id(memory_id, caller=req)
         if not req.purge:
-            return super().delete(memory_id, req)
+            return self._delete_soft(memory_id, req)
         reason = scrub_optional(req.reason) or ""
         by = scrub_optional(req.changed_by) or "api"
-        with self.db.write_tx() as conn:
+        with self.core.db.write_tx() as conn:
             m = memories.get(conn, memory_id)
             if m is None and not _has_history(conn, memory_id):
                 raise NotFound(f"no memory {memory_id}")
             if m is not None:
                 if req.if_version is not None and req.if_version != m.version:
                     raise Conflict(f"version is {m.version}, not {req.if_version}",
-                                   code="version_conflict", currentVersion=m.version)
+                                   code="version_conflict",
+                               **with_legacy_keys({"current_version": m.version}))
                 if m.pinned and not m.is_deleted and not req.force:
                     raise Conflict("the memory is pinned; pass force: true to purge it",
                                    code="pinned")
             report = self.purge_in_tx(conn, memory_id, m, reason, by)
             store_purge.compact(conn)
-        truncated = self.db.checkpoint(CHECKPOINT_WAIT_MS)
-        return {"id": memory_id, "status": "purged",
-                "currentVersion": m.version if m else None, "newVersion": None,
-                "wasDeleted": report.was_deleted, "purged": report.to_dict(),
-                "walTruncated": truncated}
+        truncated = self.core.db.checkpoint(CHECKPOINT_WAIT_MS)
+        return with_legacy_keys({
+            "id": memory_id, "status": "purged",
+            "current_version": m.version if m else None, "new_version": None,
+            "was_deleted": report.was_deleted, "purged": report.to_dict(),
+            "wal_truncated": truncated})
 
     def purge_in_tx(
         self, conn: sqlite3.Connection, memory_id: str, m: Memory | None, reason: str, by: str
@@ -57,14 +61,14 @@ class PurgeOps(MutationOps):
         """One memory's purge inside the caller's transaction (compact and checkpoint after)."""
         report = store_purge.purge_memory(conn, memory_id, by=by, reason=reason, at=utcnow())
         if m is not None:
-            self.db.on_commit(lambda: self.unindex(m.seq))
+            self.core.db.on_commit(lambda: self.core.unindex(m.seq))
         return report
 
     def finish_purge(self) -> bool:
         """After the purges' transaction: merge the FTS5 indexes, checkpoint the WAL."""
-        with self.db.write_tx() as conn:
+        with self.core.db.write_tx() as conn:
             store_purge.compact(conn)
-        return self.db.checkpoint(CHECKPOINT_WAIT_MS)
+        return self.core.db.checkpoint(CHECKPOINT_WAIT_MS)
 
 
 def _has_history(conn: sqlite3.Connection, memory_id: str) -> bool:

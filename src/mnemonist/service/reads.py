@@ -7,6 +7,7 @@ import threading
 import time
 from typing import Any
 
+from mnemonist.model.answers import RecallAnswer
 from mnemonist.model.memory import format_ts, parse_ts
 from mnemonist.model.requests import Caller, ListRequest, RecallFilters, RecallRequest
 from mnemonist.providers.embedding.request_gate import holds_gate
@@ -14,10 +15,12 @@ from mnemonist.search.filters import visibility_clause, where_clause
 from mnemonist.search.fusion import normalize_bm25
 from mnemonist.search.hybrid import Hit
 from mnemonist.search.keyword import keyword_search
+from mnemonist.service.base import ServiceCore
 from mnemonist.service.errors import NotFound
+from mnemonist.service.files import Files
+from mnemonist.service.graph_feedback import Feedback
 from mnemonist.service.lifecycle import chain as lifecycle_chain
-from mnemonist.service.predictor import PredictorOps
-from mnemonist.service.sources import brief, neighbours_of
+from mnemonist.service.sources import SourceOps, brief, neighbours_of
 from mnemonist.store import embeddings, files, history, memories
 from mnemonist.store.backend import is_postgres
 
@@ -79,23 +82,38 @@ def attach_file_lines(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> 
             r.update(found[r["id"]])
 
 
-class ReadOps(PredictorOps):
+class Reads(SourceOps):
+    """Reads: recall, get, list, history, chain, a source's neighbours, the legacy keyword
+    search and the embeddings export. A recall syncs changed memory files first (`files`) and
+    tells the learned ranker what it returned (`feedback`)."""
+
+    def __init__(self, core: ServiceCore, feedback: Feedback, files: Files) -> None:
+        super().__init__(core)
+        self.feedback = feedback
+        self.files = files
+
+    def recall(self, req: RecallRequest) -> RecallAnswer:
+        """Memory files changed since the last sync are synced first (`Files.sync_for_search`),
+        then the search runs."""
+        self.files.sync_for_search()
+        return self._recall(req)
+
     @holds_gate
-    def recall(self, req: RecallRequest) -> dict[str, Any]:
+    def _recall(self, req: RecallRequest) -> RecallAnswer:
         started = time.perf_counter()
-        conn = self.db.reader()
-        cfg = self.config.search
+        conn = self.core.db.reader()
+        cfg = self.core.config.search
         filters = req.filters()
         pending = self._embed_pending(conn, filters)
         explicit = req.min_relevance is not None
-        outcome = self.searcher.search(
+        outcome = self.core.searcher.search(
             conn, req.query, filters, req.limit, req.min_score,
             now=parse_ts(req.now) if req.now else None, time_filter=req.time_filter,
             min_relevance=req.min_relevance if explicit else cfg.min_relevance,
             min_answerable=0.0 if explicit else cfg.min_answerable,
         )
-        self.access.record([h.memory.seq for h in outcome.hits], recall=True)
-        self.note_recall(req.query, [h.memory.id for h in outcome.hits], filters)
+        self.core.access.record([h.memory.seq for h in outcome.hits], recall=True)
+        self.feedback.note_recall(req.query, [h.memory.id for h in outcome.hits], filters)
         results = [result_of(h) for h in outcome.hits]
         if req.context:
             for hit, result in zip(outcome.hits, results, strict=True):
@@ -134,7 +152,7 @@ class ReadOps(PredictorOps):
         """Memories in the recall's scope without a vector yet (migration 19's partial index:
         only the rows waiting are read), at most `limit`."""
         where, args = where_clause(filters)
-        hint = "" if is_postgres(self.db) else " INDEXED BY memories_unembedded"
+        hint = "" if is_postgres(self.core.db) else " INDEXED BY memories_unembedded"
         return [r[0] for r in conn.execute(
             f"SELECT m.seq FROM memories m{hint} WHERE m.embedding_model IS NULL"
             f" AND m.is_deleted = 0 AND {where} ORDER BY m.seq DESC LIMIT ?",
@@ -145,19 +163,20 @@ class ReadOps(PredictorOps):
         """How many memories in scope the vector leg cannot find yet, after embedding them
         here when they are few (a recall right after its remember finds the memory by
         meaning, not only by its words). None without an embedding provider (no vector leg)."""
-        if self.embedder is None:
+        if self.core.embedder is None:
             return None
         seqs = self._pending_seqs(conn, filters, PENDING_COUNT_CAP)
         if not seqs or len(seqs) > EMBED_PENDING_MAX:
             return len(seqs)
-        known_down = self.query_embedder is not None and self.query_embedder.retry_in() > 0
+        queries = self.core.query_embedder
+        known_down = queries is not None and queries.retry_in() > 0
         if known_down:  # a provider that is down would only make the recall wait
             return len(seqs)
         if _embedding_pending.acquire(timeout=EMBED_PENDING_BUDGET_S):
             try:  # another recall may have embedded them while this one waited
                 seqs = self._pending_seqs(conn, filters, EMBED_PENDING_MAX)
                 if seqs:
-                    self.embedder.embed_now(seqs, EMBED_PENDING_BUDGET_S)
+                    self.core.embedder.embed_now(seqs, EMBED_PENDING_BUDGET_S)
             finally:
                 _embedding_pending.release()
         return len(self._pending_seqs(conn, filters, PENDING_COUNT_CAP))
@@ -167,7 +186,7 @@ class ReadOps(PredictorOps):
                        if r["source_id"] and r.get("source_type") != "session"})
         if not keys:
             return
-        rows = self.db.reader().execute(
+        rows = self.core.db.reader().execute(
             f"SELECT session_key, content FROM session_transcripts"
             f" WHERE session_key IN ({','.join('?' * len(keys))})",
             keys,
@@ -180,10 +199,10 @@ class ReadOps(PredictorOps):
     def keyword_only(self, query: str, limit: int = 10,
                      caller: Caller | None = None) -> dict[str, Any]:
         """GET /memory/search: the legacy keyword-only search."""
-        conn = self.db.reader()
+        conn = self.core.db.reader()
         filters = None if caller is None else RecallFilters(**caller.identity().model_dump())
         raw = dict(keyword_search(conn, query, filters, limit))
-        norm = normalize_bm25(raw, self.config.search.keyword_norm)
+        norm = normalize_bm25(raw, self.core.config.search.keyword_norm)
         rows = memories.get_many_by_seq(conn, list(raw))
         results = [
             {**rows[s].to_public(), "score": round(norm[s], 6), "source": "keyword"}
@@ -197,18 +216,18 @@ class ReadOps(PredictorOps):
         """One memory by id. A read right after a recall returned it is a training pair for
         the learned ranker (`service/predictor.py`) unless `learn` is false (reads that are
         not a reader choosing a result: a page listing a session's memories, a benchmark)."""
-        conn = self.db.reader()
-        m = memories.get(conn, self.resolve_id(memory_id, conn, caller))
+        conn = self.core.db.reader()
+        m = memories.get(conn, self.core.resolve_id(memory_id, conn, caller))
         if m is None or (m.is_deleted and not include_deleted):
             raise NotFound(f"no memory {memory_id}")
         out = m.to_public()
         attach_file_lines(conn, [out])
-        if learn and not m.is_deleted and self.config.predictor.adapt:
-            self.note_read(m.id)  # a result of a recall, opened: a training pair
+        if learn and not m.is_deleted and self.core.config.predictor.adapt:
+            self.feedback.note_read(m.id)  # a result of a recall, opened: a training pair
         return out
 
     def list(self, req: ListRequest) -> dict[str, Any]:
-        conn = self.db.reader()
+        conn = self.core.db.reader()
         where, args = where_clause(req, include_deleted=req.include_deleted)
         total = conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", args).fetchone()[0]
         order = "m.importance DESC" if req.order == "importance" else f"m.{req.order} DESC"
@@ -224,8 +243,8 @@ class ReadOps(PredictorOps):
                 "has_more": req.offset + len(items) < total}
 
     def history(self, memory_id: str, caller: Caller | None = None) -> dict[str, Any]:
-        conn = self.db.reader()
-        memory_id = self.resolve_id(memory_id, conn, caller)
+        conn = self.core.db.reader()
+        memory_id = self.core.resolve_id(memory_id, conn, caller)
         events = history.for_memory(conn, memory_id)
         if not events and memories.get(conn, memory_id) is None:
             raise NotFound(f"no memory {memory_id}")
@@ -235,8 +254,8 @@ class ReadOps(PredictorOps):
 
     def chain(self, memory_id: str, caller: Caller | None = None) -> dict[str, Any]:
         """GET /api/memory/{id}/chain: the versions before and after it, with validity."""
-        conn = self.db.reader()
-        m = memories.get(conn, self.resolve_id(memory_id, conn, caller))
+        conn = self.core.db.reader()
+        m = memories.get(conn, self.core.resolve_id(memory_id, conn, caller))
         if m is None:
             raise NotFound(f"no memory {memory_id}")
         return lifecycle_chain(conn, m)
@@ -245,8 +264,8 @@ class ReadOps(PredictorOps):
         self, limit: int = 100, offset: int = 0, with_vectors: bool = True,
         caller: Caller | None = None,
     ) -> dict[str, Any]:
-        conn = self.db.reader()
-        model = self.provider.model_id if self.provider else ""
+        conn = self.core.db.reader()
+        model = self.core.provider.model_id if self.core.provider else ""
         visible, args = visibility_clause(caller)
         base = (" FROM memories m JOIN embeddings e ON e.content_hash = m.content_hash"
                 f" WHERE m.is_deleted = 0 AND e.model = ? AND {visible}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from mnemonist.model.answers import RememberAnswer
 from mnemonist.model.memory import MAX_OBSERVERS, Memory, utcnow
 from mnemonist.model.requests import RememberRequest
 from mnemonist.pipeline import structural
@@ -28,13 +29,14 @@ DECISION_IMPORTANCE = 0.85
 
 class RememberOps(WriteGateOps):
     @holds_gate
-    def remember(self, req: RememberRequest, *, changed_by: str | None = None) -> dict[str, Any]:
+    def remember(self, req: RememberRequest, *, changed_by: str | None = None
+                 ) -> RememberAnswer:
         new, actor, scrubbed = self.prepare(req, changed_by)
         check = self.write_gate_check(req, new)  # the write gate (off: None); may embed first
-        with self.db.write_tx() as conn:
+        with self.core.db.write_tx() as conn:
             outcome = self.write_gate_answer(conn, new, check)
             if outcome is None:
-                outcome = self._insert_or_existing(conn, new, actor, scrubbed)
+                outcome = self.insert_or_existing(conn, new, actor, scrubbed)
                 self.write_gate_after(conn, new, check, outcome)
         if req.transcript and req.source_id:
             self.save_transcript(req.source_id, req.transcript, req.harness, req.project)
@@ -44,7 +46,7 @@ class RememberOps(WriteGateOps):
         self, req: RememberRequest, changed_by: str | None = None, now: str | None = None
     ) -> tuple[NewMemory, str, list[str]]:
         """Prefixes, scrubbing, normalisation and defaults: the row to write (no I/O)."""
-        mcfg = self.config.memory
+        mcfg = self.core.config.memory
         parsed = parse_prefix(req.content)
         scrubbed = scrub_credentials(parsed.content)
         norm = normalize_and_hash(scrubbed.text)
@@ -104,15 +106,15 @@ class RememberOps(WriteGateOps):
         """Decision auto-protection: decision language ("we went with SQLite") is stored as a
         decision, unless it reads as the user's preference ("prefers tabs over spaces"), which
         stays a preference (a taste changes; a decision is superseded)."""
-        graph = self.config.memory.pipeline_v2.graph
+        graph = self.core.config.memory.pipeline_v2.graph
         return (graph.enabled and graph.decision_protection and inferred != "preference"
                 and is_decision_content(content))
 
-    def _insert_or_existing(
+    def insert_or_existing(
         self, conn: sqlite3.Connection, new: NewMemory, actor: str, scrubbed: list[str],
         *, derive: bool = True, raced: bool = False, batch: WriteBatch | None = None,
         unseen: bool = False,
-    ) -> dict[str, Any]:
+    ) -> RememberAnswer:
         """Insert `new` unless its idempotency key or content (same project and source) is
         already there. `derive` queues its extraction and hints jobs (not for memories that
         are lines of a source the daemon indexes itself: session turns). With a `batch`
@@ -143,24 +145,24 @@ class RememberOps(WriteGateOps):
             # look-ups above (its unique index decided): answer with its memory
             if raced:
                 raise
-            return self._insert_or_existing(conn, new, actor, scrubbed, derive=derive,
+            return self.insert_or_existing(conn, new, actor, scrubbed, derive=derive,
                                             raced=True, batch=batch)
         if new.key and batch is not None:  # its events follow those collected so far
             batch.flush_history(conn)
         lifecycle = supersede_keyed(conn, new, actor, at=new.created_at,
-                                    unindex=lambda s: self.db.on_commit(
-                                        lambda: self.unindex(s)))
+                                    unindex=lambda s: self.core.db.on_commit(
+                                        lambda: self.core.unindex(s)))
         supersedes = lifecycle.superseded[0] if lifecycle.superseded else None
         keyed = {"key": new.key, "supersedes": supersedes,
-                 "supersededAll": lifecycle.superseded, "keptPinned": lifecycle.kept_pinned,
-                 "validFrom": new.valid_from} if new.key else {}
+                 "superseded_all": lifecycle.superseded, "kept_pinned": lifecycle.kept_pinned,
+                 "valid_from": new.valid_from} if new.key else {}
         created: dict[str, Any] = {
             "new_content": new.content, "changed_by": actor, "reason": "remember",
             "metadata": {"type": new.type, "tags": new.tags, "pinned": new.pinned,
                          "scrubbed": scrubbed, "source_type": new.source_type, **keyed},
             "at": new.created_at,
         }
-        pipeline = self.config.memory.pipeline_v2
+        pipeline = self.core.config.memory.pipeline_v2
         # a new memory has no job yet: no look-up. Without an LLM nothing could run the job:
         # none is queued (the queue would only grow; `status` says the pipeline is idle)
         extract = derive and pipeline.enabled and pipeline.extraction.provider != "none"
@@ -175,16 +177,16 @@ class RememberOps(WriteGateOps):
                 batch.jobs.append(jobs.pending_row("extract", memory_id=new.id,
                                                    max_attempts=pipeline.worker.max_retries))
         if derive:
-            self.enqueue_hints(conn, new.id, new.why, fresh=True)
+            self.core.enqueue_hints(conn, new.id, new.why, fresh=True)
             links_deferred = batch is not None and batch.links is not None
-            if not links_deferred and structural.should_queue(self.config) and conn.execute(
+            if not links_deferred and structural.should_queue(self.core.config) and conn.execute(
                     "SELECT 1 FROM entity_attributes WHERE memory_id = ? LIMIT 1",
                     (new.id,)).fetchone():  # an LLM files what it says about its entities
                 jobs.enqueue(conn, structural.JOB_TYPE, memory_id=new.id,
                              max_attempts=pipeline.worker.max_retries, check_existing=False)
-        if self.embedder is not None:
-            embedder = self.embedder
-            self.db.on_commit(lambda: embedder.notify(seq))
+        if self.core.embedder is not None:
+            embedder = self.core.embedder
+            self.core.db.on_commit(lambda: embedder.notify(seq))
         out = self._answer(_as_memory(new, seq, supersedes), created=True, deduplicated=False)
         out["scrubbed"] = scrubbed
         out["superseded"] = supersedes
@@ -209,7 +211,8 @@ class RememberOps(WriteGateOps):
         return True
 
     @staticmethod
-    def _answer(m: Memory, *, created: bool, deduplicated: bool, replay: bool = False):
+    def _answer(m: Memory, *, created: bool, deduplicated: bool, replay: bool = False
+                ) -> RememberAnswer:
         return {
             "id": m.id,
             "created": created,
@@ -244,7 +247,7 @@ class RememberOps(WriteGateOps):
     ) -> None:
         """Lossless transcript, scrubbed, in its own transaction (first write wins)."""
         text = scrub_credentials(content).text
-        with self.db.write_tx() as conn:
+        with self.core.db.write_tx() as conn:
             conn.execute(
                 "INSERT OR IGNORE INTO session_transcripts (session_key, content, harness,"
                 " project, created_at) VALUES (?, ?, ?, ?, ?)",

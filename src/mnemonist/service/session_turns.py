@@ -22,15 +22,15 @@ import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mnemonist.model.memory import utcnow
 from mnemonist.model.requests import Caller, parse_when
 from mnemonist.pipeline.summary_worker import summary_unavailable
 from mnemonist.search.filters import visible_ids
+from mnemonist.service.base import ServiceCore
 from mnemonist.service.checkpoints import CheckpointOps
 from mnemonist.service.errors import NotFound
-from mnemonist.service.remember import RememberOps
 from mnemonist.sessions.reader import (
     TranscriptRefused,
     allowed_roots,
@@ -54,6 +54,9 @@ from mnemonist.text.scrub import (
     scrub_deep,
 )
 
+if TYPE_CHECKING:
+    from mnemonist.service.parts import Memories
+
 log = logging.getLogger(__name__)
 
 ACTOR = "session-ingest"
@@ -61,22 +64,29 @@ TURN_TYPE = "episodic"
 BATCH = 16  # turns per write transaction: the writer lock is never held for long
 
 
-class SessionTurnOps(CheckpointOps, RememberOps):
+class Sessions(CheckpointOps):
+    """Sessions: their transcripts read into turn memories (through `memories`), their
+    checkpoints (service/checkpoints.py), and what is kept of them."""
+
     _session_wake: Callable[[], None] | None = None
+
+    def __init__(self, core: ServiceCore, memories: Memories) -> None:
+        super().__init__(core)
+        self.memories = memories
 
     def set_session_waker(self, wake: Callable[[], None] | None) -> None:
         self._session_wake = wake
 
     # -- queueing (hooks) ----------------------------------------------------------------
     def transcript_roots(self) -> list[Path]:
-        return allowed_roots(self.config.hooks.transcript_roots)
+        return allowed_roots(self.core.config.hooks.transcript_roots)
 
     def queue_session_ingest(self, state: dict[str, Any], *, path: str | None = None,
                              body: str | None = None, trigger: str,
                              final: bool = False) -> dict[str, Any]:
         """Queue a read of the session's transcript (a file the daemon may read, or the text
         the harness sent). Returns what was queued, or why nothing was."""
-        if not self.config.sessions.enabled:
+        if not self.core.config.sessions.enabled:
             return {"queued": False, "reason": "sessions.enabled is false"}
         key = state["session_key"]
         if body is None:
@@ -91,7 +101,7 @@ class SessionTurnOps(CheckpointOps, RememberOps):
             payload["body"] = scrub_transcript_body(body)  # the payload is stored as it is
         else:
             payload["path"] = path
-        with self.db.write_tx() as conn:
+        with self.core.db.write_tx() as conn:
             waiting = store.queued_job(conn, key)
             if waiting is not None:  # one pending read per session: fold this one in
                 before = json.loads(waiting["payload"] or "{}")
@@ -103,7 +113,7 @@ class SessionTurnOps(CheckpointOps, RememberOps):
             else:
                 job_id = jobs.enqueue(conn, store.JOB_TYPE, payload=payload,
                                       check_existing=False,
-                                      max_attempts=self.config.memory.pipeline_v2.worker
+                                      max_attempts=self.core.config.memory.pipeline_v2.worker
                                       .max_retries)
             store.upsert(conn, key, path=path, project=state.get("project"),
                          harness=state.get("harness"),
@@ -116,10 +126,10 @@ class SessionTurnOps(CheckpointOps, RememberOps):
     def session_delta_due(self, state: dict[str, Any]) -> bool:
         """Prompt submit's periodic trigger: every `delta_prompts` prompts, or as soon as the
         transcript file grew by `delta_bytes` since the last read."""
-        cfg = self.config.sessions
+        cfg = self.core.config.sessions
         if not cfg.enabled or not state.get("transcript_path"):
             return False
-        row = store.get(self.db.reader(), state["session_key"])
+        row = store.get(self.core.db.reader(), state["session_key"])
         done = row["prompts_at_ingest"] if row else 0
         if state["prompt_count"] - done >= cfg.delta_prompts:
             return True
@@ -135,7 +145,7 @@ class SessionTurnOps(CheckpointOps, RememberOps):
         started = time.perf_counter()
         key = str(payload["session_key"])
         final = bool(payload.get("final"))
-        row = store.get(self.db.reader(), key) or {}
+        row = store.get(self.core.db.reader(), key) or {}
         indexed = row.get("status") == "indexed"
         offset, first_line = (row.get("byte_offset", 0), row.get("next_line", 0)) if indexed \
             else (0, 0)
@@ -159,36 +169,36 @@ class SessionTurnOps(CheckpointOps, RememberOps):
             1 for t in turns if is_substantive(t))
         state = self._session_row(key)
         project, harness = state.get("project"), state.get("harness")
-        gate = self.config.sessions.min_substantive_turns
+        gate = self.core.config.sessions.min_substantive_turns
         flat = flatten(parse_jsonl("\n".join(text for _, text in chunk.lines)))
         transcript = scrub_credentials(flat).text if flat.strip() else ""
         if not indexed and substantive < gate:
             status = "skipped" if final else "pending"
             reason = (f"{substantive} substantive turn(s), fewer than"
                       f" sessions.min_substantive_turns ({gate})")
-            with self.db.write_tx() as conn:
+            with self.core.db.write_tx() as conn:
                 self._keep_transcript(conn, key, transcript, harness, project, replace=True)
                 store.upsert(conn, key, status=status, reason=reason, substantive=substantive,
                              project=project, harness=harness)
             return {"session_key": key, "status": status, "reason": reason, "written": 0}
         written = deduplicated = 0
         when = row.get("last_at") or state.get("started_at") or utcnow()
-        units = group_turns(turns, self.config.sessions.messages_per_memory)
-        names = speakers(turns, {r[0] for r in self.db.reader().execute(
+        units = group_turns(turns, self.core.config.sessions.messages_per_memory)
+        names = speakers(turns, {r[0] for r in self.core.db.reader().execute(
             "SELECT DISTINCT who FROM memories WHERE source_type = ? AND source_id = ?"
             " AND who IS NOT NULL", (store.SOURCE_TYPE, key))})
         for start in range(0, len(units), BATCH):
-            with self.db.write_tx() as conn:
+            with self.core.db.write_tx() as conn:
                 for turn in units[start:start + BATCH]:
                     new = self._turn_memory(key, turn, project, when, names)
                     if new is None:
                         continue
                     when = new.occurred_at
-                    out = self._insert_or_existing(conn, new, ACTOR, [], derive=False)
+                    out = self.memories.insert_or_existing(conn, new, ACTOR, [], derive=False)
                     written += out["created"]
                     deduplicated += not out["created"]
         firsts = [t.timestamp for t in turns if t.timestamp]
-        with self.db.write_tx() as conn:
+        with self.core.db.write_tx() as conn:
             self._keep_transcript(conn, key, transcript, harness, project,
                                   replace=offset == 0)
             store.upsert(
@@ -204,7 +214,7 @@ class SessionTurnOps(CheckpointOps, RememberOps):
                 "took_ms": round((time.perf_counter() - started) * 1000, 1)}
 
     def _session_row(self, key: str) -> dict[str, Any]:
-        row = self.db.reader().execute(
+        row = self.core.db.reader().execute(
             "SELECT project, harness, started_at FROM session_state WHERE session_key = ?",
             (key,)).fetchone()
         return dict(row) if row else {}
@@ -221,7 +231,7 @@ class SessionTurnOps(CheckpointOps, RememberOps):
     def _turn_memory(self, key: str, turn: SessionTurn, project: str | None,
                      previous: str, names: set[str]) -> NewMemory | None:
         scrubbed = scrub_credentials(turn.text)
-        limit = self.config.memory.max_content_chars
+        limit = self.core.config.memory.max_content_chars
         text = scrubbed.text if len(scrubbed.text) <= limit else scrubbed.text[:limit - 1] + "…"
         norm = normalize_and_hash(text)
         if not norm.storage:
@@ -230,7 +240,7 @@ class SessionTurnOps(CheckpointOps, RememberOps):
         return NewMemory(
             id=memory_id(), content=norm.storage, normalized_content=norm.normalized,
             content_hash=norm.content_hash, type=TURN_TYPE,
-            importance=self.config.sessions.importance, tags=[], pinned=False,
+            importance=self.core.config.sessions.importance, tags=[], pinned=False,
             who=turn.speaker(names), why=None, project=project,
             source_type=store.SOURCE_TYPE, source_id=key,
             idempotency_key=f"{key}/{turn.key}", occurred_at=at, created_at=utcnow(),
@@ -239,7 +249,7 @@ class SessionTurnOps(CheckpointOps, RememberOps):
     # -- reading what was kept ----------------------------------------------------------
     def list_sessions(self, *, project: str | None = None, limit: int = 50,
                       offset: int = 0) -> dict[str, Any]:
-        items, total = store.list_sessions(self.db.reader(), project=project, limit=limit,
+        items, total = store.list_sessions(self.core.db.reader(), project=project, limit=limit,
                                            offset=offset)
         return {"sessions": items, "total": total, "limit": limit, "offset": offset,
                 "has_more": offset + len(items) < total}
@@ -251,7 +261,7 @@ class SessionTurnOps(CheckpointOps, RememberOps):
 
         `injected` lists only the memories `caller` may see (None: global ones): another
         agent's or user's private memory given to their session is not named to others."""
-        conn = self.db.reader()
+        conn = self.core.db.reader()
         state = sessions_store.get_state(conn, session_key)
         ingest = store.get(conn, session_key)
         if state is None and ingest is None:
@@ -279,18 +289,18 @@ class SessionTurnOps(CheckpointOps, RememberOps):
         return [r for r in given if r["memory_id"] in seen]
 
     # -- status --------------------------------------------------------------------------
-    def status(self) -> dict[str, Any]:
-        """Sessions indexed as turns, and the pipeline's state in words."""
-        out = super().status()
-        conn = self.db.reader()
-        out.setdefault("sessions", {}).update(store.counts(conn))
-        out["sessions"]["reading"] = store.unfinished_jobs(conn)
-        out["explanation"] = self.explain(out)
+    def sessions_status(self) -> dict[str, Any]:
+        """The `sessions` part of /api/status: the checkpoints' counts, the sessions indexed
+        as turns, and how many are being read."""
+        out = self.checkpoint_status()
+        conn = self.core.db.reader()
+        out.update(store.counts(conn))
+        out["reading"] = store.unfinished_jobs(conn)
         return out
 
     def explain(self, status: dict[str, Any]) -> list[str]:
         """What the daemon is doing and why it is idle, as sentences for `mnemonist status`."""
-        cfg = self.config.memory.pipeline_v2
+        cfg = self.core.config.memory.pipeline_v2
         lines: list[str] = []
         why = summary_unavailable(cfg)
         pending = {t: c.get("pending", 0) + c.get("leased", 0)
@@ -306,7 +316,7 @@ class SessionTurnOps(CheckpointOps, RememberOps):
             lines.append(f"LLM pipeline: {cfg.extraction.provider}"
                          + (f", waiting: {reason}" if reason else ", running"))
         s = status.get("sessions", {})
-        if self.config.sessions.enabled:
+        if self.core.config.sessions.enabled:
             lines.append(
                 f"sessions: {s.get('indexed', 0)} indexed as {s.get('turns', 0)} turns,"
                 f" {s.get('skipped', 0)} skipped by the significance gate, {s.get('pending', 0)}"
@@ -319,18 +329,13 @@ class SessionTurnOps(CheckpointOps, RememberOps):
     def wait_sessions(self, timeout: float) -> bool:
         """Wait until no session read is queued or running (False at the timeout)."""
         deadline = time.monotonic() + timeout
-        while store.unfinished_jobs(self.db.reader()):
+        while store.unfinished_jobs(self.core.db.reader()):
             if time.monotonic() >= deadline:
                 return False
             if self._session_wake is not None:
                 self._session_wake()
             time.sleep(0.05)
         return True
-
-    def flush(self, timeout: float = 120.0) -> bool:
-        started = time.monotonic()
-        ok = self.wait_sessions(timeout)
-        return super().flush(max(0.0, timeout - (time.monotonic() - started))) and ok
 
 
 def group_turns(turns: list[SessionTurn], size: int) -> list[SessionTurn]:

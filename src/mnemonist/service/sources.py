@@ -9,8 +9,8 @@ from typing import Any
 from mnemonist.model.memory import Memory
 from mnemonist.model.requests import Caller
 from mnemonist.search.filters import visibility_clause
-from mnemonist.service.base import ServiceBase
 from mnemonist.service.errors import NotFound
+from mnemonist.service.part import Part
 from mnemonist.store import memories
 
 _SIDE = {
@@ -47,11 +47,11 @@ def brief(m: Memory) -> dict[str, Any]:
     return {"id": m.id, "content": m.content, "who": m.who, "occurred_at": m.occurred_at}
 
 
-class SourceOps(ServiceBase):
+class SourceOps(Part):
     def neighbours(self, memory_id: str, n: int = 2,
                    caller: Caller | None = None) -> dict[str, Any]:
-        conn = self.db.reader()
-        m = memories.get(conn, self.resolve_id(memory_id, conn, caller))
+        conn = self.core.db.reader()
+        m = memories.get(conn, self.core.resolve_id(memory_id, conn, caller))
         if m is None:
             raise NotFound(f"no memory {memory_id}")
         around = neighbours_of(conn, m, n, caller)

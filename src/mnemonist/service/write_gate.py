@@ -30,9 +30,10 @@ from typing import Any
 
 import numpy as np
 
+from mnemonist.model.answers import RememberAnswer
 from mnemonist.model.requests import RememberRequest
 from mnemonist.pipeline.write_gate import Stored, Verdict, judge
-from mnemonist.service.base import ServiceBase
+from mnemonist.service.part import Part
 from mnemonist.store import duplicates, embeddings, gate_log, memories
 from mnemonist.store.memories import NewMemory
 
@@ -66,7 +67,7 @@ class GateCheck:
                 "cosine": round(near.cosine, 4) if near else None, "reasons": v.reasons}
 
 
-class WriteGateOps(ServiceBase):
+class WriteGateOps(Part):
     def exempt_from_write_gate(self, req: RememberRequest, new: NewMemory) -> str | None:
         """Why this remember is not judged, or None."""
         if new.key:
@@ -80,14 +81,14 @@ class WriteGateOps(ServiceBase):
     def write_gate_check(self, req: RememberRequest, new: NewMemory) -> GateCheck | None:
         """The gate's verdict on `new`, before the write (no transaction held); None when the
         gate is off or this remember is exempt."""
-        cfg = self.config.memory.write_gate
+        cfg = self.core.config.memory.write_gate
         if cfg.mode == "off" or self.exempt_from_write_gate(req, new) is not None:
             return None
-        if self._answered_as_usual(self.db.reader(), new):
+        if self._answered_as_usual(self.core.db.reader(), new):
             return None  # a replay or an exact duplicate: nothing to embed or judge
-        if self.provider is None:
+        if self.core.provider is None:
             return GateCheck(cfg.mode, None, unjudged="no embedding provider")
-        vector = self.try_embed(new.content)
+        vector = self.core.try_embed(new.content)
         if vector is None:
             return GateCheck(cfg.mode, None, unjudged="the embedding provider did not answer")
         near = self._near_stored(vector, new, cfg.neighbours)
@@ -96,13 +97,13 @@ class WriteGateOps(ServiceBase):
         return GateCheck(cfg.mode, verdict, vector)
 
     def _near_stored(self, vector: np.ndarray, new: NewMemory, k: int) -> list[Stored]:
-        index = self.index
+        index = self.core.index
         if index is None or index.dimensions != vector.shape[0]:
             return []
         hits = index.search(vector, k * OVERSAMPLE, project=new.project, filter_project=True)
         if not hits:
             return []
-        rows = memories.get_many_by_seq(self.db.reader(), [s for s, _ in hits],
+        rows = memories.get_many_by_seq(self.core.db.reader(), [s for s, _ in hits],
                                         duplicates.sweepable_where())
         out: list[Stored] = []
         for seq, cos in hits:
@@ -115,7 +116,7 @@ class WriteGateOps(ServiceBase):
         return out
 
     def write_gate_answer(self, conn: sqlite3.Connection, new: NewMemory,
-                          check: GateCheck | None) -> dict[str, Any] | None:
+                          check: GateCheck | None) -> RememberAnswer | None:
         """In the write transaction, mode on: the answer for a restatement (nothing written
         but the stored memory's corroboration and the log row), or None to write as usual.
         An idempotent replay or an exact duplicate is left to the usual path."""
@@ -150,7 +151,7 @@ class WriteGateOps(ServiceBase):
             user_id=new.user_id) is not None
 
     def write_gate_after(self, conn: sqlite3.Connection, new: NewMemory,
-                         check: GateCheck | None, outcome: dict[str, Any]) -> None:
+                         check: GateCheck | None, outcome: RememberAnswer) -> None:
         """After the usual write (same transaction): the vector the gate computed stored with
         the new row and indexed on commit, the decision logged, the answer told."""
         if check is None:
@@ -159,22 +160,23 @@ class WriteGateOps(ServiceBase):
             return  # an exact duplicate or a replay after all: the usual path answered
         brief = check.brief()
         outcome["gate"] = brief
-        if check.vector is not None and self.provider is not None:
+        if check.vector is not None and self.core.provider is not None:
             self._store_vector(conn, new, check.vector)
         if check.verdict is not None and check.verdict.compared:
             self._log_write_gate(conn, new, check, brief, subject=new.id)
 
     def _store_vector(self, conn: sqlite3.Connection, new: NewMemory,
                       vector: np.ndarray) -> None:
-        assert self.provider is not None
-        model = self.provider.model_id
+        assert self.core.provider is not None
+        model = self.core.provider.model_id
         embeddings.upsert(conn, new.content_hash, model, vector)
         conn.execute("UPDATE memories SET embedding_model = ? WHERE id = ?", (model, new.id))
         row = conn.execute("SELECT seq FROM memories WHERE id = ?", (new.id,)).fetchone()
         if row is None:
             return
         seq, project = int(row[0]), new.project
-        self.db.on_commit(lambda: self.get_index(int(vector.shape[0])).add(seq, vector, project))
+        core = self.core
+        core.db.on_commit(lambda: core.get_index(int(vector.shape[0])).add(seq, vector, project))
 
     def _log_write_gate(self, conn: sqlite3.Connection, new: NewMemory, check: GateCheck,
                         brief: dict[str, Any], subject: str | None) -> None:

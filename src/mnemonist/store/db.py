@@ -2,7 +2,7 @@
 
 WAL mode lets readers run while the writer commits. `write_tx()` is the only way to write:
 `BEGIN IMMEDIATE`, commit on success, roll back on any exception, and it marks the thread so
-that providers refuse to do I/O inside it (see `txguard`).
+that providers refuse to do I/O inside it (see `guards/write_tx.py`).
 
 A write that fails because the disk is full or the database is read-only raises `StorageFault`
 (`storage_full` / `storage_read_only`) and leaves `Database.storage_fault` set until a later
@@ -20,10 +20,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from mnemonist.store import context, entity_links, txguard
+from mnemonist.guards import write_tx as txguard
+from mnemonist.guards.private_files import FOLDER_MODE, private_database
+from mnemonist.store import context, entity_links
 from mnemonist.store.checkpointer import JOURNAL_SIZE_LIMIT, SAFETY_PAGES, Checkpointer
 from mnemonist.store.loop_health import LoopHealth
-from mnemonist.store.private_files import FOLDER_MODE, private_database
 
 log = logging.getLogger(__name__)
 

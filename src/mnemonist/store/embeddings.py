@@ -125,6 +125,32 @@ def context_vectors(
             yield row["seq"], row["project"], from_blob(row["vector"], row["dimensions"])
 
 
+def live_vectors_of(
+    conn: sqlite3.Connection, seqs: list[int], model: str, dimensions: int, *,
+    context: bool = False,
+) -> dict[int, tuple[str | None, np.ndarray]]:
+    """seq → (project, vector) of those of `seqs` that `live_vectors` (`context_vectors`
+    with `context`) yields now: a memory left out is not live or has no such vector. What
+    an in-memory index reads again for the memories another writer changed."""
+    if context:
+        source = ("memory_context c JOIN memories m ON m.seq = c.seq"
+                  " JOIN embeddings e ON e.content_hash = c.text_hash")
+    else:
+        source = "memories m JOIN embeddings e ON e.content_hash = m.content_hash"
+    out: dict[int, tuple[str | None, np.ndarray]] = {}
+    for start in range(0, len(seqs), 500):
+        chunk = seqs[start : start + 500]
+        rows = conn.execute(
+            f"SELECT m.seq, m.project, e.vector FROM {source}"
+            " WHERE m.is_deleted = 0 AND m.superseded_at IS NULL AND e.model = ?"
+            f" AND e.dimensions = ? AND m.seq IN ({','.join('?' * len(chunk))})",
+            [model, dimensions, *chunk])
+        for seq, project, blob in rows:
+            if len(blob) == 4 * dimensions:
+                out[seq] = (project, np.frombuffer(blob, dtype="<f4"))
+    return out
+
+
 def delete_unreferenced(conn: sqlite3.Connection, hashes: list[str]) -> int:
     """Drop embeddings no memory row (live or tombstone) points to any more."""
     removed = 0

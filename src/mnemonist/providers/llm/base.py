@@ -16,8 +16,8 @@ from typing import Any
 
 import httpx
 
+from mnemonist.guards.write_tx import assert_not_in_write_tx
 from mnemonist.providers.embedding.base import HEALTH_TTL_S, HealthCache
-from mnemonist.store.txguard import assert_not_in_write_tx
 
 HEALTH_TIMEOUT_S = 3.0
 #: HTTP answers that mean "not now" rather than "this request is bad": the job waits.

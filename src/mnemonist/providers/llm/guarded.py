@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from mnemonist.guards.write_tx import assert_not_in_write_tx
 from mnemonist.model.memory import utcnow
 from mnemonist.providers.llm.base import (
     LlmError,
@@ -23,7 +24,6 @@ from mnemonist.providers.llm.base import (
     LlmTimeout,
     LlmUnavailable,
 )
-from mnemonist.store.txguard import assert_not_in_write_tx
 
 HOUR_S = 3600.0
 

@@ -79,6 +79,17 @@ def _keys_of(conn: psycopg.Connection) -> tuple:
     return tuple(sorted((k, tuple(v)) for k, v in keys.items()))
 
 
+def _types_of(conn: psycopg.Connection) -> dict[str, dict[str, str]]:
+    """table -> column -> SQL type, of the schema's tables (what executemany's arrays are)."""
+    out: dict[str, dict[str, str]] = {}
+    for table, column, kind in conn.execute(
+        "SELECT table_name, column_name, data_type FROM information_schema.columns"
+        " WHERE table_schema = current_schema()"
+    ).fetchall():
+        out.setdefault(table.lower(), {})[column.lower()] = kind
+    return out
+
+
 class _Reader:
     """`Database.reader()` on PostgreSQL (see the module docstring)."""
 
@@ -198,8 +209,10 @@ class PostgresDatabase(WriterHooks):
         self._writer_raw = psycopg.connect(url, autocommit=False, **self._connect_args)
         prepare(self._writer_raw)
         self.keys: tuple = ()
+        self.column_types: dict[str, dict[str, str]] = {}
         self.refresh_keys()
-        self._writer = PgConnection(self._writer_raw, self.keys, savepoints=True)
+        self._writer = PgConnection(self._writer_raw, self.keys, savepoints=True,
+                                    column_types=self.column_types)
         self._reader = _Reader(self)
         self._closed = False
         self._after_commit: list[Callable[[], None]] = []
@@ -272,8 +285,10 @@ class PostgresDatabase(WriterHooks):
         """Re-read the schema's keys (after migrations changed it)."""
         with self.connection() as raw:
             self.keys = _keys_of(raw)
+            self.column_types = _types_of(raw)
         if hasattr(self, "_writer"):
             self._writer._keys = self.keys
+            self._writer.column_types = self.column_types
 
     def reader(self) -> _Reader:
         if self._closed:
@@ -364,7 +379,8 @@ class PostgresDatabase(WriterHooks):
         raw = psycopg.connect(self.url, autocommit=False, **self._connect_args)
         prepare(raw)
         self._writer_raw = raw
-        self._writer = PgConnection(raw, self.keys, savepoints=True)
+        self._writer = PgConnection(raw, self.keys, savepoints=True,
+                                    column_types=self.column_types)
         context.configure(self._writer, windows)
         entity_links.configure(self._writer, linker)
         self._listen_context(raw)

@@ -28,7 +28,7 @@ import time
 from typing import Any
 
 from mnemonist.model.requests import RecallFilters
-from mnemonist.search.filters import where_clause
+from mnemonist.store.filters import where_clause
 
 CONFIG = "english"
 #: the configuration of a query made only of stop words (no stemming, no stop words)

@@ -5,7 +5,8 @@ its text, `who` the role (`user` / `assistant`; claude.ai's `human` is `user`), 
 the message's own time, `source_id` the conversation (`chatgpt:<id>` / `claude:<uuid>`, so a
 turn's neighbours are the turns around it) and `idempotency_key` the message's own id, so a
 second import of the same export creates nothing. System, tool and hidden messages, and
-messages without text, are left out. Pure parsing: the caller posts the items.
+messages without text, are left out. Pure parsing: `mnemonist import` (cli/export_cmd.py)
+reads the file and posts the items to the daemon, so this runs in the CLI's process alone.
 """
 
 from __future__ import annotations
