@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass, field
 
 import pytest
 
+from mnemonist.search import dampening
 from mnemonist.search.dampening import gravity, hub, resolution
 from mnemonist.store.db import Database
 from mnemonist.store.migrations import migrate
@@ -188,3 +190,32 @@ def test_hub_judging_the_best_first_keeps_the_order_recall_reads(db, monkeypatch
         assert all_judged == 300 and few_judged <= 300
         if count == 10:
             assert few_judged < 300  # the best were settled before the end
+
+
+def test_a_shared_store_reads_the_hub_threshold_at_most_every_ttl(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On PostgreSQL no change counter of one connection says when another daemon moved the
+    mention counts: the threshold is read again once `HUB_THRESHOLD_TTL_S` has passed."""
+    con = sqlite3.connect(":memory:")
+    con.execute("CREATE TABLE entities (id TEXT, entity_type TEXT, mentions INTEGER)")
+    con.executemany("INSERT INTO entities VALUES (?, 'person', ?)",
+                    [(f"e{i}", i) for i in range(1, 11)])
+
+    class Shared:  # what the PostgreSQL reader offers: execute and its database's key
+        store_key = "postgresql://shared-test"
+        reads = 0
+
+        def execute(self, sql: str, args: tuple = ()) -> sqlite3.Cursor:
+            Shared.reads += 1
+            return con.execute(sql, args)
+
+    conn = Shared()
+    monkeypatch.setattr(dampening, "_shared", {})
+    assert dampening._hub_threshold(conn, 0.9) == 9  # type: ignore[arg-type]
+    reads = Shared.reads
+    con.execute("UPDATE entities SET mentions = mentions * 10")
+    assert dampening._hub_threshold(conn, 0.9) == 9  # type: ignore[arg-type]
+    assert Shared.reads == reads  # within the TTL: nothing read
+    monkeypatch.setattr(dampening, "HUB_THRESHOLD_TTL_S", 0.0)
+    assert dampening._hub_threshold(conn, 0.9) == 90  # type: ignore[arg-type]

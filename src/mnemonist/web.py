@@ -38,6 +38,9 @@ def create_app(daemon: Any, *, bind_host: str | None = None) -> FastAPI:
     # outermost: background embedding yields while a request runs
     app.add_middleware(InFlight, gate=REQUESTS)
     # stateless: no SSE stream to GET, no session to DELETE (405, as the MCP spec allows)
-    app.router.add_route("/mcp", mcp_endpoint, methods=["POST"], include_in_schema=False)
+    # an ASGI app: Starlette's Route serves a non-function endpoint as one, while its type
+    # names only request handlers
+    app.router.add_route("/mcp", mcp_endpoint, methods=["POST"],  # type: ignore[arg-type]
+                         include_in_schema=False)
     install_dashboard(app)  # the web dashboard at / and /ui/..., and /docs
     return app

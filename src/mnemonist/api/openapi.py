@@ -8,6 +8,7 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
+from pydantic import BaseModel
 
 from mnemonist.model.carry import BackupRequest
 from mnemonist.model.documents import DocumentDeleteRequest
@@ -128,8 +129,8 @@ def statuses(method: str, path: str, open_paths: frozenset[str]) -> list[int]:
     return sorted(out)
 
 
-def _declare_body(op: dict[str, Any], schemas: dict[str, Any], model: type, required: bool
-                  ) -> None:
+def _declare_body(op: dict[str, Any], schemas: dict[str, Any], model: type[BaseModel],
+                  required: bool) -> None:
     schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
     for name, sub in schema.pop("$defs", {}).items():
         schemas.setdefault(name, sub)

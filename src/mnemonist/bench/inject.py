@@ -130,7 +130,8 @@ def _run(service: Any, conversations: list[Any], limit_questions: int | None,
     states = [_ingest(service, conv, show, f"[inject] {conv.sample_id}")[0]
               for conv in conversations]
     service.flush(timeout=3600.0)
-    overall, by_category = Tally(), {}
+    overall = Tally()
+    by_category: dict[int, Tally] = {}
     for state in states:
         sid = state.conv.sample_id
         items = [q for q in state.conv.qa if q.evidence and q.question.strip()]

@@ -171,7 +171,7 @@ def _sessions(sample_id: str, conv: dict[str, Any]) -> list[Session]:
     return sessions
 
 
-def _qa(items: list[dict[str, Any]], known: set[str]) -> list[QAItem]:
+def _qa(items: list[dict[str, Any]] | None, known: set[str]) -> list[QAItem]:
     out = []
     for raw in items or []:
         ids = split_evidence(raw.get("evidence") or [])

@@ -96,8 +96,9 @@ def run_hnsw(url: str, *, n: int = 50_000, queries: int = 200, k: int = 10, seed
             conn.execute(f"CREATE INDEX {TABLE}_hnsw ON {TABLE}"
                          " USING hnsw (embedding vector_cosine_ops)")
             out["build_s"] = round(time.perf_counter() - started, 1)
-            out["pgvector"] = conn.execute(
-                "SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()[0]
+            version = conn.execute(
+                "SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+            out["pgvector"] = version[0] if version else None
             for ef in ef_values:
                 hits = 0
                 with conn.transaction():

@@ -217,6 +217,11 @@ def calibration(rows: Sequence[QueryRows]) -> list[dict[str, float]]:
     return out
 
 
+def _top(k: int) -> Callable[[np.ndarray], list[int]]:
+    """A selection rule: the `k` most probable."""
+    return lambda p: [int(i) for i in np.argsort(-p, kind="stable")[:k]]
+
+
 def selection(rows: Sequence[QueryRows], pick: Callable[[np.ndarray], list[int]],
               kind: str = "question") -> dict[str, float]:
     """What a selection rule hands over: questions holding evidence (hit), memories per
@@ -362,9 +367,7 @@ def run_relevance_fit(data_path: Path, out_model: Path | None, *,
             **selection(rows, pick),
             "agent_memory": selection(rows, pick, "agent"),
         },
-        "fixed_top": {str(k): selection(rows, lambda p, k=k: [int(i) for i in
-                                                              np.argsort(-p, kind="stable")[:k]])
-                      for k in (1, 3, 5)},
+        "fixed_top": {str(k): selection(rows, _top(k)) for k in (1, 3, 5)},
         "ranking": ranking(rows),
         "recall_min_answerable": {str(m): recall_at_10(rows, m)
                                   for m in sorted({0.0, 0.01, 0.05, 0.1, min_answerable})},

@@ -464,7 +464,8 @@ def _embed_phase(
     }
 
 
-def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+def _timed(fn: Callable[..., Any]) -> tuple[float, Any]:
+    """`fn()` and the seconds it took (`fn` may bind loop values as defaults: `lambda t=t:`)."""
     t = time.perf_counter()
     out = fn()
     return time.perf_counter() - t, out

@@ -126,7 +126,7 @@ def _vectors(service: Any, corpus: SyntheticCorpus, n: int, targets: set[int], s
                 vectors[k] = real[index]
             else:
                 base = pool[index % len(pool)]
-                noise = rng.standard_normal(pool.shape[1]).astype(np.float32)
+                noise = rng.standard_normal(int(pool.shape[1])).astype(np.float32)
                 vectors[k] = base + NOISE * noise / np.linalg.norm(noise)
                 generated += 1
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)

@@ -39,12 +39,12 @@ def ranker_phase(service: Any, corpus: SyntheticCorpus, n: int, queries: int, wa
                     took[on].append(time.perf_counter() - started)
             firsts[on] = out["results"][0]["id"] if out["results"] else None
         same_first += firsts[True] == firsts[False]
-    on, off = summarize_ms(took[True]), summarize_ms(took[False])
-    p95_on, p95_off = on.get("p95"), off.get("p95")
+    on_ms, off_ms = summarize_ms(took[True]), summarize_ms(took[False])
+    p95_on, p95_off = on_ms.get("p95"), off_ms.get("p95")
     run["ranker"] = {
         "queries": len(measured),
-        "on_ms": on,
-        "off_ms": off,
+        "on_ms": on_ms,
+        "off_ms": off_ms,
         "p95_on_over_off": round(p95_on / p95_off, 3) if p95_on and p95_off else None,
         "same_first_result": same_first,
     }

@@ -28,6 +28,13 @@ def without_password(url: str) -> str:
     return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
 
 
+def _value(conn: Any, sql: str) -> Any:
+    """The first value of a query that always answers one row (a psycopg connection)."""
+    row = conn.execute(sql).fetchone()
+    assert row is not None, sql
+    return row[0]
+
+
 def check_empty_postgres(url: str, sizes: list[int]) -> None:
     """`--storage` runs one size into one empty database: the benchmark never deletes."""
     if not url.startswith(("postgresql://", "postgres://")):
@@ -37,8 +44,8 @@ def check_empty_postgres(url: str, sizes: list[int]) -> None:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
-        if conn.execute("SELECT to_regclass('memories')").fetchone()[0] is not None and (
-                conn.execute("SELECT EXISTS (SELECT 1 FROM memories)").fetchone()[0]):
+        if _value(conn, "SELECT to_regclass('memories')") is not None and (
+                _value(conn, "SELECT EXISTS (SELECT 1 FROM memories)")):
             raise ValueError("the PostgreSQL database already holds memories: give an empty"
                              " one")
 
@@ -49,6 +56,6 @@ def pg_size(url: str) -> dict[str, float]:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
-        n = conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
+        n = _value(conn, "SELECT pg_database_size(current_database())")
     size = round(int(n) / MIB, 2)
     return {"db_mib": size, "wal_mib": 0.0, "shm_mib": 0.0, "total_mib": size}

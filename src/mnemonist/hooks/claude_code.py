@@ -126,7 +126,8 @@ def note_created_folders(record: Path | None, path: Path) -> None:
     if record is None or not missing:
         return
     data = _record_load(record)
-    known = data.get("folders") if isinstance(data.get("folders"), list) else []
+    folders = data.get("folders")
+    known = folders if isinstance(folders, list) else []
     data["folders"] = list(dict.fromkeys([*known, *missing]))
     write_atomic(record, json.dumps(data, indent=2) + "\n")
 

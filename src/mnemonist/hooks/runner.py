@@ -119,7 +119,7 @@ def read_stdin() -> bytes:
         return data.encode("utf-8") if isinstance(data, str) else data
     if os.isatty(fd):
         raise ValueError("stdin is a terminal: pipe the harness's hook JSON in")
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         chunk = os.read(fd, 65536)
         if not chunk:

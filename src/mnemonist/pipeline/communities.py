@@ -51,7 +51,7 @@ def _project_graph(conn: Any, project: str, max_entities: int) -> tuple[nx.Graph
         "SELECT id, name, mentions FROM entities WHERE project = ? AND agent_id = ''"
         " AND user_id = '' AND mentions > 0 ORDER BY mentions DESC, id LIMIT ?",
         (project, max_entities)).fetchall()
-    graph = nx.Graph()
+    graph: nx.Graph[str] = nx.Graph()
     names = {r[0]: (r[1], r[2]) for r in rows}
     graph.add_nodes_from(names)
     for source, target, weight in conn.execute(
@@ -75,7 +75,7 @@ def compute(db: Database, *, resolution: float = 1.0, max_entities: int = 50_000
         "SELECT DISTINCT project FROM entities WHERE agent_id = '' AND user_id = ''"
         " AND mentions > 0 ORDER BY project")]
     out = Clustering()
-    union = nx.Graph()
+    union: nx.Graph[str] = nx.Graph()
     parts_all: list[set[str]] = []
     ranked: list[tuple[str, set[str], dict]] = []
     for project in projects:

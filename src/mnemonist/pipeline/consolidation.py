@@ -29,6 +29,7 @@ asked about, and its validated answer goes through the same writes (history says
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -224,7 +225,7 @@ def _apply(db: Database, actions: list[Action], start: int, last: int,
         if last > start:
             store.advance(w, last, at, **counts)
         for seq in gone:
-            db.on_commit(lambda s=seq: on_superseded(s))
+            db.on_commit(functools.partial(on_superseded, seq))
     return counts, done
 
 

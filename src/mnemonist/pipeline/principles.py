@@ -150,7 +150,7 @@ def _project_groups(conn: Any, project: str, model: str, cfg: Any, known: set[st
     means = [_unit(np.mean([v for _, _, v in memos[e]], axis=0)) for e in usable]
     keep = [i for i, m in enumerate(means) if m is not None]
     usable = [usable[i] for i in keep]
-    matrix = np.stack([means[i] for i in keep])
+    matrix = np.stack([m for m in means if m is not None])
     sims = matrix @ matrix.T
     related: set[frozenset[str]] = {frozenset((str(a), str(b))) for a, b in conn.execute(
         "SELECT source_entity_id, target_entity_id FROM relations"

@@ -45,8 +45,8 @@ class ProseLinkHandler:
             REQUESTS.take_when_clear(lambda: False, lambda: None)
             batch = items[start:start + BATCH]
             texts = self._texts(batch)
-            for content in texts.values():
-                read(content[:entity_links.MAX_SCAN_CHARS])  # outside the lock (cached)
+            for text in texts.values():
+                read(text[:entity_links.MAX_SCAN_CHARS])  # outside the lock (cached)
             with self.db.write_tx() as conn:
                 for memory_id, digest in batch:
                     content = texts.get(memory_id)

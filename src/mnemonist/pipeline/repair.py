@@ -181,9 +181,9 @@ def check_fts(db: Database) -> dict[str, Any]:
     """Each FTS index against its table: counts and FTS5's own integrity check (which compares
     the index with the content table). Read-only, but the check needs the write lock."""
     with db.write_tx() as conn:
-        tables = fts_counts(conn)
+        tables: dict[str, dict[str, Any]] = fts_counts(conn)
         for fts, counts in tables.items():
-            counts["integrity"] = _integrity(conn, fts)  # type: ignore[assignment]
+            counts["integrity"] = _integrity(conn, fts)
     consistent = all(c["integrity"] == "ok" and c["indexed"] == c["rows"]
                      for c in tables.values())
     return {"consistent": consistent, "tables": tables}

@@ -157,7 +157,7 @@ class RetentionWorker:
                     (cfg.batch_limit,),
                 ).rowcount
 
-        steps = (
+        steps: tuple[tuple[str, str, int], ...] = (
             ("history", "DELETE FROM memory_history WHERE rowid IN (SELECT rowid FROM"
              " memory_history WHERE created_at < ? LIMIT ?)", cfg.history_days),
             ("completed_jobs", "DELETE FROM memory_jobs WHERE id IN (SELECT id FROM memory_jobs"

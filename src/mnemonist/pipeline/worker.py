@@ -39,8 +39,8 @@ class ProviderUnavailable(RuntimeError):
 
 def backoff_delay(failures: int, rng: random.Random | None = None) -> float:
     """min(BASE × 2^failures, MAX) + jitter."""
-    rng = rng or random
-    return min(BASE_DELAY_S * (2**failures), MAX_DELAY_S) + rng.uniform(0, JITTER_S)
+    uniform = rng.uniform if rng is not None else random.uniform
+    return min(BASE_DELAY_S * (2**failures), MAX_DELAY_S) + uniform(0, JITTER_S)
 
 
 @dataclass

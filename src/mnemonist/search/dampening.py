@@ -23,8 +23,11 @@ from __future__ import annotations
 import contextlib
 import re
 import sqlite3
+import threading
+import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from mnemonist.model.config import DampeningConfig
 from mnemonist.text.entities import is_decision_content
@@ -42,7 +45,7 @@ def _stems(text: str) -> set[str]:
     return {t[:5] for t in content_tokens(text)}
 
 
-def gravity(hits: list, query: str, penalty: float, exempt: Collection[int] = ()) -> None:
+def gravity(hits: list[Any], query: str, penalty: float, exempt: Collection[int] = ()) -> None:
     """`exempt`: seqs of memories that share the query's terms elsewhere (their hints)."""
     terms = _stems(query)
     if not terms:
@@ -54,7 +57,7 @@ def gravity(hits: list, query: str, penalty: float, exempt: Collection[int] = ()
             h.score *= penalty
 
 
-def resolution(hits: list, boost: float, decision_language: bool = True) -> None:
+def resolution(hits: list[Any], boost: float, decision_language: bool = True) -> None:
     for h in hits:
         m = h.memory
         if m.type in RESOLVED_TYPES or (decision_language and is_decision_content(m.content)):
@@ -76,8 +79,8 @@ def _hub_threshold(conn: sqlite3.Connection, percentile: float) -> int | None:
     memories), on every recall. So a SQLite connection that can carry it keeps the answer
     until the database changes: `PRAGMA data_version` moves when another connection commits,
     `total_changes` when this one writes."""
-    if not isinstance(conn, sqlite3.Connection):
-        return _read_hub_threshold(conn, percentile)
+    if not isinstance(conn, sqlite3.Connection):  # PostgreSQL: two round trips a recall
+        return _shared_hub_threshold(conn, percentile)
     key = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes, percentile)
     cached = getattr(conn, "hub_threshold", None)
     if cached is not None and cached[0] == key:
@@ -85,6 +88,27 @@ def _hub_threshold(conn: sqlite3.Connection, percentile: float) -> int | None:
     value = _read_hub_threshold(conn, percentile)
     with contextlib.suppress(AttributeError):  # a plain sqlite3 connection keeps nothing
         conn.hub_threshold = (key, value)  # type: ignore[attr-defined]
+    return value
+
+
+#: PostgreSQL: the threshold read at most this often per database. Other daemons write
+#: too, so no change counter of this connection tells when it moved; a percentile of
+#: mention counts moves slowly and only ranks (as BM25's corpus statistics, re-read a minute)
+HUB_THRESHOLD_TTL_S = 30.0
+_shared: dict[tuple[str, float], tuple[float, int | None]] = {}
+_shared_lock = threading.Lock()
+
+
+def _shared_hub_threshold(conn: Any, percentile: float) -> int | None:
+    key = (str(getattr(conn, "store_key", id(conn))), percentile)
+    now = time.monotonic()
+    with _shared_lock:
+        cached = _shared.get(key)
+    if cached is not None and now - cached[0] < HUB_THRESHOLD_TTL_S:
+        return cached[1]
+    value = _read_hub_threshold(conn, percentile)
+    with _shared_lock:
+        _shared[key] = (now, value)
     return value
 
 
@@ -124,7 +148,7 @@ HUB_STEP = 30
 _EPS = 1e-9
 
 
-def hub(conn: sqlite3.Connection, hits: list, percentile: float, penalty: float,
+def hub(conn: sqlite3.Connection, hits: list[Any], percentile: float, penalty: float,
         needed: Needed | None = None) -> None:
     """score × `penalty` for the hits linked only to hubs (`needed`: judge only as many as
     decide the order recall reads, see `Needed`)."""
@@ -157,7 +181,7 @@ def hub(conn: sqlite3.Connection, hits: list, percentile: float, penalty: float,
         size = HUB_STEP
 
 
-def _penalise_hubs(conn: sqlite3.Connection, hits: list, threshold: int,
+def _penalise_hubs(conn: sqlite3.Connection, hits: list[Any], threshold: int,
                    penalty: float) -> None:
     """score × penalty for those of `hits` linked only to hubs."""
     ids = [h.memory.id for h in hits]
@@ -177,7 +201,7 @@ def _penalise_hubs(conn: sqlite3.Connection, hits: list, threshold: int,
 
 
 def dampen(
-    conn: sqlite3.Connection, hits: list, query: str, cfg: DampeningConfig,
+    conn: sqlite3.Connection, hits: list[Any], query: str, cfg: DampeningConfig,
     *, hint_matched: Collection[int] = (), needed: Needed | None = None,
 ) -> None:
     """Apply the enabled stages in order; the caller re-sorts. `needed` (see `Needed`)

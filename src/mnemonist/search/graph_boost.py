@@ -33,6 +33,7 @@ import sqlite3
 import time
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from typing import Any
 
 from mnemonist.model.requests import RecallFilters
 from mnemonist.search.entity_scope import entity_scope_clause
@@ -198,7 +199,7 @@ def _memories(
     conn: sqlite3.Connection,
     entity_ids: list[str],
     where: str,
-    args: list,
+    args: list[Any],
     candidates: Collection[str] | None,
     limit: int,
     exclude: list[str] | None = None,
@@ -213,7 +214,7 @@ def _memories(
     if candidates is not None:
         sql += ("mm.memory_id IN (SELECT value FROM json_each(?))"
                 " AND +mm.entity_id IN (SELECT value FROM json_each(?))")
-        params: list = [json.dumps(list(candidates)), ents]
+        params: list[Any] = [json.dumps(list(candidates)), ents]
     else:
         sql += "mm.entity_id IN (SELECT value FROM json_each(?))"
         params = [ents]

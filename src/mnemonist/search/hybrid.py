@@ -445,10 +445,10 @@ class HybridSearch:
         if window is not None and not time_filter and cfg.time_candidates > 0:
             # the time named may be all the query says about what it wants ("what did we
             # discuss on 11 December?"): that time's best memories join the candidates
-            seen = {f.seq for f in fused}
+            taken = {f.seq for f in fused}
             for f in self._fused(conn, query, qvec, narrow(filters, window), hint_matched,
                                  strengths):
-                if f.seq not in seen:
+                if f.seq not in taken:
                     f.score *= cfg.time_candidates
                     fused.append(f)
         gcfg = self.mem_cfg.pipeline_v2.graph
@@ -507,20 +507,20 @@ class HybridSearch:
         reranked = False  # a configured reranker's order stands: the learned one keeps it
         if reranking:
             assert self.reranker is not None
-            hits, outcome = rerank_head(self.reranker, query, hits, rcfg.top_n,
-                                        rcfg.timeout_ms / 1000.0)
-            reranked = outcome == "reranked"
+            hits, rerank_outcome = rerank_head(self.reranker, query, hits, rcfg.top_n,
+                                               rcfg.timeout_ms / 1000.0)
+            reranked = rerank_outcome == "reranked"
             if not reranked:
-                degraded.append(f"reranker_{outcome}")
+                degraded.append(f"reranker_{rerank_outcome}")
         method = "hybrid" if qvec is not None else "keyword"
         shown = hits[:depth]  # the ranking rows hold all the features read
         features, answerable, ranking = self._relevance(conn, query, shown, qvec, degraded)
         if ranking is not None and self.feedback_paths is not None:
             self._follow_paths(conn, shown, qvec, ranking, pcfg.feedback_weight)
         if pcfg.enabled and not reranked and ranking is not None and features is not None:
-            head = min(pcfg.depth, len(shown))
-            order = sorted(range(head), key=lambda i: -ranking[i] * shown[i].lift)
-            order += list(range(head, len(shown)))
+            ranked = min(pcfg.depth, len(shown))
+            order = sorted(range(ranked), key=lambda i: -ranking[i] * shown[i].lift)
+            order += list(range(ranked, len(shown)))
             shown = [shown[i] for i in order]
             features = features[order]
         # the head, read in full (what is returned, and what newest-first reads); a hit whose
@@ -539,8 +539,8 @@ class HybridSearch:
         if answerable is not None and answerable < min_answerable:
             keep = []  # nothing in scope answers the query: nothing is returned
         elif min_relevance > 0:
-            keep = [i for i in keep
-                    if shown[i].relevance is None or shown[i].relevance >= min_relevance]
+            keep = [i for i in keep if (relevance := shown[i].relevance) is None
+                    or relevance >= min_relevance]
         keep = keep[:limit]
         outcome = SearchOutcome([shown[i] for i in keep], method, degraded)
         outcome.features = features[keep] if features is not None else None

@@ -63,8 +63,8 @@ def keyword_search(
     match = fts_match_query(query, operator=operator)
     if match is None:
         return []
-    terms = query_terms(query) if operator.upper() == "OR" else None
-    return _search(conn, match, filters, k, index, terms, mirror=mirror)
+    or_terms = query_terms(query) if operator.upper() == "OR" else None
+    return _search(conn, match, filters, k, index, or_terms, mirror=mirror)
 
 
 def phrase_search(

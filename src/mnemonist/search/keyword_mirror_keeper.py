@@ -34,6 +34,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from mnemonist.search.keyword_mirror import KeywordMirror
 from mnemonist.store.backend import is_postgres
@@ -115,8 +116,8 @@ class KeywordMirrorKeeper:
             time.sleep(0.05)
         return False
 
-    def status(self) -> dict:
-        out: dict = {"mode": self._mode, "state": self.state, "behind": len(self._dirty),
+    def status(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"mode": self._mode, "state": self.state, "behind": len(self._dirty),
                      "builds": self.builds, "build_pauses": self.paused}
         if self.built_in_s is not None:
             out["built_in_s"] = round(self.built_in_s, 1)

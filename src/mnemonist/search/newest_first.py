@@ -37,7 +37,7 @@ import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from functools import lru_cache
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from mnemonist.model.memory import Memory
 from mnemonist.search.current import is_statement
@@ -149,7 +149,10 @@ def _parse(ts: str) -> datetime | None:
         return None
 
 
-def newest_first(query: str, hits: list[RankedHit], share: float) -> list[int]:
+_Hit = TypeVar("_Hit", bound=RankedHit)
+
+
+def newest_first(query: str, hits: list[_Hit], share: float) -> list[int]:
     """Reorder `hits` in place (see the module); returns the new order as positions of the
     old list (identity when nothing moved), so that rows kept beside the hits follow."""
     order = list(range(len(hits)))

@@ -89,12 +89,12 @@ class Slots:
 
     def rows_of(self, seqs: list[int]) -> tuple[list[int], np.ndarray]:
         """(the seqs that have a row, in order; their rows): `get` over many at once."""
-        wanted = None
+        wanted: np.ndarray | None = None
         if all(isinstance(s, int | np.integer) for s in seqs):
             with contextlib.suppress(OverflowError):
                 wanted = np.fromiter(seqs, dtype=np.int64, count=len(seqs))
         if wanted is None:  # not all seqs, or beyond int64: one at a time, as `get` answers
-            found = [(s, pos) for s in seqs if (pos := self.get(s)) is not None]
+            found = [(s, at) for s in seqs if (at := self.get(s)) is not None]
             return [s for s, _ in found], np.asarray([p for _, p in found], dtype=np.int64)
         pos = np.full(wanted.size, -1, dtype=np.int64)
         inside = (wanted >= 0) & (wanted < self._at.size)

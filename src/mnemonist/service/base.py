@@ -9,7 +9,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,9 +21,10 @@ from mnemonist.pipeline.sparse_worker import SparseExpander
 from mnemonist.pipeline.sparse_worker import build as build_sparse
 from mnemonist.providers.embedding.base import EmbeddingError, EmbeddingProvider
 from mnemonist.search.filters import visible_ids
-from mnemonist.search.hybrid import HybridSearch, shipped_relevance_model
+from mnemonist.search.hybrid import HybridSearch
 from mnemonist.search.keyword_mirror_keeper import KeywordMirrorKeeper
 from mnemonist.search.pg_vector_mirror import MirroredVectorIndex
+from mnemonist.search.relevance import shipped_relevance_model
 from mnemonist.search.vector_index import AUTO_INT8_FROM, ExactVectors, VectorIndex
 from mnemonist.service.errors import Conflict, NotFound, NotOnPostgres
 from mnemonist.service.home_ranker import HomeRanker
@@ -222,8 +223,9 @@ class ServiceCore:
         return mirror
 
     def _mirrors(self) -> list[MirroredVectorIndex]:
-        return [i for i in (self.index, self.context_index)
-                if isinstance(i, MirroredVectorIndex)]
+        # on PostgreSQL a MirroredVectorIndex stands in for a VectorIndex (the same surface)
+        indexes: tuple[object, ...] = (self.index, self.context_index)
+        return [i for i in indexes if isinstance(i, MirroredVectorIndex)]
 
     def get_index(self, dimensions: int) -> VectorIndex:
         with self._index_lock:
@@ -348,7 +350,7 @@ class ServiceCore:
         authors = self.searcher.authors
         searcher = self.searcher
 
-        def on_change(change: dict) -> None:
+        def on_change(change: dict[str, Any]) -> None:
             if change.get("kind") == "who" and isinstance(change.get("who"), str):
                 authors.add(change["who"])
 
@@ -378,7 +380,7 @@ class ServiceCore:
     def start(self) -> None:
         mode = self.config.search.keyword_mirror
         if mode != "off" and self.searcher.keyword_mirror is None:
-            self.searcher.keyword_mirror = KeywordMirrorKeeper(self.db, mode)  # type: ignore[arg-type]
+            self.searcher.keyword_mirror = KeywordMirrorKeeper(self.db, mode)
             self.searcher.keyword_mirror.start()
         if is_postgres(self.db) and self.changes is None:
             self._follow_other_daemons()

@@ -220,22 +220,22 @@ class FileSyncOps(Part):
         stale += [row for h, row in existing.items() if h not in wanted]
         dropped = [self._drop_chunk(conn, row, path, "file changed", counts) for row in stale]
         for p in prepared:
-            row = existing.get(p.norm.content_hash)
-            if row is None:
+            kept = existing.get(p.norm.content_hash)
+            if kept is None:
                 self._add_chunk(conn, path, root, p, occurred, now)
                 counts.chunks_written += 1
                 continue
             counts.chunks_kept += 1
-            if row.content != p.content:  # the same words, spaced or cased otherwise
-                memories.update_fields(conn, row.memory_id, {"content": p.content},
+            if kept.content != p.content:  # the same words, spaced or cased otherwise
+                memories.update_fields(conn, kept.memory_id, {"content": p.content},
                                        at=now, by=ACTOR)
-                history.append(conn, row.memory_id, "modified", old_content=row.content,
+                history.append(conn, kept.memory_id, "modified", old_content=kept.content,
                                new_content=p.content, changed_by=ACTOR, reason="file changed",
                                metadata={"path": path, "fields": ["content"]}, at=now)
             c = p.chunk
-            if (row.chunk_index, row.start_line, row.end_line, row.text_hash) != (
+            if (kept.chunk_index, kept.start_line, kept.end_line, kept.text_hash) != (
                     c.index, c.start_line, c.end_line, p.text_hash):
-                store.move_chunk(conn, row.memory_id, c.index, c.start_line, c.end_line,
+                store.move_chunk(conn, kept.memory_id, c.index, c.start_line, c.end_line,
                                  p.text_hash)
                 counts.chunks_moved += 1
         # after the inserts: a vector that a new chunk shares with a dropped one stays

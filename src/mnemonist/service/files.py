@@ -69,8 +69,8 @@ class Files(FileSyncOps):
         for configured in self.core.config.files.roots:
             path = os.path.realpath(os.path.expanduser(configured))
             if os.path.isdir(path):
-                name = os.path.basename(configured.rstrip("/\\")) or path
-                roots.setdefault(path, FileRoot(path, name, "config"))
+                label = os.path.basename(configured.rstrip("/\\")) or path
+                roots.setdefault(path, FileRoot(path, label, "config"))
         conn = self.core.db.reader()
         learnt = dict(store.learnt_roots(conn))
         for cwd in store.session_cwds(conn):

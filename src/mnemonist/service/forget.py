@@ -72,7 +72,7 @@ class ForgetOps(PurgeOps):
         if req.ids:  # prefixes name their memory; a chunk of a memory file is an error
             ids = self.core.resolve_ids(list(req.ids), caller=req, missing_ok=True)
             req = req.model_copy(update={"ids": ids})
-            managed = file_managed_error(self.core.db.reader(), list(req.ids))
+            managed = file_managed_error(self.core.db.reader(), list(ids))
             if managed is not None:
                 raise managed
         by_query = bool(req.query and req.query.strip())

@@ -176,7 +176,7 @@ class Scoped:
             [entity_id, *self.args]).fetchone()[0])
 
 
-def memory_item(row: sqlite3.Row | tuple) -> dict[str, Any]:
+def memory_item(row: sqlite3.Row | tuple[Any, ...]) -> dict[str, Any]:
     return {"id": row[0], "content": str(row[1])[:MEMORY_CHARS], "type": row[2],
             "importance": row[3]}
 

@@ -25,7 +25,7 @@ COMMUNITY_SEED = 7
 
 def communities_of(nodes: list[str], edges: list[dict[str, Any]]) -> list[list[str]]:
     """Communities of the weighted undirected graph, largest first (ties by first member)."""
-    graph = nx.Graph()
+    graph: nx.Graph[str] = nx.Graph()
     graph.add_nodes_from(nodes)
     for e in edges:
         if e["source"] == e["target"]:

@@ -139,12 +139,13 @@ class KnowledgeOps(GraphOps):
         reached = found.ordered()
         more = self._entities(conn, [r.entity_id for r in reached])
         neighbours = []
-        for r in reached:
-            shown = budget.take(scoped.supporting(r.path[0], r.entity_id))
+        for reach in reached:
+            shown = budget.take(scoped.supporting(reach.path[0], reach.entity_id))
             if shown is None:
                 break
-            neighbours.append({"entity": more.get(r.entity_id), "from": names[r.path[0]]["name"],
-                               "relation": edge_item(r.edges[-1]), "memories": shown})
+            neighbours.append({"entity": more.get(reach.entity_id),
+                               "from": names[reach.path[0]]["name"],
+                               "relation": edge_item(reach.edges[-1]), "memories": shown})
         return {"session_key": req.session_key, "memories": given,
                 "entities": [{**names[e], "session_memories": counts[e]} for e in top],
                 "neighbours": neighbours, "tokens": budget.used, "max_tokens": budget.max,

@@ -81,7 +81,7 @@ class MutationOps(Part):
         return {"results": results, "updated": updated, "total": len(results)}
 
     def patch(self, memory_id: str, patch: MemoryPatch, changed_by: str | None = None,
-              caller: Caller | None = None):
+              caller: Caller | None = None) -> dict[str, Any]:
         """PATCH /api/memory/{id}: one patch; failures raise the matching 4xx."""
         if not patch.reason:
             raise BadRequest("reason is required", field="reason")
@@ -211,7 +211,8 @@ class MutationOps(Part):
             content_changed=text_changed, embedded=embedded,
         )
 
-    def _reindex_after_patch(self, m: Memory, fields: dict[str, Any], vec) -> None:
+    def _reindex_after_patch(self, m: Memory, fields: dict[str, Any],
+                             vec: np.ndarray | None) -> None:
         index, embedder = self.core.index, self.core.embedder
         project = fields.get("project", m.project)
         if "content_hash" in fields:
@@ -269,7 +270,8 @@ class MutationOps(Part):
         return with_legacy_keys({"id": memory_id, "status": "deleted",
                                  "current_version": m.version, "new_version": m.version + 1})
 
-    def soft_delete(self, conn, m: Memory, reason: str, by: str | None, meta: dict) -> None:
+    def soft_delete(self, conn: sqlite3.Connection, m: Memory, reason: str, by: str | None,
+                    meta: dict[str, Any]) -> None:
         now = utcnow()
         memories.soft_delete(conn, m.id, reason=reason, at=now, by=by)
         history.append(conn, m.id, "deleted", old_content=m.content, changed_by=by or "api",

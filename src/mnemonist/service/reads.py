@@ -109,7 +109,8 @@ class Reads(SourceOps):
         outcome = self.core.searcher.search(
             conn, req.query, filters, req.limit, req.min_score,
             now=parse_ts(req.now) if req.now else None, time_filter=req.time_filter,
-            min_relevance=req.min_relevance if explicit else cfg.min_relevance,
+            min_relevance=req.min_relevance if req.min_relevance is not None
+            else cfg.min_relevance,
             min_answerable=0.0 if explicit else cfg.min_answerable,
         )
         self.core.access.record([h.memory.seq for h in outcome.hits], recall=True)

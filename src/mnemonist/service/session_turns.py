@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -219,7 +220,7 @@ class Sessions(CheckpointOps):
             (key,)).fetchone()
         return dict(row) if row else {}
 
-    def _keep_transcript(self, conn, key: str, text: str, harness: str | None,
+    def _keep_transcript(self, conn: sqlite3.Connection, key: str, text: str, harness: str | None,
                          project: str | None, *, replace: bool) -> None:
         """The lossless copy: replaced when the whole transcript was read, else appended."""
         if not text:

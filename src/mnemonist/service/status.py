@@ -152,7 +152,7 @@ class Health(Part):
         if self.core.provider is not None:
             provider.update(model=self.core.provider.model_id,
                             dimensions=self.core.provider.dimensions)
-            emb_stats = embeddings.stats(conn, self.core.provider.model_id)
+            emb_stats.update(embeddings.stats(conn, self.core.provider.model_id))
             live = emb_stats["live"]
             emb_stats["coverage"] = round(emb_stats["embedded"] / live, 4) if live else 1.0
         if self.core.embedder is not None:

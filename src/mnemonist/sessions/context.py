@@ -65,7 +65,7 @@ def own_heading(line: str) -> bool:
     """Whether a line of a ready block is one of its own headings: `#` marks, then text that
     is quoted already (stored text inside a block never starts with `#` once quoted)."""
     m = _OWN_HEADING.fullmatch(line)
-    return bool(m) and quote_line(m.group(2)) == m.group(2)
+    return m is not None and quote_line(m.group(2)) == m.group(2)
 
 
 def render(

@@ -68,7 +68,7 @@ def _block_text(content: Any) -> str:
 
 
 def _message_entries(line: dict[str, Any], ts: str | None) -> list[Entry]:
-    message = line.get("message")
+    message: dict[str, Any] = line["message"]  # a dict: the callers checked
     role = str(message.get("role") or line.get("type") or "unknown")
     content = message.get("content")
     meta = bool(line.get("isMeta"))
@@ -86,7 +86,8 @@ def _message_entries(line: dict[str, Any], ts: str | None) -> list[Entry]:
         elif kind == "thinking":
             out.append(Entry("thinking", str(block.get("thinking", "")), ts))
         elif kind == "tool_use":
-            args = block.get("input") if isinstance(block.get("input"), dict) else {}
+            given = block.get("input")
+            args = given if isinstance(given, dict) else {}
             out.append(Entry("tool_use", json.dumps(args, ensure_ascii=False), ts,
                              tool=str(block.get("name", "tool")), tool_input=args))
         elif kind == "tool_result":

@@ -103,7 +103,8 @@ def _text_of(content: Any) -> list[str]:
 def _tool_line(block: dict[str, Any], outcome: str | None) -> str | None:
     """One short line for an edit or a shell command; None for reads, searches and the rest."""
     name = str(block.get("name") or "")
-    args = block.get("input") if isinstance(block.get("input"), dict) else {}
+    given = block.get("input")
+    args = given if isinstance(given, dict) else {}
     if name in EDIT_TOOLS:
         path = next((args[k] for k in PATH_KEYS if isinstance(args.get(k), str)), None)
         line = f"edited {path}" if path else f"{name.lower()} (no path)"

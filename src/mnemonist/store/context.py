@@ -18,6 +18,7 @@ import hashlib
 import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 _WINDOWS: dict[int, int] = {}
 
@@ -53,7 +54,7 @@ def date_text(occurred_at: str) -> str:
     return f"{d.day} {d.strftime('%B')} {d.year}"
 
 
-def _text(seq_items: list, i: int, n: int) -> str:
+def _text(seq_items: list[Any], i: int, n: int) -> str:
     item = seq_items[i]
     before = [r["content"] for r in seq_items[max(0, i - n) : i]]
     after = [r["content"] for r in seq_items[i + 1 : i + 1 + n]]
@@ -77,7 +78,8 @@ def _write(conn: sqlite3.Connection, seq: int, text: str) -> None:
     conn.execute(_WRITE, (seq, text, text_hash(text)))
 
 
-def _side(conn, project, source_id, occurred_at, seq, n, after: bool) -> list[sqlite3.Row]:
+def _side(conn: sqlite3.Connection, project: str | None, source_id: str, occurred_at: str,
+          seq: int, n: int, after: bool) -> list[sqlite3.Row]:
     cond = ("(occurred_at > ? OR (occurred_at = ? AND seq > ?))" if after
             else "(occurred_at < ? OR (occurred_at = ? AND seq < ?))")
     order = "occurred_at ASC, seq ASC" if after else "occurred_at DESC, seq DESC"
@@ -175,7 +177,7 @@ def refresh_many(conn: sqlite3.Connection, inserted: list[Inserted]) -> None:
         ).fetchall()
         rows = [*before, *middle, *after]
         new = {i.seq for i in items}
-        touched = set()
+        touched: set[int] = set()
         for k, row in enumerate(rows):
             if row["seq"] in new:
                 touched.update(range(max(0, k - n), min(len(rows), k + n + 1)))

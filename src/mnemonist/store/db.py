@@ -16,7 +16,7 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +100,10 @@ class WriterHooks:
     _after_commit: list[Callable[[], None]]
     _lock: threading.RLock
     _writer: Any
+
+    def write_tx(self) -> AbstractContextManager[Any]:
+        """One atomic write transaction (each store's own)."""
+        raise NotImplementedError
 
     def on_commit(self, fn: Callable[[], None]) -> None:
         """Run `fn` right after the current write transaction commits (never on rollback).
@@ -226,7 +230,8 @@ class Database(WriterHooks):
         temporary trigger on the writer connection reports each row to Python during the
         transaction; the seqs are handed on after the commit and dropped on a rollback."""
         pending: list[int] = []
-        current: list[list] = [[]]  # the transaction's callback list, by identity
+        # the transaction's callback list, by identity
+        current: list[list[Callable[[], None]]] = [[]]
 
         def flush() -> None:
             seqs = pending[:]

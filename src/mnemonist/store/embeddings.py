@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -95,7 +96,7 @@ def vectors_by_seq(
 
 
 def superseded_vectors(
-    conn: sqlite3.Connection, where: str, args: list, dimensions: int
+    conn: sqlite3.Connection, where: str, args: list[Any], dimensions: int
 ) -> list[tuple[int, np.ndarray]]:
     """(seq, vector) of the superseded memories passing `where` (over `memories m`): they stay
     out of the live vector index, so a recall of what was true then scores them from here."""

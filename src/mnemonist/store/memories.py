@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +54,39 @@ class NewMemory:
     observer: str | None = None  # the first observer (agent_id, else who)
 
 
+_INSERT = (f"INSERT INTO memories ({', '.join(COLUMNS)})"
+           f" VALUES ({', '.join('?' * len(COLUMNS))})")
+_INSERT_AT = (f"INSERT INTO memories (seq, {', '.join(COLUMNS)})"
+              f" VALUES ({', '.join('?' * (len(COLUMNS) + 1))})")
+
+
+def reserve_seqs(conn: sqlite3.Connection, n: int) -> list[int]:
+    """`n` seqs for memories about to be written (PostgreSQL: from the identity's sequence,
+    never handed out twice; a seq reserved and not used is a gap, as a rolled-back insert
+    leaves)."""
+    return [r[0] for r in conn.execute(
+        "SELECT nextval(pg_get_serial_sequence('memories', 'seq'))"
+        " FROM generate_series(1, ?)", (n,))]
+
+
+#: what an import writes, whose planner statistics it refreshes (PostgreSQL)
+IMPORTED_TABLES = ("memories", "memory_context", "memory_entity_mentions", "entities",
+                   "relations", "entity_attributes", "entity_aliases", "memory_history")
+
+
+def refresh_statistics(conn: sqlite3.Connection) -> None:
+    """PostgreSQL's ANALYZE of the tables an import fills (a sample of each: it reads no
+    table whole, and blocks neither reads nor writes)."""
+    conn.execute(f"ANALYZE {', '.join(IMPORTED_TABLES)}")
+
+
+def _may_wait(m: NewMemory, batch: WriteBatch) -> bool:
+    """Whether nothing reads this memory's row before the chunk is flushed: its context rows
+    and entity links are the batch's, and no key supersedes through it."""
+    return (batch.links is not None and m.key is None and context.is_line(m.why)
+            and m.agent_id is None and m.user_id is None)
+
+
 def insert(conn: sqlite3.Connection, m: NewMemory, batch: WriteBatch | None = None) -> int:
     """Insert the row. Content comes scrubbed (its hash is of the scrubbed text); the other
     free-text fields (who, why, tags) are scrubbed here, whichever path wrote them. With a
@@ -70,11 +104,19 @@ def insert(conn: sqlite3.Connection, m: NewMemory, batch: WriteBatch | None = No
         "valid_from": m.valid_from or m.occurred_at,
         "observed_by": json.dumps([m.observer] if m.observer else []),
     }
-    cur = conn.execute(
-        f"INSERT INTO memories ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
-        [values[c] for c in COLUMNS],
-    )
-    seq = int(cur.lastrowid or 0)
+    params = [values[c] for c in COLUMNS]
+    seq = batch.next_seq() if batch is not None else None
+    if seq is None:
+        cur = conn.execute(_INSERT, params)
+        seq = int(cur.lastrowid or 0)
+    else:
+        assert batch is not None
+        if _may_wait(m, batch):  # written with the chunk's other rows (`batch.flush_rows`)
+            batch.rows_sql = _INSERT_AT
+            batch.rows.append([seq, *params])
+        else:
+            batch.flush_rows(conn)  # the rows before it first: their seqs come first
+            conn.execute(_INSERT_AT, [seq, *params])
     if batch is not None and context.is_line(m.why) and m.agent_id is None \
             and m.user_id is None:
         batch.context.append(context.Inserted(seq, m.project, m.source_id, m.occurred_at,
@@ -124,7 +166,7 @@ def ids_with_prefix(conn: sqlite3.Connection, prefix: str,
 
 
 def get_many_by_seq(
-    conn: sqlite3.Connection, seqs: list[int], where: str = "1", args: list | None = None
+    conn: sqlite3.Connection, seqs: list[int], where: str = "1", args: list[Any] | None = None
 ) -> dict[int, Memory]:
     """Rows by seq, optionally only those also matching `where` (over `memories m`). NOT
     INDEXED keeps the lookup on the primary key: `where` holds `m.is_deleted = 0`, and the
@@ -143,7 +185,7 @@ def get_many_by_seq(
 
 
 def ranking_rows(
-    conn: sqlite3.Connection, seqs: list[int], where: str = "1", args: list | None = None
+    conn: sqlite3.Connection, seqs: list[int], where: str = "1", args: list[Any] | None = None
 ) -> dict[int, Memory]:
     """`get_many_by_seq` with only the columns ranking reads (`Memory.for_ranking`): recall
     ranks ~200 candidates to return ~10, and reads the full rows of those alone."""
@@ -326,7 +368,8 @@ def restore(conn: sqlite3.Connection, memory_id: str, *, at: str, by: str | None
     _refresh(conn, _position(conn, memory_id), memory_id)
 
 
-def _shift_graph(conn: sqlite3.Connection, memory_id: str, fn) -> None:
+def _shift_graph(conn: sqlite3.Connection, memory_id: str,
+                 fn: Callable[[sqlite3.Connection, str, str], None]) -> None:
     """Soft delete and restore move the memory's co-occurrence counts (links stay)."""
     row = conn.execute("SELECT content FROM memories WHERE id = ?", (memory_id,)).fetchone()
     if row is not None:

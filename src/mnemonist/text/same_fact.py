@@ -280,7 +280,8 @@ def _same_label(a: str, b: str) -> bool:
     """Both open with the same "Label:": entries of one log ("Gym: squats, 4 sets of 5"),
     each true of its own day."""
     la, lb = _LABEL.match(a), _LABEL.match(b)
-    return bool(la and lb) and la.group().strip().lower() == lb.group().strip().lower()
+    return (la is not None and lb is not None
+            and la.group().strip().lower() == lb.group().strip().lower())
 
 
 def about_other_things(a: str, b: str) -> bool:

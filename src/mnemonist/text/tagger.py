@@ -235,18 +235,18 @@ def tag(words: list[str]) -> list[str]:
     ts = ["STAART"] * 3 + [str(tg) for tg in tags] + ["STAART"] * 3
     by_tag, any_tag = r.by_tag, r.any_tag
     for i in range(3, len(ws) - 3):
-        w, t = ws[i - 3:i + 4], ts[i - 3:i + 4]
+        near_w, near_t = ws[i - 3:i + 4], ts[i - 3:i + 4]
         after = -1
         changed = True
         while changed:  # the tag changed: go on with the new tag's rules after that one
             changed = False
-            for index, to, test in by_tag.get(t[3], any_tag):
-                if index > after and test(w, t):
-                    t[3] = to
+            for index, to, test in by_tag.get(near_t[3], any_tag):
+                if index > after and test(near_w, near_t):
+                    near_t[3] = to
                     after = index
                     changed = True
                     break
-        ts[i] = t[3]
+        ts[i] = near_t[3]
     out = ts[3:-3]
     for i, w in enumerate(words):  # what the contextual rules must not undo (see _keep)
         out[i] = _keep(w, tags[i] or out[i], out[i])

@@ -13,7 +13,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 import httpx
 import numpy as np
@@ -49,7 +49,10 @@ class EmbeddingProvider(Protocol):
     def close(self) -> None: ...
 
 
-def batched(texts: Sequence[str], size: int) -> Iterator[Sequence[str]]:
+_Item = TypeVar("_Item")
+
+
+def batched(texts: Sequence[_Item], size: int) -> Iterator[Sequence[_Item]]:
     for start in range(0, len(texts), size):
         yield texts[start : start + size]
 

@@ -74,7 +74,9 @@ def integer_matmul_model(path: Path, keep_float: frozenset[str] = frozenset(),
         if node.op_type != "MatMul" or uses.get(node.input[1]) != 1:
             continue
         mul = producer.get(node.input[1])
-        cast = producer.get(mul.input[0]) if mul is not None and mul.op_type == "Mul" else None
+        if mul is None or mul.op_type != "Mul":
+            continue
+        cast = producer.get(mul.input[0])
         if cast is None or cast.op_type != "Cast" or cast.input[0] not in init:
             continue
         weight, scale = cast.input[0], mul.input[1]

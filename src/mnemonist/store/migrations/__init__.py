@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemonist.model.memory import utcnow
-from mnemonist.store.db import Database
+from mnemonist.store.db import WriterHooks
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,11 @@ MIGRATIONS: list[Migration] = []
 PG_BASELINE = 17
 
 
-def migration(version: int, name: str, *, postgres: Callable[[Any], None] | None = None):
+Apply = Callable[[sqlite3.Connection], None]
+
+
+def migration(version: int, name: str, *, postgres: Callable[[Any], None] | None = None
+              ) -> Callable[[Apply], Apply]:
     def register(fn: Callable[[sqlite3.Connection], None]) -> Callable[[sqlite3.Connection], None]:
         if any(m.version == version for m in MIGRATIONS):
             raise RuntimeError(f"migration {version} registered twice")
@@ -100,7 +104,7 @@ def refuse_newer(have: set[int], migrations: list[Migration]) -> None:
             " before upgrading (docs/upgrading.md)")
 
 
-def migrate(db: Database) -> list[int]:
+def migrate(db: WriterHooks) -> list[int]:
     """Apply every pending migration; returns the versions applied now. A database at a
     schema newer than this code knows is refused (SchemaTooNew) before anything is written."""
     if getattr(db, "dialect", "sqlite") == "postgresql":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 from mnemonist.store.migrations import _script, migration
 
@@ -23,7 +24,7 @@ _SQL = """
 _PG_ROWID = ",\n        rowid BIGINT GENERATED ALWAYS AS IDENTITY"
 
 
-def _postgres(conn) -> None:
+def _postgres(conn: Any) -> None:
     for statement in _SQL.format(int="BIGINT", rowid=_PG_ROWID).split(";"):
         if statement.strip():
             conn.raw.execute(statement)

@@ -4,6 +4,7 @@ hash indexes, the index of memories waiting for their vector."""
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 from mnemonist.store import graph_scopes
 from mnemonist.store.migrations import _script, migration
@@ -131,7 +132,7 @@ def _sparse_terms(conn: sqlite3.Connection) -> None:
         """)
 
 
-def _postgres_keeps_its_hash_indexes(conn) -> None:
+def _postgres_keeps_its_hash_indexes(conn: Any) -> None:
     """PostgreSQL keeps `memories_hash` on every row: `hash_in_use`'s two probes both use it."""
 
 
@@ -162,7 +163,7 @@ _UNEMBEDDED = ("CREATE INDEX IF NOT EXISTS memories_unembedded ON memories(seq)"
                " WHERE embedding_model IS NULL AND is_deleted = 0")
 
 
-def _postgres_unembedded(conn) -> None:
+def _postgres_unembedded(conn: Any) -> None:
     conn.execute(_UNEMBEDDED)
 
 

@@ -12,7 +12,7 @@ import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -30,13 +30,13 @@ from mnemonist.store.postgres.dialect import (
 DIALECT = "postgresql"
 
 
-class Row(tuple):
+class Row(tuple[Any, ...]):
     """A result row: a tuple that also answers by column name, like `sqlite3.Row`."""
 
     __slots__ = ()
     _names: dict[str, int]
 
-    def __getitem__(self, key):  # type: ignore[override]
+    def __getitem__(self, key: Any) -> Any:
         if isinstance(key, str):
             return tuple.__getitem__(self, self._names[key])
         return tuple.__getitem__(self, key)
@@ -166,6 +166,18 @@ def _plain(v: Any) -> Any:
     return int(v) if isinstance(v, bool) else v  # stored as 0/1, as _BoolAsInt sends it
 
 
+def _type_of(values: tuple[Any, ...]) -> str | None:
+    """The SQL type of a parameter inside an expression, from its values (what psycopg
+    would have sent them as, one by one)."""
+    kinds = {type(_plain(v)) for v in values if v is not None}
+    if kinds <= {int}:
+        return "bigint"
+    if kinds <= {int, float}:
+        return "double precision"
+    by_kinds: dict[frozenset[type], str] = {frozenset({str}): "text", frozenset({bytes}): "bytea"}
+    return by_kinds.get(frozenset(kinds))
+
+
 def _as_arrays(t: Any, batch: list[Any], types: dict[str, dict[str, str]]
                ) -> tuple[str, list[list[Any]]] | None:
     """An INSERT's rows as one statement with one array a column (dialect.unnest_sql), when it
@@ -183,22 +195,25 @@ def _as_arrays(t: Any, batch: list[Any], types: dict[str, dict[str, str]]
     if table is None or not all(isinstance(p, list | tuple) and len(p) == form.width
                                 for p in batch):
         return None
-    names = [table.get(c) for c in form.params()]
-    if any(n not in _ARRAY_OF for n in names):
-        return None
-    if form.keys is not None:  # the key's position among the parameters
-        at = {c: i for i, c in enumerate(form.params())}
-        key_params = [at.get(form.columns[k]) for k in form.keys]
-        if None in key_params:
+    columns = list(zip(*batch, strict=True))
+    names: list[str] = []
+    for column, values in zip(form.params(), columns, strict=True):
+        # a column's own type; a parameter inside an expression: its values' type
+        name = table.get(column) if column is not None else _type_of(values)
+        if name is None or name not in _ARRAY_OF:
             return None
+        names.append(name)
+    if form.keys is not None:  # the key's positions among the parameters (a literal part
+        at = {c: i for i, c in enumerate(form.params()) if c is not None}  # is the same in
+        key_params = [at[c] for k in form.keys if (c := form.columns[k]) in at]  # every row)
         if len({tuple(p[i] for i in key_params) for p in batch}) < len(batch):
             return None  # two rows would update one row: row by row
     try:
         arrays = [[None if v is None else _ARRAY_OF[name](_plain(v)) for v in column]
-                  for name, column in zip(names, zip(*batch, strict=True), strict=True)]
+                  for name, column in zip(names, columns, strict=True)]
     except (TypeError, ValueError):
         return None  # a value that is not of its column's type: the server decides, row by row
-    return unnest_sql(form, tuple(names)), arrays  # type: ignore[arg-type]
+    return unnest_sql(form, tuple(names)), arrays
 
 
 class PgConnection:
@@ -206,7 +221,7 @@ class PgConnection:
 
     dialect = DIALECT
 
-    def __init__(self, raw: psycopg.Connection, keys: tuple, *, savepoints: bool,
+    def __init__(self, raw: psycopg.Connection, keys: tuple[Any, ...], *, savepoints: bool,
                  column_types: dict[str, dict[str, str]] | None = None) -> None:
         self.raw = raw
         self._keys = keys
@@ -251,9 +266,11 @@ class PgConnection:
         left_ms = max(1, math.ceil(left * 1000))
         # the server cancels the statement when the time left is up (SQLite's progress
         # handler); set for this statement only, then back to what it was
-        before = self.raw.execute(
+        row = self.raw.execute(
             "SELECT current_setting('statement_timeout'),"
-            " set_config('statement_timeout', %s, false)", [str(left_ms)]).fetchone()[0]
+            " set_config('statement_timeout', %s, false)", [str(left_ms)]).fetchone()
+        assert row is not None  # a SELECT without FROM: one row
+        before = row[0]
         try:
             return self._execute(sql, params)
         except sqlite3.OperationalError as exc:
@@ -285,14 +302,17 @@ class PgConnection:
         text, args, returning = self._bind(sql, params)
         guarded = self._savepoints and bool(_GUARDED.match(sql))
         try:
-            if guarded:  # the savepoint, the statement and the release: one round trip
+            if guarded:  # the savepoint, the statement and the release: one round trip.
+                # Nothing prepared in it: a statement the failing INSERT skips would stay
+                # in psycopg's cache as prepared ("prepared statement _pg3_8 does not exist")
                 with self.raw.pipeline():
-                    self.raw.execute("SAVEPOINT mnemonist_stmt")
+                    self.raw.execute("SAVEPOINT mnemonist_stmt", prepare=False)
                     cur = self.raw.execute(text, args, prepare=False)
-                    self.raw.execute("RELEASE SAVEPOINT mnemonist_stmt")
+                    self.raw.execute("RELEASE SAVEPOINT mnemonist_stmt", prepare=False)
             else:
                 cur = self.raw.execute(text, args, prepare=False)  # never None: %% is read
-            rows = cur.fetchall() if cur.description is not None else None
+            # prepare() made every row a Row (the row factory; psycopg's types say tuple)
+            rows = cast("list[Row]", cur.fetchall()) if cur.description is not None else None
         except psycopg.Error as exc:
             if guarded and self.in_transaction:
                 with contextlib.suppress(psycopg.Error):

@@ -99,8 +99,8 @@ def copy_database(src: sqlite3.Connection, target: Any) -> dict[str, int]:
                     cur.executemany(insert, [tuple(r) for r in rows])
                 n += len(rows)
             counts[table] = n
-        for table, cols in pg_columns.items():
-            for column in cols:
+        for table, columns in pg_columns.items():
+            for column in columns:
                 seq = raw.execute("SELECT pg_get_serial_sequence(%s, %s)",
                                   (table, column)).fetchone()[0]
                 if seq and column != "rowid":

@@ -59,7 +59,7 @@ def pg_fault_kind(exc: BaseException) -> str | None:
     return None
 
 
-def _keys_of(conn: psycopg.Connection) -> tuple:
+def _keys_of(conn: psycopg.Connection) -> tuple[Any, ...]:
     """Primary keys and identity columns of the schema's tables (the dialect needs them)."""
     keys: dict[str, list[str]] = {}
     for table, column in conn.execute(
@@ -197,7 +197,7 @@ class PostgresDatabase(WriterHooks):
         self.path = None
         self.durability = "full"
         self._pool_max = pool_max
-        self._connect_args = ({} if "connect_timeout" in url
+        self._connect_args: dict[str, Any] = ({} if "connect_timeout" in url
                               else {"connect_timeout": CONNECT_TIMEOUT_S})
         self.pool = self._open_pool()
         self.pool.wait(timeout=30)
@@ -208,7 +208,7 @@ class PostgresDatabase(WriterHooks):
         self._lock = threading.RLock()
         self._writer_raw = psycopg.connect(url, autocommit=False, **self._connect_args)
         prepare(self._writer_raw)
-        self.keys: tuple = ()
+        self.keys: tuple[Any, ...] = ()
         self.column_types: dict[str, dict[str, str]] = {}
         self.refresh_keys()
         self._writer = PgConnection(self._writer_raw, self.keys, savepoints=True,

@@ -29,6 +29,7 @@ Rules, in order:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -72,7 +73,7 @@ def _params(sql: str) -> tuple[str, bool]:
     return text.replace("\x00", "%s"), False
 
 
-def _outside_literals(sql: str, fn) -> str:
+def _outside_literals(sql: str, fn: Callable[[str], str]) -> str:
     """Apply `fn` to the parts of `sql` that are not string literals."""
     parts = re.split(r"('(?:[^']|'')*')", sql)
     return "".join(p if i % 2 else fn(p) for i, p in enumerate(parts))
@@ -307,7 +308,7 @@ def _split_top(text: str) -> list[str]:
 
 
 @lru_cache(maxsize=4096)
-def _cached(sql: str, keys_token: tuple) -> Translated:
+def _cached(sql: str, keys_token: tuple[Any, ...]) -> Translated:
     rewritten, returning = _rewrite(sql, dict(keys_token))
     text, numbered = _params(rewritten)
     return Translated(text, numbered, returning)
@@ -379,7 +380,8 @@ def as_arrays(form: ArrayForm, params: Any) -> list[Any] | None:
 
 _INSERT_VALUES = re.compile(
     r"^\s*INSERT\s+INTO\s+(?P<table>[\w.]+)\s*(?P<cols>\([^()]*\))\s*VALUES\s*"
-    r"(?P<group>\((?:[^()']|'(?:[^']|'')*')*\))(?P<tail>.*)$", re.I | re.S)
+    r"(?P<group>\((?:[^()']|'(?:[^']|'')*'|\((?:[^()']|'(?:[^']|'')*'|\([^()]*\))*\))*\))"
+    r"(?P<tail>.*)$", re.I | re.S)
 _CONFLICT_UPDATE = re.compile(r"\bON\s+CONFLICT\s*\((?P<target>[^()]*)\)\s*DO\s+UPDATE\b",
                               re.I)
 
@@ -401,18 +403,24 @@ class RowsForm:
     def width(self) -> int:
         return self.values.count("%s")
 
-    def params(self) -> list[str]:
-        """The columns that take a parameter, in order."""
-        return [c for c, v in zip(self.columns, self.values, strict=True) if v == "%s"]
+    def params(self) -> list[str | None]:
+        """For each parameter in order: the column it is (None: it is part of an expression,
+        `MIN(0.7, %s)`, whose type comes from the values)."""
+        out: list[str | None] = []
+        for c, v in zip(self.columns, self.values, strict=True):
+            out.extend([c] if v == "%s" else [None] * v.count("%s"))
+        return out
 
 
 def _split_values(group: str) -> list[str]:
     """The comma-separated values of `(a, 'b, c', %s)`, literals kept whole."""
-    out, buf, quoted = [], "", False
+    out, buf, quoted, depth = [], "", False, 0
     for ch in group[1:-1]:
         if ch == "'":
             quoted = not quoted
-        if ch == "," and not quoted:
+        elif not quoted and ch in "()":
+            depth += 1 if ch == "(" else -1
+        if ch == "," and not quoted and depth == 0:
             out.append(buf.strip())
             buf = ""
         else:
@@ -435,8 +443,8 @@ def rows_form(text: str) -> RowsForm | None:
         return None
     columns = tuple(c.strip().lower() for c in m.group("cols")[1:-1].split(","))
     values = tuple(_split_values(m.group("group")))
-    if len(values) != len(columns) or "%s" not in values or any(
-            "%" in v and v != "%s" for v in values):
+    if len(values) != len(columns) or not any("%s" in v for v in values) or any(
+            "%" in v.replace("%s", "") for v in values):
         return None
     keys: tuple[int, ...] | None = None
     update = _CONFLICT_UPDATE.search(tail)
@@ -459,12 +467,12 @@ def unnest_sql(form: RowsForm, types: tuple[str, ...]) -> str:
     arrays = ", ".join(f"%s::{t}[]" for t in types)
     names = [f"c{i}" for i in range(len(types))]
     it = iter(names)
-    select = ", ".join(f"u.{next(it)}" if v == "%s" else v for v in form.values)
+    select = ", ".join(re.sub("%s", lambda _: f"u.{next(it)}", v) for v in form.values)
     return (f"INSERT INTO {form.table} ({', '.join(form.columns)}) SELECT {select}"
             f" FROM unnest({arrays}) AS u({', '.join(names)}){form.tail}")
 
 
-def translate(sql: str, keys: tuple = ()) -> Translated:
+def translate(sql: str, keys: tuple[Any, ...] = ()) -> Translated:
     """`keys`: sorted (table, primary key columns) pairs, and ("#identity:table",
     (identity column,)) ones; a tuple, so that the translation is cached per text."""
     return _cached(sql, keys)

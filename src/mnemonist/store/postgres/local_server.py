@@ -46,7 +46,7 @@ class LocalServerError(RuntimeError):
     """The local server could not be made, started or stopped; the message is one line."""
 
 
-def one_line(text: str) -> str:
+def one_line(text: object) -> str:
     """`text` (an error of a tool, several lines) as one line."""
     return " ".join(part.strip() for part in str(text).splitlines() if part.strip())
 
@@ -409,7 +409,8 @@ class LocalServer:
 
             with contextlib.suppress(psycopg.Error), psycopg.connect(
                     self._superuser_conninfo(state, state.database)) as conn:
-                out["server_version"] = conn.execute("SHOW server_version").fetchone()[0]
+                version = conn.execute("SHOW server_version").fetchone()
+                out["server_version"] = version[0] if version else None
                 row = conn.execute("SELECT extversion FROM pg_extension"
                                    " WHERE extname = 'vector'").fetchone()
                 out["pgvector"] = row[0] if row else None

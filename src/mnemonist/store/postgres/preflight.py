@@ -116,20 +116,26 @@ def pgvector_problem(default: str | None, installed: str | None, *, host: str,
     return None
 
 
+def _value(conn: psycopg.Connection, sql: str) -> Any:
+    """The first value of a query that always answers one row."""
+    row = conn.execute(sql).fetchone()
+    assert row is not None, sql
+    return row[0]
+
+
 def _check(conn: psycopg.Connection) -> Ready:
     info = conn.info
     database, role = info.dbname, info.user
     host = f"{info.host}:{info.port}"
     number = info.server_version  # e.g. 150008
-    shown = str(conn.execute("SHOW server_version").fetchone()[0]).split()[0]
+    shown = str(_value(conn, "SHOW server_version")).split()[0]
     problem = version_problem(number, shown, host)
     if problem:
         raise StorageNotReady(problem)
-    if conn.execute("SELECT pg_is_in_recovery()").fetchone()[0]:
+    if _value(conn, "SELECT pg_is_in_recovery()"):
         raise StorageNotReady(f"PostgreSQL at {host} is a read-only standby: point"
                               f" storage.url at the primary")
-    superuser = bool(conn.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user"
-                                  ).fetchone()[0])
+    superuser = bool(_value(conn, "SELECT rolsuper FROM pg_roles WHERE rolname = current_user"))
     available = conn.execute(
         "SELECT a.default_version, a.installed_version, v.trusted"
         " FROM pg_available_extensions a LEFT JOIN pg_available_extension_versions v"
@@ -141,21 +147,21 @@ def _check(conn: psycopg.Connection) -> Ready:
     if problem:
         raise StorageNotReady(problem)
     if installed is None:
-        may_create = superuser or (bool(trusted) and bool(conn.execute(
-            "SELECT has_database_privilege(current_database(), 'CREATE')").fetchone()[0]))
+        may_create = superuser or (bool(trusted) and bool(_value(
+            conn, "SELECT has_database_privilege(current_database(), 'CREATE')")))
         if not may_create:
             raise StorageNotReady(
                 f"the vector extension is not created in database {database}, and role"
                 f" {role} may not create it: run CREATE EXTENSION vector; in that database"
                 f" as a superuser (psql --dbname={database} -c 'CREATE EXTENSION vector')")
-    schema = conn.execute("SELECT current_schema()").fetchone()[0]
+    schema = _value(conn, "SELECT current_schema()")
     if schema is None:
         raise StorageNotReady(
             f"role {role} has no schema to use in database {database} (none of its"
             f" search_path exists): create one it owns, or reset its search_path")
-    made = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()[0]
-    if not superuser and not made and not conn.execute(
-            "SELECT has_schema_privilege(current_schema(), 'CREATE')").fetchone()[0]:
+    made = _value(conn, "SELECT to_regclass('schema_migrations') IS NOT NULL")
+    if not superuser and not made and not _value(
+            conn, "SELECT has_schema_privilege(current_schema(), 'CREATE')"):
         raise StorageNotReady(
             f"role {role} may not create tables in schema {schema} of database {database}"
             f" (since PostgreSQL 15 only the database's owner may): make the role its owner"

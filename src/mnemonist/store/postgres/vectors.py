@@ -72,7 +72,7 @@ class PgVectorIndex:
 
     # -- reads -----------------------------------------------------------------------------
     def _rows(self, sql: str, args: list[Any], settings: dict[str, str] | None = None
-              ) -> list[tuple]:
+              ) -> list[tuple[Any, ...]]:
         with self.db.connection() as raw:
             if not settings:
                 return [tuple(r) for r in raw.execute(sql, args).fetchall()]
@@ -137,7 +137,8 @@ class PgVectorIndex:
         """Top-k (seq, cosine), with the filters of `VectorIndex.search`."""
         if k <= 0:
             return []
-        where, args = [self._live], []
+        where: list[str] = [self._live]
+        args: list[Any] = []
         if filter_project:
             if project is None:
                 where.append("m.project IS NULL")
