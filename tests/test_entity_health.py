@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from conftest import LiveDaemon, run_daemon
-from mnemonist.pipeline import entity_health
-from mnemonist.pipeline.entity_health import fold_groups, shape, singulars
+from mnemonist.graph import entity_health
+from mnemonist.graph.entity_health import fold_groups, shape, singulars
 from mnemonist.text.entities import Entity, extract
 from pipeline_helpers import manual_daemon, remember
 

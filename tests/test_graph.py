@@ -13,6 +13,7 @@ import pytest
 
 from llm_servers import FakeLlmServer
 from mnemonist.daemon import Daemon
+from mnemonist.graph import boost as gb
 from mnemonist.model.requests import (
     DeleteRequest,
     ForgetRequest,
@@ -23,7 +24,6 @@ from mnemonist.model.requests import (
     RecoverRequest,
 )
 from mnemonist.pipeline.retention import RetentionWorker
-from mnemonist.search import graph_boost as gb
 from mnemonist.search.dampening import hub
 from mnemonist.search.hybrid import Hit
 from mnemonist.store import entity_links, graph, memories

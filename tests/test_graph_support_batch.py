@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from conftest import run_daemon
-from mnemonist.search.traversal import _edges
-from mnemonist.service.graph import Scoped
+from mnemonist.graph.scoped import Scoped
+from mnemonist.graph.walks import _edges
 
 pytestmark = pytest.mark.both_stores
 
@@ -73,7 +73,7 @@ def _one_by_one(conn: Any, entity_id: str, fetch: int) -> list[tuple[str, ...]]:
 def test_the_edges_of_several_entities_in_one_statement_are_each_ones_edges(
     tmp_path: Path,
 ) -> None:
-    from mnemonist.search.traversal import _edges_many
+    from mnemonist.graph.walks import _edges_many
 
     with run_daemon(tmp_path) as live:
         for note in NOTES:

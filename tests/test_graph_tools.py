@@ -12,9 +12,9 @@ import pytest
 
 from conftest import LiveDaemon, run_daemon
 from hook_payloads import payload
+from mnemonist.graph.walks import DEPENDENCY_TYPES, Limits, walk
 from mnemonist.model.config import MemoryConfig
 from mnemonist.search.signals import effective_importance
-from mnemonist.search.traversal import DEPENDENCY_TYPES, Limits, walk
 from mnemonist.store import memories
 from mnemonist.text.prose_graph import read
 

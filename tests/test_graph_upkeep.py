@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from mnemonist.graph import upkeep as graph_upkeep
 from mnemonist.model.config import GraphConfig
 from mnemonist.model.graph import FeedbackRequest, ImpactRequest, RelateRequest, RetractRequest
 from mnemonist.model.memory import format_ts
 from mnemonist.model.requests import RecallFilters
-from mnemonist.pipeline import graph_upkeep
 from pipeline_helpers import manual_daemon, remember
 
 pytestmark = pytest.mark.both_stores

@@ -18,7 +18,7 @@ import pytest
 
 from conftest import LiveDaemon, run_daemon
 from llm_servers import Call, FakeLlmServer
-from mnemonist.pipeline.principles import read_answer
+from mnemonist.graph.principles import read_answer
 from pipeline_helpers import pipeline_config
 
 pytestmark = pytest.mark.both_stores

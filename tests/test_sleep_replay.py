@@ -19,8 +19,8 @@ import pytest
 
 from conftest import LiveDaemon, run_daemon
 from mnemonist.api.activity import counts
+from mnemonist.graph import replay as sleep_replay
 from mnemonist.model.config_consolidation import ConsolidationConfig, ReplayConfig
-from mnemonist.pipeline import sleep_replay
 
 pytestmark = pytest.mark.both_stores
 

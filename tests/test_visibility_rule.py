@@ -10,8 +10,8 @@ import sqlite3
 
 import pytest
 
+from mnemonist.graph.scope import entity_scope_clause
 from mnemonist.model.requests import Caller
-from mnemonist.search.entity_scope import entity_scope_clause
 from mnemonist.search.filters import visibility_clause as search_visibility_clause
 from mnemonist.store.filters import entity_owner_clause, visibility_clause, visible_scopes
 

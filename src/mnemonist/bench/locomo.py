@@ -209,8 +209,10 @@ def _score_conversation(
 def _score_variants(
     service: Any, ingested: list[_Ingested], limit_questions: int | None, depth: int,
     ks: Sequence[int], variants: Sequence[Variant], show: _Progress,
+    models: dict[str, RelevanceModel] | None = None,
 ) -> list[dict[str, Any]]:
-    """mnemonist's metrics under each variant, on the memories already ingested."""
+    """mnemonist's metrics under each variant, on the memories already ingested (`models`:
+    each conversation's held-out relevance model, as in the main run)."""
     out: list[dict[str, Any]] = []
     for n, variant in enumerate(variants, start=1):
         rows: list[tuple[int, dict[str, float]]] = []
@@ -219,6 +221,9 @@ def _score_variants(
         with applied(service, variant):
             for state in ingested:
                 conv, sid = state.conv, state.conv.sample_id
+                if models is not None:
+                    model = models[sid]
+                    service.core.searcher.relevance_model = lambda model=model: model
                 first = len(rows)
                 items, _ = _evaluable(conv)
                 if limit_questions is not None:
@@ -357,7 +362,7 @@ def run_locomo(
             if variants:
                 result["ablations"] = _score_variants(
                     daemon.service, result.pop("_ingested"), limit_questions, depth, eval_ks,
-                    variants, show,
+                    variants, show, models,
                 )
             result.pop("_ingested", None)
         finally:

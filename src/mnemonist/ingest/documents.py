@@ -141,8 +141,8 @@ class DocumentWorker:
     def _set(self, doc_id: str, status: str, **fields: Any) -> None:
         """Record a step on the row, unless the document was deleted (then stop)."""
         with self.db.write_tx() as conn:
-            row = conn.execute("SELECT status FROM documents WHERE id = ?", (doc_id,)).fetchone()
-            if row is None or row[0] == "deleted":
+            now = documents.status_of(conn, doc_id)
+            if now is None or now == "deleted":
                 raise DocumentDeleted(doc_id)
             documents.update(conn, doc_id, status=status, **fields)
 

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 from mnemonist.model.config import Config
 from mnemonist.pipeline.worker import JobWorker, WorkerStats
+from mnemonist.store import session_turns
 from mnemonist.store.db import Database
 from mnemonist.store.jobs import Job
 from mnemonist.store.session_turns import JOB_TYPE
@@ -36,8 +37,7 @@ class SessionWorker:
         result = self.sessions.ingest_session(job.payload)
         if "body" in job.payload:  # the text is in the transcript now: don't keep two copies
             with self.db.write_tx() as conn:
-                conn.execute("UPDATE memory_jobs SET payload = json_remove(payload, '$.body')"
-                             " WHERE id = ?", (job.id,))
+                session_turns.drop_body(conn, job.id)
         return result
 
     def start(self) -> None:

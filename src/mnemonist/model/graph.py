@@ -70,7 +70,7 @@ class NeighbourhoodRequest(RecallFilters):
 
 
 #: what a person or agent may state between two entities; the dependency ones are followed by
-#: graph_impact from the dependent side (search/traversal.py DEPENDENCY_TYPES)
+#: graph_impact from the dependent side (graph/walks.py DEPENDENCY_TYPES)
 STATED_TYPES = ("depends_on", "uses", "calls", "reads_from", "writes_to", "runs_on",
                 "requires", "part_of", "owned_by", "related_to")
 StatedType = Literal["depends_on", "uses", "calls", "reads_from", "writes_to", "runs_on",

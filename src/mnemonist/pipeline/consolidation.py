@@ -121,9 +121,7 @@ def _project_words(project: str | None) -> frozenset[str]:
 
 def _batch(db: Database, after: int, size: int) -> list[Memory]:
     conn = db.reader()
-    seqs = [r[0] for r in conn.execute(
-        f"SELECT m.seq FROM memories m WHERE m.seq > ? AND {store.candidates_where()}"
-        " ORDER BY m.seq LIMIT ?", (after, size))]
+    seqs = store.candidate_seqs(conn, after, size)
     rows = memories.get_many_by_seq(conn, seqs)
     return [rows[s] for s in seqs if s in rows]
 
@@ -210,8 +208,7 @@ def _apply(db: Database, actions: list[Action], start: int, last: int,
             archive.mark_superseded(w, older.id, newer.id, at=at, by=ACTOR,
                                     valid_to=archive.end_of_validity(older, successor_from))
             if newer.supersedes is None:
-                w.execute("UPDATE memories SET supersedes = ? WHERE id = ?",
-                          (older.id, newer.id))
+                archive.set_supersedes(w, newer.id, older.id)
             history.append(
                 w, older.id, "superseded", old_content=older.content,
                 new_content=newer.content, changed_by=ACTOR, reason=reason,

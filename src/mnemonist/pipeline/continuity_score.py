@@ -95,10 +95,7 @@ class ContinuityScorer:
         key = str((job.payload or {}).get("session_key", ""))
         conn = self.db.reader()
         state = session_store.get_state(conn, key) or {}
-        rows = conn.execute(
-            "SELECT sm.memory_id, m.content FROM session_memories sm JOIN memories m"
-            " ON m.id = sm.memory_id WHERE sm.session_key = ? AND sm.was_injected = 1"
-            " ORDER BY sm.rank, sm.memory_id LIMIT ?", (key, MAX_MEMORIES)).fetchall()
+        rows = session_store.injected_contents(conn, key, MAX_MEMORIES)
         result: dict[str, Any] = {"session_key": key, "scored": 0, "warnings": []}
         if rows:
             system, prompt = build_prompt(list(state.get("recent_prompts") or []),
@@ -123,12 +120,7 @@ class ContinuityScorer:
                result: dict[str, Any]) -> None:
         with self.db.write_tx() as w:
             for i, score in scores.items():
-                w.execute("UPDATE session_memories SET relevance_score = ? WHERE session_key = ?"
-                          " AND memory_id = ?", (score, key, rows[i - 1][0]))
+                session_store.set_relevance(w, key, rows[i - 1][0], score)
             mean = sum(scores.values()) / len(scores)
-            w.execute(
-                "INSERT INTO session_scores (session_key, score, injected, used, scored_by,"
-                " created_at) VALUES (?, ?, ?, 0, ?, ?) ON CONFLICT(session_key) DO UPDATE"
-                " SET score = excluded.score, scored_by = excluded.scored_by",
-                (key, mean, len(rows), model, utcnow()))
+            session_store.record_score(w, key, mean, len(rows), model, utcnow())
         result.update(scored=len(scores), score=mean)

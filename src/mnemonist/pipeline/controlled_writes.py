@@ -26,7 +26,7 @@ import numpy as np
 from mnemonist.model.memory import Memory, utcnow
 from mnemonist.pipeline.decision import Proposal
 from mnemonist.providers.embedding.base import EmbeddingError, EmbeddingProvider
-from mnemonist.store import archive, embeddings, history, memories
+from mnemonist.store import archive, embedding_work, embeddings, history, memories, memory_reads
 from mnemonist.store.db import Database
 from mnemonist.store.memories import NewMemory
 from mnemonist.store.row_ids import memory_id
@@ -192,14 +192,9 @@ class Applier:
         return norm
 
     def _duplicate(self, norm: NormalizedContent) -> str | None:
-        row = self.conn.execute(
-            "SELECT id FROM memories WHERE content_hash = ? AND COALESCE(project, '') = ?"
-            " AND COALESCE(agent_id, '') = ? AND COALESCE(user_id, '') = ?"
-            " AND is_deleted = 0 AND superseded_at IS NULL ORDER BY seq LIMIT 1",
-            (norm.content_hash, self.ctx.source.project or "",
-             self.ctx.source.agent_id or "", self.ctx.source.user_id or ""),
-        ).fetchone()
-        return row[0] if row else None
+        src = self.ctx.source
+        return memory_reads.live_copy_for_owner(self.conn, norm.content_hash, src.project,
+                                                src.agent_id, src.user_id)
 
     def _deduped(self, p: Proposal, existing: str | None) -> None:
         self.stats.deduped += 1
@@ -230,17 +225,12 @@ class Applier:
         try:
             seq = memories.insert(self.conn, new)
         except sqlite3.IntegrityError:  # the UNIQUE race: someone wrote it first
-            row = self.conn.execute(
-                "SELECT id FROM memories WHERE content_hash = ? AND is_deleted = 0"
-                " AND superseded_at IS NULL AND COALESCE(project, '') = ? LIMIT 1",
-                (norm.content_hash, src.project or ""),
-            ).fetchone()
-            return None, row[0] if row else None
+            return None, memory_reads.live_copy_in_project(self.conn, norm.content_hash,
+                                                           src.project)
         vec = self.ctx.vectors.get(norm.content_hash)
         if vec is not None and self.ctx.embedding_model:
             embeddings.upsert(self.conn, norm.content_hash, self.ctx.embedding_model, vec)
-            self.conn.execute("UPDATE memories SET embedding_model = ? WHERE seq = ?",
-                              (self.ctx.embedding_model, seq))
+            embedding_work.mark_embedded(self.conn, seq, self.ctx.embedding_model)
             self.stats.embedded += 1
         else:
             vec = None

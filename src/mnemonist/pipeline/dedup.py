@@ -34,9 +34,7 @@ NEIGHBOURS = 10
 
 def _batch(db: Database, after: int, size: int) -> list[Memory]:
     conn = db.reader()
-    seqs = [r[0] for r in conn.execute(
-        f"SELECT m.seq FROM memories m WHERE m.seq > ? AND {duplicates.sweepable_where()}"
-        " ORDER BY m.seq LIMIT ?", (after, size))]
+    seqs = duplicates.sweepable_seqs(conn, after, size)
     rows = memories.get_many_by_seq(conn, seqs)
     return [rows[s] for s in seqs if s in rows]
 

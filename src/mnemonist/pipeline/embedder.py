@@ -28,9 +28,8 @@ from mnemonist.providers.embedding.base import (
 )
 from mnemonist.providers.embedding.local_onnx import release_freed_memory
 from mnemonist.search.vector_index import VectorIndex
-from mnemonist.store import embeddings
+from mnemonist.store import embedding_work, embeddings
 from mnemonist.store.db import Database, StorageFault
-from mnemonist.store.memories import hash_in_use
 
 log = logging.getLogger(__name__)
 
@@ -143,13 +142,7 @@ class BackgroundEmbedder:
 
     def _any_missing(self) -> bool:
         model = self.provider.model_id
-        return self.db.reader().execute(
-            "SELECT 1 FROM memories m LEFT JOIN embeddings e"
-            " ON e.content_hash = m.content_hash AND e.model = ?"
-            " WHERE m.is_deleted = 0 AND (e.content_hash IS NULL OR m.embedding_model IS NOT ?)"
-            " LIMIT 1",
-            (model, model),
-        ).fetchone() is not None
+        return embedding_work.any_unembedded(self.db.reader(), model)
 
     # -- the loop ----------------------------------------------------------------------
     def _run(self) -> None:
@@ -243,14 +236,7 @@ class BackgroundEmbedder:
         if start is None:
             return None, []
         model = self.provider.model_id
-        seqs = [r[0] for r in self.db.reader().execute(
-            "SELECT m.seq FROM memories m LEFT JOIN embeddings e"
-            " ON e.content_hash = m.content_hash AND e.model = ?"
-            " WHERE m.seq >= ? AND m.is_deleted = 0"
-            " AND (e.content_hash IS NULL OR m.embedding_model IS NOT ?)"
-            " ORDER BY m.seq LIMIT ?",
-            (model, start, model, limit),
-        )]
+        seqs = embedding_work.unembedded_from(self.db.reader(), model, start, limit)
         with self._catch_up_lock:
             if self._catch_up_from == start:  # else one turned away meanwhile, lower: keep it
                 self._catch_up_from = seqs[-1] + 1 if len(seqs) == limit else None
@@ -258,26 +244,13 @@ class BackgroundEmbedder:
 
     def _missing(self, limit: int) -> list[int]:
         model = self.provider.model_id
-        rows = self.db.reader().execute(
-            "SELECT m.seq FROM memories m LEFT JOIN embeddings e"
-            " ON e.content_hash = m.content_hash AND e.model = ?"
-            " WHERE m.is_deleted = 0 AND (e.content_hash IS NULL OR m.embedding_model IS NOT ?)"
-            " ORDER BY m.updated_at DESC LIMIT ?",
-            (model, model, limit),
-        ).fetchall()
-        return [r[0] for r in rows]
+        return embedding_work.unembedded_newest_first(self.db.reader(), model, limit)
 
     def process(self, seqs: list[int]) -> bool:
         """Embed these memories (those still live). False when the provider failed."""
         model = self.provider.model_id
         conn = self.db.reader()
-        marks = ",".join("?" * len(seqs))
-        rows = conn.execute(
-            f"SELECT m.seq, m.content, m.content_hash, e.model AS emodel FROM memories m"
-            f" LEFT JOIN embeddings e ON e.content_hash = m.content_hash"
-            f" WHERE m.seq IN ({marks}) AND m.is_deleted = 0",
-            seqs,
-        ).fetchall()
+        rows = embedding_work.to_embed(conn, seqs)
         todo: dict[str, str] = {}
         for row in rows:
             if row["emodel"] != model:
@@ -324,21 +297,10 @@ class BackgroundEmbedder:
     def _write(self, seqs: list[int], vectors: dict[str, np.ndarray], model: str) -> None:
         with self.db.write_tx() as conn:
             for content_hash, vec in vectors.items():
-                if conn.execute(f"SELECT {hash_in_use('?')}",
-                                (content_hash, content_hash)).fetchone()[0]:  # not purged
+                if embedding_work.hash_used(conn, content_hash):  # not purged
                     embeddings.upsert(conn, content_hash, model, vec)
-            marks = ",".join("?" * len(seqs))
-            live = conn.execute(
-                f"SELECT m.seq, m.project, m.content_hash, m.superseded_at, e.vector,"
-                f" e.dimensions FROM memories m"
-                f" JOIN embeddings e ON e.content_hash = m.content_hash AND e.model = ?"
-                f" WHERE m.seq IN ({marks}) AND m.is_deleted = 0",
-                [model, *seqs],
-            ).fetchall()
-            conn.executemany(
-                "UPDATE memories SET embedding_model = ? WHERE seq = ?",
-                [(model, r["seq"]) for r in live],
-            )
+            live = embedding_work.embedded_rows(conn, seqs, model)
+            embedding_work.mark_embedded_many(conn, model, [r["seq"] for r in live])
             items = [  # a superseded memory keeps its vector but stays out of the index
                 (r["seq"], r["project"], embeddings.from_blob(r["vector"], r["dimensions"]))
                 for r in live if r["superseded_at"] is None
@@ -349,14 +311,8 @@ class BackgroundEmbedder:
     # -- context vectors -------------------------------------------------------------------
     def _missing_context(self, limit: int) -> list[tuple[int, str, str]]:
         """(seq, text, text_hash) of live memories whose context text has no vector yet."""
-        rows = self.db.reader().execute(
-            "SELECT c.seq, c.text, c.text_hash FROM memory_context c"
-            " JOIN memories m ON m.seq = c.seq"
-            " LEFT JOIN embeddings e ON e.content_hash = c.text_hash AND e.model = ?"
-            " WHERE m.is_deleted = 0 AND e.content_hash IS NULL LIMIT ?",
-            (self.provider.model_id, limit),
-        ).fetchall()
-        return [(r[0], r[1], r[2]) for r in rows]
+        return embedding_work.unembedded_context(self.db.reader(), self.provider.model_id,
+                                                 limit)
 
     def process_context(self, rows: list[tuple[int, str, str]]) -> bool:
         model = self.provider.model_id
@@ -373,17 +329,10 @@ class BackgroundEmbedder:
         assert get_context_index is not None
         with self.db.write_tx() as conn:
             for h, vec in vectors.items():
-                if conn.execute("SELECT 1 FROM memory_context WHERE text_hash = ? LIMIT 1",
-                                (h,)).fetchone():  # the text is still someone's context
+                if embedding_work.context_text_used(conn, h):  # still someone's context
                     embeddings.upsert(conn, h, model, vec)
-            marks = ",".join("?" * len(rows))
-            live = conn.execute(  # the text may have changed since it was read: use the current
-                f"SELECT c.seq, m.project, e.vector, e.dimensions FROM memory_context c"
-                f" JOIN memories m ON m.seq = c.seq"
-                f" JOIN embeddings e ON e.content_hash = c.text_hash AND e.model = ?"
-                f" WHERE c.seq IN ({marks}) AND m.is_deleted = 0 AND m.superseded_at IS NULL",
-                [model, *[r[0] for r in rows]],
-            ).fetchall()
+            # the text may have changed since it was read: use the current
+            live = embedding_work.current_context_vectors(conn, [r[0] for r in rows], model)
             items = [(r["seq"], r["project"], embeddings.from_blob(r["vector"], r["dimensions"]))
                      for r in live]
             if items:

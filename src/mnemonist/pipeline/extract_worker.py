@@ -15,6 +15,7 @@ import logging
 from dataclasses import asdict
 from typing import Any, Protocol
 
+from mnemonist.graph.writer import persist_entities
 from mnemonist.model.config import Config, PipelineV2Config
 from mnemonist.model.memory import Memory
 from mnemonist.pipeline.contradiction import (
@@ -32,13 +33,12 @@ from mnemonist.pipeline.controlled_writes import (
 from mnemonist.pipeline.decision import Proposal, decide, find_candidates
 from mnemonist.pipeline.embedder import BackgroundEmbedder
 from mnemonist.pipeline.extraction import ExtractionResult, extract
-from mnemonist.pipeline.graph_writer import persist_entities
 from mnemonist.pipeline.worker import JobWorker, ProviderUnavailable
 from mnemonist.providers.embedding.base import EmbeddingProvider
 from mnemonist.providers.llm import GuardedLlm, LlmUnavailable, create_llm
 from mnemonist.search.hybrid import HybridSearch
 from mnemonist.search.vector_index import VectorIndex
-from mnemonist.store import jobs, memories
+from mnemonist.store import jobs, memories, memory_reads
 from mnemonist.store.db import Database
 from mnemonist.store.jobs import Job
 
@@ -197,14 +197,12 @@ def _brief(p: Proposal) -> dict[str, Any]:
 
 
 def _source_gone(conn, memory_id: str) -> bool:
-    row = conn.execute("SELECT is_deleted FROM memories WHERE id = ?", (memory_id,)).fetchone()
-    return row is None or bool(row[0])
+    return memory_reads.is_gone(conn, memory_id)
 
 
 def _completed_result(conn, job_id: str) -> dict[str, Any] | None:
     """The stored result when this job already committed its writes (it ran twice)."""
-    row = conn.execute("SELECT status, result FROM memory_jobs WHERE id = ?",
-                       (job_id,)).fetchone()
+    row = jobs.status_and_result(conn, job_id)
     if row is None or row["status"] != "completed":
         return None
     return {**(json.loads(row["result"]) if row["result"] else {}), "alreadyCompleted": True}

@@ -8,10 +8,10 @@ score; a cycle without recommendations (health is good) resets the tracker, halt
 Besides repairs, each `execute` cycle runs one batch of the near-duplicate sweep
 (`pipeline.dedup`) when `repair.dedupCooldownMs` / `repair.dedupHourlyBudget` allow: routine
 work, not a repair, so it is neither recommended by the health score nor halted by it. It
-only flags pairs for review. The entity-health pass (`pipeline.entity_health`: plural and
+only flags pairs for review. The entity-health pass (`graph.entity_health`: plural and
 spelling variants folded, junk entities removed) is routine work the same way, one batch per
 `execute` cycle under `graph.entityHealth.cooldownMs` / `hourlyBudget`, and so is the
-principles pass (`pipeline.principles`, run through the runner the daemon attaches: it needs
+principles pass (`graph.principles`, run through the runner the daemon attaches: it needs
 the extraction LLM), once per `graph.principles.cooldownMs`.
 The interval never starts when `autonomous.enabled` is false
 or `autonomous.frozen` / `pipelineV2.autonomousFrozen` is true,
@@ -28,8 +28,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from mnemonist.graph import communities, entity_health
+from mnemonist.graph import upkeep as graph_upkeep
 from mnemonist.model.config import Config
-from mnemonist.pipeline import communities, dedup, entity_health, graph_upkeep, repair
+from mnemonist.pipeline import dedup, repair
 from mnemonist.pipeline.repair import VectorState
 from mnemonist.pipeline.retention import RetentionWorker
 from mnemonist.store.db import Database

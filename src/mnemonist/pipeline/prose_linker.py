@@ -60,11 +60,7 @@ class ProseLinkHandler:
     def _texts(self, batch: list[tuple[str, str]]) -> dict[str, str]:
         """The live memories' texts (a deleted one is not read: its links went or stay as
         they are)."""
-        marks = ",".join("?" * len(batch))
-        rows = self.db.reader().execute(
-            f"SELECT id, content FROM memories WHERE id IN ({marks}) AND is_deleted = 0",
-            [m for m, _ in batch]).fetchall()
-        return {str(r[0]): str(r[1]) for r in rows}
+        return entity_links.live_contents(self.db.reader(), [m for m, _ in batch])
 
 
 def not_running_reason(config: Config) -> str | None:

@@ -20,7 +20,7 @@ from mnemonist.pipeline.embedder import BackgroundEmbedder
 from mnemonist.pipeline.retention import RetentionWorker
 from mnemonist.providers.embedding.base import EmbeddingProvider
 from mnemonist.search.vector_index import VectorIndex
-from mnemonist.store import documents, embeddings, expiry, jobs
+from mnemonist.store import documents, embedding_work, embeddings, jobs, maintenance
 from mnemonist.store.db import Database
 
 #: (FTS5 index, the table it indexes): the later ones exist once their migration ran
@@ -45,9 +45,7 @@ def _clamp(x: float) -> float:
 
 
 def _table_exists(conn: sqlite3.Connection, name: str) -> bool:
-    return conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE name = ? AND type = 'table'", (name,)
-    ).fetchone() is not None
+    return maintenance.table_exists(conn, name)
 
 
 def fts_counts(conn: sqlite3.Connection) -> dict[str, dict[str, int]]:
@@ -60,8 +58,8 @@ def fts_counts(conn: sqlite3.Connection) -> dict[str, dict[str, int]]:
     for fts, table in FTS_INDEXES:
         if _table_exists(conn, fts) and _table_exists(conn, f"{fts}_docsize"):
             out[fts] = {
-                "indexed": conn.execute(f"SELECT COUNT(*) FROM {fts}_docsize").fetchone()[0],
-                "rows": conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0],
+                "indexed": maintenance.index_size(conn, fts),
+                "rows": maintenance.table_rows(conn, table),
             }
     return out
 
@@ -74,9 +72,7 @@ def _queue(conn: sqlite3.Connection, lease_timeout_ms: int) -> dict[str, Any]:
             totals[state] = totals.get(state, 0) + n
     total = sum(totals.values())
     cutoff = format_ts(datetime.now(UTC) - timedelta(milliseconds=lease_timeout_ms))
-    stale = conn.execute(
-        "SELECT COUNT(*) FROM memory_jobs WHERE status = 'leased' AND leased_at < ?", (cutoff,)
-    ).fetchone()[0]
+    stale = jobs.stale_leases(conn, cutoff)
     dead = totals.get("dead", 0)
     leased = totals.get("leased", 0)
     dead_rate = dead / total if total else 0.0
@@ -94,7 +90,7 @@ def _index(conn: sqlite3.Connection, vectors: VectorState | None) -> dict[str, A
     rows = sum(c["rows"] for c in fts.values())
     off = sum(abs(c["indexed"] - c["rows"]) for c in fts.values())
     mem = fts.get("memories_fts", {"indexed": 0, "rows": 0})
-    live = conn.execute("SELECT COUNT(*) FROM memories WHERE is_deleted = 0").fetchone()[0]
+    live = maintenance.live_memories(conn)
     parts = [1 - min(1.0, off / max(rows, 1))]
     out: dict[str, Any] = {
         "memories_total": mem["rows"], "memories_live": live, "fts_rows": mem["indexed"],
@@ -124,11 +120,7 @@ def _index(conn: sqlite3.Connection, vectors: VectorState | None) -> dict[str, A
 
 def _storage(conn: sqlite3.Connection) -> dict[str, Any]:
     # expired events are archive, not tombstones: no sweep purges them (store.expiry)
-    row = conn.execute(
-        "SELECT COUNT(*), COALESCE(SUM(is_deleted = 1), 0),"
-        f" COALESCE(SUM(CASE WHEN {expiry.ARCHIVED} THEN 1 ELSE 0 END), 0) FROM memories"
-    ).fetchone()
-    total, deleted, archived = row[0], row[1], row[2]
+    total, deleted, archived = maintenance.tombstone_counts(conn)
     tombstones = deleted - archived
     ratio = tombstones / total if total else 0.0
     excess = max(0.0, ratio - TOMBSTONE_TOLERANCE) / (1 - TOMBSTONE_TOLERANCE)
@@ -171,7 +163,7 @@ def release_stale_leases(db: Database, lease_timeout_ms: int) -> dict[str, Any]:
 
 def _integrity(conn: sqlite3.Connection, fts: str) -> str:
     try:
-        conn.execute(f"INSERT INTO {fts}({fts}, rank) VALUES ('integrity-check', 1)")
+        maintenance.integrity_check(conn, fts)
     except sqlite3.DatabaseError as exc:
         return f"failed: {exc}"
     return "ok"
@@ -195,7 +187,7 @@ def rebuild_fts(db: Database) -> dict[str, Any]:
     with db.write_tx() as conn:
         before = fts_counts(conn)
         for fts in before:
-            conn.execute(f"INSERT INTO {fts}({fts}) VALUES ('rebuild')")
+            maintenance.rebuild(conn, fts)
         after = fts_counts(conn)
     return {"rebuilt": sorted(before), "before": before, "after": after,
             "took_ms": round((time.perf_counter() - started) * 1000, 1)}
@@ -225,25 +217,17 @@ def reembed(vectors: VectorState, db: Database, limit: int = 1000,
         return {"skipped": "no embedding provider is configured"}
     conn = db.reader()
     model = provider.model_id
-    missing = [r[0] for r in conn.execute(
-        "SELECT m.seq FROM memories m LEFT JOIN embeddings e ON e.content_hash = m.content_hash"
-        " AND e.model = ? WHERE m.is_deleted = 0 AND (e.content_hash IS NULL"
-        " OR m.embedding_model IS NOT ?) ORDER BY m.updated_at DESC LIMIT ?",
-        (model, model, limit))]
+    missing = embedding_work.unembedded_newest_first(conn, model, limit)
     index = vectors.index
     not_indexed: list[int] = []
     removed = 0
     if index is not None:
-        for (seq,) in conn.execute(
-            "SELECT m.seq FROM memories m JOIN embeddings e ON e.content_hash = m.content_hash"
-            " AND e.model = ? WHERE m.is_deleted = 0 AND m.embedding_model = ?",
-            (model, model),
-        ):
+        for seq in embedding_work.embedded_seqs(conn, model):
             if seq not in index:
                 not_indexed.append(seq)
                 if len(not_indexed) >= limit:
                     break
-        for (seq,) in conn.execute("SELECT seq FROM memories WHERE is_deleted = 1"):
+        for seq in embedding_work.deleted_seqs(conn):
             removed += index.remove(seq)
     for seq in (*missing, *not_indexed):
         embedder.notify(seq)

@@ -12,6 +12,7 @@ capped at `batchLimit` rows; what is left over waits for the next sweep.
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,20 +21,14 @@ from datetime import UTC, datetime, timedelta
 from mnemonist.model.config import RetentionConfig
 from mnemonist.model.memory import format_ts, utcnow
 from mnemonist.store import entity_links, expiry, hints, purge
+from mnemonist.store import retention as store
 from mnemonist.store.db import Database
-from mnemonist.store.memories import LIVE, hash_in_use
 
 log = logging.getLogger(__name__)
 
 
 def _cutoff(days: int, now: datetime) -> str:
     return format_ts(now - timedelta(days=days))
-
-
-def _has_table(conn, name: str) -> bool:
-    return conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
-    ).fetchone() is not None
 
 
 @dataclass
@@ -66,14 +61,7 @@ class RetentionWorker:
         self._thread: threading.Thread | None = None
 
     def _expired_tombstones(self, conn, cutoff: str) -> list[tuple[int, str, str]]:
-        return [
-            (r[0], r[1], r[2])
-            for r in conn.execute(
-                "SELECT seq, id, content_hash FROM memories WHERE is_deleted = 1"
-                f" AND deleted_at < ? AND NOT {expiry.ARCHIVED} ORDER BY deleted_at LIMIT ?",
-                (cutoff, self.cfg.batch_limit),
-            )
-        ]
+        return store.expired_tombstones(conn, cutoff, self.cfg.batch_limit)
 
     def sweep(self, now: datetime | None = None) -> SweepReport:
         now = now or datetime.now(UTC)
@@ -89,44 +77,26 @@ class RetentionWorker:
         # 1. graph links of expired tombstones; entities left with no mention go too (not
         #    one a person or agent stated a relation of: it stands without memories)
         with self.db.write_tx() as conn:
-            if _has_table(conn, "memory_entity_mentions"):
+            if store.has_table(conn, "memory_entity_mentions"):
                 for _seq, memory_id, _hash in self._expired_tombstones(conn, tomb_cut):
                     report.graph_links += entity_links.unlink_all(conn, memory_id)
-                orphans = [r[0] for r in conn.execute(
-                    "SELECT id FROM entities e WHERE mentions <= 0 AND NOT EXISTS (SELECT 1"
-                    " FROM relations r WHERE r.reason = 'user-stated' AND e.id IN"
-                    " (r.source_entity_id, r.target_entity_id)) LIMIT ?", (cfg.batch_limit,)
-                )]
+                orphans = store.orphan_entities(conn, cfg.batch_limit)
                 for ent in orphans:
-                    if _has_table(conn, "relations"):
-                        conn.execute(
-                            "DELETE FROM relations WHERE source_entity_id = ?"
-                            " OR target_entity_id = ?", (ent, ent),
-                        )
-                    conn.execute("DELETE FROM entities WHERE id = ?", (ent,))
+                    if store.has_table(conn, "relations"):
+                        store.delete_relations_of(conn, ent)
+                    store.delete_entity(conn, ent)
                 report.orphan_entities = len(orphans)
 
         # 2. embeddings only those tombstones used (a live memory may share the content hash)
         with self.db.write_tx() as conn:
             for _seq, _id, content_hash in self._expired_tombstones(conn, tomb_cut):
                 # live rows, then the others (each probe by its own index: hash_in_use)
-                report.embeddings += conn.execute(
-                    "DELETE FROM embeddings WHERE content_hash = ? AND NOT EXISTS"
-                    f" (SELECT 1 FROM memories WHERE content_hash = ? AND {LIVE})"
-                    " AND NOT EXISTS (SELECT 1 FROM memories WHERE content_hash = ?"
-                    f" AND NOT ({LIVE}) AND (is_deleted = 0 OR deleted_at >= ?"
-                    f" OR {expiry.ARCHIVED}))",
-                    (content_hash, content_hash, content_hash, tomb_cut),
-                ).rowcount
+                report.embeddings += store.delete_tombstone_embeddings(conn, content_hash,
+                                                                       tomb_cut)
 
         # 2b. vectors nothing points to any more (context texts that changed or went away)
         with self.db.write_tx() as conn:
-            report.orphan_vectors = conn.execute(
-                "DELETE FROM embeddings WHERE content_hash IN (SELECT e.content_hash FROM"
-                f" embeddings e WHERE NOT {hash_in_use('e.content_hash')} AND NOT EXISTS"
-                " (SELECT 1 FROM memory_context c WHERE c.text_hash = e.content_hash) LIMIT ?)",
-                (cfg.batch_limit,),
-            ).rowcount
+            report.orphan_vectors = store.delete_orphan_vectors(conn, cfg.batch_limit)
 
         # 3. the tombstones and their hints, purged: their text leaves history, archive, the
         # indexes and (compacted, checkpointed) the file, as a purge by hand does (store.purge)
@@ -150,29 +120,22 @@ class RetentionWorker:
         # 3b. learned-sparse expansions of memories no longer there: the sparse worker drops
         #     them while the sparse leg is on; switched off, nothing else would
         with self.db.write_tx() as conn:
-            if _has_table(conn, "sparse_terms"):
-                report.orphan_sparse_terms = conn.execute(
-                    "DELETE FROM sparse_terms WHERE seq IN (SELECT s.seq FROM sparse_terms s"
-                    " WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.seq = s.seq) LIMIT ?)",
-                    (cfg.batch_limit,),
-                ).rowcount
+            if store.has_table(conn, "sparse_terms"):
+                report.orphan_sparse_terms = store.delete_orphan_sparse_terms(
+                    conn, cfg.batch_limit)
 
-        steps: tuple[tuple[str, str, int], ...] = (
-            ("history", "DELETE FROM memory_history WHERE rowid IN (SELECT rowid FROM"
-             " memory_history WHERE created_at < ? LIMIT ?)", cfg.history_days),
-            ("completed_jobs", "DELETE FROM memory_jobs WHERE id IN (SELECT id FROM memory_jobs"
-             " WHERE status = 'completed' AND completed_at < ? LIMIT ?)", cfg.completed_job_days),
-            ("dead_jobs", "DELETE FROM memory_jobs WHERE id IN (SELECT id FROM memory_jobs"
-             " WHERE status = 'dead' AND failed_at < ? LIMIT ?)", cfg.dead_job_days),
+        steps: tuple[tuple[str, Callable[[sqlite3.Connection, str, int], int], int], ...] = (
+            ("history", store.delete_history_before, cfg.history_days),
+            ("completed_jobs", store.delete_completed_jobs_before, cfg.completed_job_days),
+            ("dead_jobs", store.delete_dead_jobs_before, cfg.dead_job_days),
         )
         with self.db.write_tx() as conn:
-            if _has_table(conn, "predictor_pairs"):
-                steps += (("training_pairs", "DELETE FROM predictor_pairs WHERE id IN (SELECT"
-                           " id FROM predictor_pairs WHERE created_at < ? LIMIT ?)",
+            if store.has_table(conn, "predictor_pairs"):
+                steps += (("training_pairs", store.delete_training_pairs_before,
                            cfg.training_pair_days),)
-        for name, sql, days in steps:  # 4, 5, 6, 7
+        for name, delete, days in steps:  # 4, 5, 6, 7
             with self.db.write_tx() as conn:
-                count = conn.execute(sql, (_cutoff(days, now), cfg.batch_limit)).rowcount
+                count = delete(conn, _cutoff(days, now), cfg.batch_limit)
             setattr(report, name, count)
         self.last = report
         return report

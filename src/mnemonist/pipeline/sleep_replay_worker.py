@@ -1,4 +1,4 @@
-"""Sleep replay's schedule: one cycle (`pipeline.sleep_replay`) once the daemon has had no API
+"""Sleep replay's schedule: one cycle (`graph.replay`) once the daemon has had no API
 request for `memory.consolidation.replay.idleTimeoutMs`, then nothing until the next idle
 period (a request, then that long without one again). The HTTP app notes each request
 (`api/activity.py`; a daemon used in-process, without HTTP, sees no request: one cycle after
@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from mnemonist.graph.replay import replay_cycle, scheduled
 from mnemonist.model.config import Config
-from mnemonist.pipeline.sleep_replay import replay_cycle, scheduled
 from mnemonist.search.vector_index import VectorIndex
 from mnemonist.store.db import Database
 

@@ -24,6 +24,7 @@ from mnemonist.model.memory import utcnow
 from mnemonist.pipeline.extraction import defuse
 from mnemonist.pipeline.worker import JobWorker, ProviderUnavailable
 from mnemonist.providers.llm import GuardedLlm, LlmUnavailable
+from mnemonist.store import graph_aspects as aspects_store
 from mnemonist.store import jobs
 from mnemonist.store.db import Database
 from mnemonist.store.jobs import Job
@@ -109,9 +110,7 @@ class StructuralHandler:
         if self.llm is None:
             raise ProviderUnavailable("no LLM for structural classification")
         conn = self.db.reader()
-        entity_ids = [r[0] for r in conn.execute(
-            "SELECT DISTINCT entity_id FROM entity_attributes WHERE memory_id = ?"
-            " AND aspect_id IS NULL", (job.memory_id or "",))]
+        entity_ids = aspects_store.entities_with_unfiled_attributes(conn, job.memory_id or "")
         result: dict[str, Any] = {"memoryId": job.memory_id, "entities": 0, "classified": 0,
                                   "aspectsCreated": 0, "typed": 0, "warnings": []}
         for entity_id in entity_ids:
@@ -126,19 +125,13 @@ class StructuralHandler:
     def _entity(self, entity_id: str, memory_id: str, batch: int,
                 result: dict[str, Any]) -> None:
         conn = self.db.reader()
-        entity = conn.execute("SELECT name, entity_type FROM entities WHERE id = ?",
-                              (entity_id,)).fetchone()
+        entity = aspects_store.entity_name_and_type(conn, entity_id)
         if entity is None:
             return
-        rows = conn.execute(
-            "SELECT id, content, kind FROM entity_attributes WHERE entity_id = ?"
-            " AND aspect_id IS NULL ORDER BY memory_id = ? DESC, created_at LIMIT ?",
-            (entity_id, memory_id, batch)).fetchall()
+        rows = aspects_store.unfiled_attributes(conn, entity_id, memory_id, batch)
         if not rows:
             return
-        aspects = [r[0] for r in conn.execute(
-            "SELECT name FROM entity_aspects WHERE entity_id = ? ORDER BY weight DESC, name",
-            (entity_id,))]
+        aspects = aspects_store.aspect_names(conn, entity_id)
         assert self.llm is not None
         system, prompt = build_prompt(entity["name"], entity["entity_type"], aspects,
                                       [r["content"] for r in rows])
@@ -153,25 +146,14 @@ class StructuralHandler:
             for i, (aspect, kind) in filed.items():
                 row = rows[i - 1]
                 key = canonical_name(aspect)
-                created = w.execute(
-                    "INSERT OR IGNORE INTO entity_aspects (id, entity_id, name, canonical_name,"
-                    " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-                    (time_ordered_id(), entity_id, aspect, key, now, now)).rowcount
-                result["aspectsCreated"] += created
-                aspect_id = w.execute(
-                    "SELECT id FROM entity_aspects WHERE entity_id = ? AND canonical_name = ?",
-                    (entity_id, key)).fetchone()[0]
                 # a memory filed under the aspect confirms it (time decay counts from here)
-                w.execute("UPDATE entity_aspects SET confirmed_at = ? WHERE id = ?",
-                          (now, aspect_id))
-                result["classified"] += w.execute(
-                    "UPDATE entity_attributes SET aspect_id = ?, updated_at = ?, kind = CASE"
-                    " WHEN kind = 'constraint' THEN kind ELSE ? END WHERE id = ?",
-                    (aspect_id, now, kind, row["id"])).rowcount
+                aspect_id, created = aspects_store.ensure_aspect(
+                    w, time_ordered_id(), entity_id, aspect, key, now)
+                result["aspectsCreated"] += created
+                result["classified"] += aspects_store.file_attribute(w, row["id"], aspect_id,
+                                                                     kind, now)
             if entity_type and entity["entity_type"] in UNTYPED:
-                result["typed"] += w.execute(
-                    "UPDATE entities SET entity_type = ?, updated_at = ? WHERE id = ?",
-                    (entity_type, now, entity_id)).rowcount
+                result["typed"] += aspects_store.retype_entity(w, entity_id, entity_type, now)
 
 
 def not_running_reason(config: Config) -> str | None:

@@ -60,11 +60,10 @@ def settle_orphans(db: Database, cfg: PipelineV2Config) -> int:
     if why is None:
         return 0
     with db.write_tx() as conn:
-        rows = conn.execute("SELECT id FROM memory_jobs WHERE job_type = ? AND status IN"
-                            " ('pending', 'leased')", (JOB_TYPE,)).fetchall()
-        for row in rows:
-            jobs.complete(conn, row[0], {"skipped": why})
-    return len(rows)
+        ids = jobs.active_ids(conn, JOB_TYPE)
+        for job_id in ids:
+            jobs.complete(conn, job_id, {"skipped": why})
+    return len(ids)
 
 
 class SummaryHost(Protocol):
@@ -116,11 +115,7 @@ class SummaryWorker:
     def handle(self, job: Job) -> dict[str, Any]:
         key = str(job.payload.get("session_key") or "")
         conn = self.host.db.reader()
-        if conn.execute(
-            "SELECT 1 FROM memory_jobs WHERE job_type = ? AND status IN ('pending', 'leased')"
-            " AND json_extract(payload, '$.session_key') = ? LIMIT 1",
-            (session_turns.JOB_TYPE, key),
-        ).fetchone():
+        if session_turns.ingest_waiting(conn, key):
             raise ProviderUnavailable("the session's transcript is still being read")
         turns, _ = session_turns.turns(conn, key, limit=100_000)
         if not turns:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 
+from mnemonist.store import recall_reads
 from mnemonist.text.tokens import remove_words, tokenize
 
 
@@ -35,10 +36,7 @@ class KnownAuthors:
     def refresh(self, conn: sqlite3.Connection) -> None:
         with self._lock:
             last = self._last_seq
-        rows = conn.execute(
-            "SELECT who, MAX(seq) FROM memories WHERE seq > ? AND who IS NOT NULL GROUP BY who",
-            (last,),
-        ).fetchall()
+        rows = recall_reads.authors_after(conn, last)
         if not rows:
             return
         with self._lock:
@@ -53,8 +51,7 @@ class KnownAuthors:
         (re)connects, when notifications may have been missed."""
         names: dict[str, frozenset[str]] = {}
         last = 0
-        for who, seq in conn.execute(
-                "SELECT who, MAX(seq) FROM memories WHERE who IS NOT NULL GROUP BY who"):
+        for who, seq in recall_reads.authors(conn):
             words = frozenset(tokenize(who))
             if words:
                 names[who] = words

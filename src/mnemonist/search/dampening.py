@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from mnemonist.model.config import DampeningConfig
+from mnemonist.store import hubs
 from mnemonist.text.entities import is_decision_content
 from mnemonist.text.tokens import content_tokens
 
@@ -66,12 +67,6 @@ def resolution(hits: list[Any], boost: float, decision_language: bool = True) ->
             h.score *= 1.0 + (boost - 1.0) * 0.5
 
 
-#: hubs are judged among names and technologies: noun phrases ("the checkout API") are many
-#: and mostly named once, and would move the percentile and shelter every memory naming one
-#: (LoCoMo: Recall@10 0.850 with them left out, 0.825 with them in)
-_NAMES = "entity_type != 'phrase'"
-
-
 def _hub_threshold(conn: sqlite3.Connection, percentile: float) -> int | None:
     """The P-th percentile (lower) of entity mention counts, read off the mentions index.
 
@@ -81,11 +76,11 @@ def _hub_threshold(conn: sqlite3.Connection, percentile: float) -> int | None:
     `total_changes` when this one writes."""
     if not isinstance(conn, sqlite3.Connection):  # PostgreSQL: two round trips a recall
         return _shared_hub_threshold(conn, percentile)
-    key = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes, percentile)
+    key = (hubs.data_version(conn), conn.total_changes, percentile)
     cached = getattr(conn, "hub_threshold", None)
     if cached is not None and cached[0] == key:
         return cached[1]
-    value = _read_hub_threshold(conn, percentile)
+    value = hubs.mention_percentile(conn, percentile)
     with contextlib.suppress(AttributeError):  # a plain sqlite3 connection keeps nothing
         conn.hub_threshold = (key, value)  # type: ignore[attr-defined]
     return value
@@ -106,24 +101,10 @@ def _shared_hub_threshold(conn: Any, percentile: float) -> int | None:
         cached = _shared.get(key)
     if cached is not None and now - cached[0] < HUB_THRESHOLD_TTL_S:
         return cached[1]
-    value = _read_hub_threshold(conn, percentile)
+    value = hubs.mention_percentile(conn, percentile)
     with _shared_lock:
         _shared[key] = (now, value)
     return value
-
-
-def _read_hub_threshold(conn: sqlite3.Connection, percentile: float) -> int | None:
-    try:
-        n = conn.execute(f"SELECT COUNT(*) FROM entities WHERE {_NAMES}").fetchone()[0]
-        if not n:
-            return None
-        row = conn.execute(
-            f"SELECT mentions FROM entities WHERE {_NAMES} ORDER BY mentions LIMIT 1 OFFSET ?",
-            (int(percentile * (n - 1)),),
-        ).fetchone()
-    except sqlite3.OperationalError:
-        return None  # no graph tables
-    return None if row is None else int(row[0])
 
 
 @dataclass(frozen=True)
@@ -185,14 +166,8 @@ def _penalise_hubs(conn: sqlite3.Connection, hits: list[Any], threshold: int,
                    penalty: float) -> None:
     """score × penalty for those of `hits` linked only to hubs."""
     ids = [h.memory.id for h in hits]
-    marks = ",".join("?" * len(ids))
     linked: dict[str, list[int]] = {}
-    for memory_id, mentions in conn.execute(
-        f"SELECT mm.memory_id, e.mentions FROM memory_entity_mentions mm"
-        f" JOIN entities e ON e.id = mm.entity_id WHERE mm.memory_id IN ({marks})"
-        f" AND {_NAMES.replace('entity_type', 'e.entity_type')}",
-        ids,
-    ):
+    for memory_id, mentions in hubs.linked_mentions(conn, ids):
         linked.setdefault(memory_id, []).append(mentions)
     for h in hits:
         mentions = linked.get(h.memory.id)

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from mnemonist.search.fusion import Fused
-from mnemonist.search.keyword import BY_SEQ
 from mnemonist.search.vector_index import VectorIndex
+from mnemonist.store import recall_reads
 from mnemonist.text.tokens import content_tokens
 
 MIN_TERM_LENGTH = 3
@@ -56,11 +56,7 @@ def expansion_terms(
     if not ranked:
         return []
     weight = {f.seq: f.score for f in ranked}
-    marks = ",".join("?" * len(ranked))
-    rows = conn.execute(
-        f"SELECT m.seq, m.content FROM memories m {BY_SEQ} WHERE m.seq IN ({marks})",
-        list(weight),
-    ).fetchall()
+    rows = recall_reads.contents(conn, list(weight))
     asked = set(content_tokens(query))
     score: dict[str, float] = {}
     seen_in: dict[str, int] = {}

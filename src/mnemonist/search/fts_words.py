@@ -12,11 +12,11 @@ small insert per word the mirror has never seen.
 from __future__ import annotations
 
 import re
-import sqlite3
 import threading
-from collections import defaultdict
 from collections.abc import Iterable
 from itertools import chain
+
+from mnemonist.store import fts
 
 #: a run of Unicode letters and digits (unicode61's token characters; '_' separates)
 WORD = re.compile(r"[^\W_]+")
@@ -26,9 +26,7 @@ class FtsWords:
     """Word -> token ids, learned from FTS5 ('porter unicode61') and remembered."""
 
     def __init__(self) -> None:
-        self._db = sqlite3.connect(":memory:", check_same_thread=False)
-        self._db.execute("CREATE VIRTUAL TABLE w USING fts5(x, tokenize='porter unicode61')")
-        self._db.execute("CREATE VIRTUAL TABLE w_tokens USING fts5vocab(w, instance)")
+        self._db = fts.tokenizer()
         self._lock = threading.Lock()
         self.token_ids: dict[str, int] = {}
         #: a word FTS5 makes into exactly one token -> that token's id (nearly every word)
@@ -45,13 +43,7 @@ class FtsWords:
             new = [w for w in set(words) if w not in self._single and w not in self._other]
             if not new:
                 return
-            tokens: dict[int, list[str]] = defaultdict(list)
-            self._db.executemany("INSERT INTO w(rowid, x) VALUES (?, ?)", enumerate(new, 1))
-            for term, doc in self._db.execute(
-                "SELECT term, doc FROM w_tokens ORDER BY doc, offset"
-            ):
-                tokens[doc].append(term)
-            self._db.execute("DELETE FROM w")
+            tokens = fts.tokens_of(self._db, new)
             ids = self.token_ids
             for i, word in enumerate(new, 1):
                 these = tuple(ids.setdefault(t, len(ids)) for t in tokens.get(i, ()))

@@ -12,6 +12,10 @@ from typing import Any
 
 import numpy as np
 
+from mnemonist.graph.boost import graph_boost
+from mnemonist.graph.channel import SEED_MEMORIES
+from mnemonist.graph.channel import candidates as traversal_candidates
+from mnemonist.graph.walks import Limits
 from mnemonist.model.config import MemoryConfig, PredictorConfig, SearchConfig
 from mnemonist.model.memory import Memory, format_ts
 from mnemonist.model.requests import RecallFilters
@@ -23,7 +27,6 @@ from mnemonist.search.dampening import Needed, dampen
 from mnemonist.search.feedback import expansion_terms, rocchio, top_seqs
 from mnemonist.search.filters import hidden_private, historical, only_project, where_clause
 from mnemonist.search.fusion import Fused, fuse, normalize_bm25
-from mnemonist.search.graph_boost import graph_boost
 from mnemonist.search.keyword import keyword_search, phrase_search
 from mnemonist.search.keyword_mirror_keeper import KeywordMirrorKeeper
 from mnemonist.search.newest_first import newest_first
@@ -35,11 +38,8 @@ from mnemonist.search.score_lifts import boost_by_source, boost_named_authors, n
 from mnemonist.search.session_expansion import SessionExpansion, expand_sessions, spread_sessions
 from mnemonist.search.signals import access_boost, effective_importance
 from mnemonist.search.sparse_leg import SparseLeg, blend
-from mnemonist.search.traversal import Limits
-from mnemonist.search.traversal_channel import SEED_MEMORIES
-from mnemonist.search.traversal_channel import candidates as traversal_candidates
 from mnemonist.search.vector_index import VectorIndex
-from mnemonist.store import embeddings, memories
+from mnemonist.store import embeddings, memories, recall_reads
 from mnemonist.text.timeexpr import TimeWindow, find_time_window
 
 log = logging.getLogger(__name__)
@@ -214,8 +214,7 @@ class HybridSearch:
         (None: any), and others' private memories, which never take a place in the top k."""
         if not only_project(filters):
             where, args = where_clause(filters)
-            sql = f"SELECT m.seq FROM memories m WHERE {where}"
-            return {r[0] for r in conn.execute(sql, args)}, set()
+            return recall_reads.allowed_seqs(conn, where, args), set()
         return None, hidden_private(conn, filters)
 
     def _index_filters(
@@ -386,7 +385,7 @@ class HybridSearch:
         self, conn: sqlite3.Connection, fused: list[Fused], qvec: np.ndarray | None,
         filters: RecallFilters | None,
     ) -> list[Fused]:
-        """Memories the graph reaches from the best candidates (`traversal_channel.py`), new
+        """Memories the graph reaches from the best candidates (`graph/channel.py`), new
         to fusion, scored alpha·cosine × path confidence × the channel's weight."""
         gcfg = self.mem_cfg.pipeline_v2.graph
         t = gcfg.traversal

@@ -12,6 +12,7 @@ from mnemonist.model.requests import RecallFilters
 from mnemonist.search.filters import where_clause
 from mnemonist.search.keyword_mirror import KeywordMirror
 from mnemonist.search.keyword_pruning import phrase_pruned_top, pruned_top
+from mnemonist.store import fts
 from mnemonist.store.backend import is_postgres
 from mnemonist.store.postgres import fts as pg_fts
 from mnemonist.text.tokens import (
@@ -26,10 +27,6 @@ from mnemonist.text.tokens import (
 
 MAX_HINTS_PER_MEMORY = 20  # the upper bound of memory.pipelineV2.hints.max
 FILTER_PAGE = 250  # ranked matches checked against the filters per query
-#: a lookup of known seqs goes by the primary key: without it the planner may prefer an index
-#: that leads with `is_deleted` (memories_occurred) for the filters' `m.is_deleted = 0` and read
-#: every live row (measured 27 ms a page at 100,000 memories)
-BY_SEQ = "NOT INDEXED"
 #: a filter allowing at most this many memories: the mirror ranks among them; past it, the
 #: mirror's best rows are checked against the filter a page at a time (most pass)
 MIRROR_AMONG = 20_000
@@ -127,9 +124,8 @@ def _mirrored(
     if keys is None:
         return None
     if narrow:
-        allowed = np.fromiter((r[0] for r in conn.execute(
-            f"SELECT m.seq FROM memories m WHERE {where} LIMIT ?", [*args, MIRROR_AMONG + 1])),
-            dtype=np.int64)
+        allowed = np.fromiter(fts.filtered_seqs(conn, where, args, MIRROR_AMONG + 1),
+                              dtype=np.int64)
         if allowed.size <= MIRROR_AMONG:
             return mirror.top(keys, k, among=allowed)
     want = max(FILTER_PAGE, 2 * k)
@@ -152,13 +148,7 @@ def selective(filters: RecallFilters | None) -> bool:
 def _joined(
     conn: sqlite3.Connection, table: str, match: str, where: str, args: list[Any], k: int
 ) -> list[tuple[int, float]]:
-    rows = conn.execute(
-        f"SELECT m.seq, bm25({table}) AS score FROM {table}"
-        f" JOIN memories m ON m.seq = {table}.rowid"
-        f" WHERE {table} MATCH ? AND {where} ORDER BY score LIMIT ?",
-        [match, *args, k],
-    ).fetchall()
-    return [(row[0], row[1]) for row in rows]
+    return fts.joined(conn, table, match, where, args, k)
 
 
 def _ranked_then_filtered(
@@ -171,17 +161,11 @@ def _ranked_then_filtered(
     only when too few of its rows pass does an unbounded one continue where it stopped."""
     first = max(FILTER_PAGE, 2 * k)
     out: list[tuple[int, float]] = []
-    ranked = conn.execute(
-        f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?",
-        [match, first],
-    ).fetchall()
+    ranked = fts.ranked(conn, table, match, first)
     _keep_passing(conn, ranked, where, args, k, out)
     if len(out) >= k or len(ranked) < first:
         return out[:k]
-    cursor = conn.execute(
-        f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT -1 OFFSET ?",
-        [match, first],
-    )
+    cursor = fts.ranked_after(conn, table, match, first)
     while len(out) < k:
         page = cursor.fetchmany(FILTER_PAGE)
         if not page:
@@ -200,11 +184,7 @@ def _keep_passing(
         if len(out) >= k:
             return
         page = ranked[start : start + FILTER_PAGE]
-        marks = ",".join("?" * len(page))
-        passing = {r[0] for r in conn.execute(
-            f"SELECT m.seq FROM memories m {BY_SEQ} WHERE m.seq IN ({marks}) AND {where}",
-            [*(r[0] for r in page), *args],
-        )}
+        passing = fts.passing_seqs(conn, [r[0] for r in page], where, args)
         out.extend((r[0], r[1]) for r in page if r[0] in passing)
 
 
@@ -215,13 +195,7 @@ def _hint_search(
     here, not in SQL: FTS5 refuses bm25() under an aggregate. The best k × MAX_HINTS_PER_MEMORY
     rows hold at least k memories (the worker writes at most `hints.max` ≤ 20 per memory)."""
     best: dict[int, float] = {}
-    for seq, score in conn.execute(
-        "SELECT m.seq, bm25(memory_hints_fts) AS score FROM memory_hints_fts"
-        " JOIN memory_hints h ON h.id = memory_hints_fts.rowid"
-        f" JOIN memories m ON m.id = h.memory_id WHERE memory_hints_fts MATCH ? AND {where}"
-        " ORDER BY score LIMIT ?",
-        [match, *args, k * MAX_HINTS_PER_MEMORY],
-    ):
+    for seq, score in fts.hint_scores(conn, match, where, args, k * MAX_HINTS_PER_MEMORY):
         if seq not in best:
             best[seq] = score
             if len(best) >= k:
@@ -245,11 +219,7 @@ def terms_in(conn: sqlite3.Connection, terms: list[str], seqs: list[int]) -> dic
         return found
     for start in range(0, len(seqs), 500):
         chunk = seqs[start : start + 500]
-        marks = ",".join("?" * len(chunk))
         for term in terms:
-            for (seq,) in conn.execute(
-                f"SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? AND rowid IN ({marks})",
-                [quote_fts_term(term), *chunk],
-            ):
+            for seq in fts.content_matches(conn, quote_fts_term(term), chunk):
                 found[seq].append(term)
     return found

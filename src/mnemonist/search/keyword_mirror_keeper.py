@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from mnemonist.search.keyword_mirror import KeywordMirror
+from mnemonist.store import context
 from mnemonist.store.backend import is_postgres
 from mnemonist.store.db import Database
 
@@ -244,7 +245,7 @@ class KeywordMirrorKeeper:
             return False
         with self._dirty_lock:
             self._since_count = 0
-        rows = self._db.reader().execute("SELECT count(*) FROM memory_context").fetchone()[0]
+        rows = context.row_count(self._db.reader())
         return rows >= self._auto_from
 
     def _quiet(self, quiet_s: float | None = None, allowed: int | None = None) -> None:
@@ -330,8 +331,7 @@ def _all_rows(db: Database, between: Callable[[int], None] | None = None
     while True:
         if between is not None and last >= 0:
             between(last)
-        rows = conn.execute("SELECT seq, text FROM memory_context WHERE seq > ? ORDER BY seq"
-                            " LIMIT ?", (last, CHUNK)).fetchall()
+        rows = context.texts_after(conn, last, CHUNK)
         if not rows:
             return
         yield from rows
@@ -344,8 +344,6 @@ def _texts(db: Database, seqs: list[int]) -> dict[int, str]:
     out: dict[int, str] = {}
     for start in range(0, len(seqs), 500):
         chunk = seqs[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        out.update(conn.execute(
-            f"SELECT seq, text FROM memory_context WHERE seq IN ({marks})", chunk).fetchall())
+        out.update(context.texts_of(conn, chunk))
     return out
 

@@ -28,12 +28,12 @@ search p95 0.60× the shortcut it replaced (which scored every row of the rarest
 
 from __future__ import annotations
 
-import json
 import math
 import sqlite3
 
 import numpy as np
 
+from mnemonist.store import fts
 from mnemonist.text.tokens import quote_fts_term
 
 K1 = 1.2  # FTS5's bm25() constant; the bound is (K1 + 1) × idf
@@ -122,9 +122,7 @@ def _or(terms: list[str]) -> str:
 
 
 def _count(conn: sqlite3.Connection, table: str, term: str) -> int:
-    return conn.execute(
-        f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (quote_fts_term(term),)
-    ).fetchone()[0]
+    return fts.match_count(conn, table, quote_fts_term(term))
 
 
 def _scored_among(
@@ -132,13 +130,7 @@ def _scored_among(
 ) -> list[tuple[int, float]]:
     """bm25 of the whole query for the rows matching `among` (the `+rowid` guard of
     `_scored`)."""
-    rows = conn.execute(
-        f"SELECT rowid, bm25({table}) AS score FROM {table} WHERE {table} MATCH ?"
-        f" AND +rowid IN (SELECT rowid FROM {table} WHERE {table} MATCH ?)"
-        " ORDER BY score LIMIT ?",
-        (everything, among, k),
-    ).fetchall()
-    return [(r[0], r[1]) for r in rows]
+    return fts.scored_among(conn, table, everything, among, k)
 
 
 def upper_bounds(ids: dict[str, np.ndarray], rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -154,9 +146,7 @@ def upper_bounds(ids: dict[str, np.ndarray], rows: int) -> tuple[np.ndarray, np.
 
 def _row_ids(conn: sqlite3.Connection, table: str, term: str) -> np.ndarray:
     """The rowids matching one term, read without scoring (one string, parsed in C)."""
-    text = conn.execute(
-        f"SELECT group_concat(rowid) FROM {table} WHERE {table} MATCH ?", (quote_fts_term(term),)
-    ).fetchone()[0]
+    text = fts.row_ids_text(conn, table, quote_fts_term(term))
     return np.fromstring(text, dtype=np.int64, sep=",") if text else np.zeros(0, np.int64)
 
 
@@ -165,19 +155,13 @@ def _scored(
 ) -> list[tuple[int, float]]:
     """bm25 of the whole query, computed only for the given rows (`+rowid` keeps SQLite
     from handing the IN to FTS5, which would re-run the query once per row)."""
-    rows = conn.execute(
-        f"SELECT rowid, bm25({table}) AS score FROM {table} WHERE {table} MATCH ?"
-        " AND +rowid IN (SELECT value FROM json_each(?)) ORDER BY score LIMIT ?",
-        (everything, json.dumps(seqs.tolist()), k),
-    ).fetchall()
-    return [(r[0], r[1]) for r in rows]
+    return fts.scored(conn, table, everything, seqs.tolist(), k)
 
 
 def _upper_rows(conn: sqlite3.Connection, table: str) -> int:
     """At least the index's row count (FTS5's N): the largest rowid. A larger N only raises
     idf, so the bounds stay bounds."""
-    row = conn.execute(f"SELECT rowid FROM {table} ORDER BY rowid DESC LIMIT 1").fetchone()
-    return int(row[0]) if row else 0
+    return fts.largest_rowid(conn, table)
 
 
 def _idf(rows: int, hits: int) -> float:

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from mnemonist.model.requests import RecallFilters
 from mnemonist.search.filters import where_clause
 from mnemonist.search.fusion import Fused
-from mnemonist.search.keyword import BY_SEQ
+from mnemonist.store import recall_reads
 
 #: sessions of the best candidates that are pooled (bounds the turns read per recall)
 MAX_SESSIONS = 12
@@ -34,10 +34,6 @@ MAX_SESSIONS = 12
 SEED_CANDIDATES = 40
 #: a session longer than this is a document, not a conversation: left out
 MAX_TURNS = 200
-
-#: without it the planner prefers an index that leads with `is_deleted` for the filters'
-#: `m.is_deleted = 0` and reads every live row (PostgreSQL's dialect drops the clause)
-BY_SOURCE = "INDEXED BY memories_source"
 
 Cosines = Callable[[list[int]], dict[int, float]]
 
@@ -85,12 +81,7 @@ def _sessions_of(conn: sqlite3.Connection, seqs: list[int]) -> dict[int, tuple[s
     """seq → (project, source_id) for the candidates that have a source."""
     if not seqs:
         return {}
-    marks = ",".join("?" * len(seqs))
-    rows = conn.execute(
-        f"SELECT m.seq, m.project, m.source_id FROM memories m {BY_SEQ}"
-        f" WHERE m.seq IN ({marks}) AND m.source_id IS NOT NULL",
-        seqs,
-    )
+    rows = recall_reads.sources_of(conn, seqs)
     return {seq: (project or "", source) for seq, project, source in rows}
 
 
@@ -100,12 +91,7 @@ def _members(
     """Every live turn of the sessions that passes the recall's filters."""
     where, args = where_clause(filters)
     sources = sorted({s for _, s in sessions})
-    marks = ",".join("?" * len(sources))
-    rows = conn.execute(
-        f"SELECT m.seq, m.project, m.source_id FROM memories m {BY_SOURCE}"
-        f" WHERE m.source_id IN ({marks}) AND {where}",
-        [*sources, *args],
-    )
+    rows = recall_reads.source_members(conn, sources, where, args)
     wanted = set(sessions)
     out: dict[tuple[str, str], list[int]] = {}
     for seq, project, source in rows:

@@ -32,6 +32,7 @@ from typing import Literal
 import numpy as np
 
 from mnemonist.search.sparse_index import SparseIndex
+from mnemonist.store import recall_reads
 
 #: a source longer than this is a document, not a conversation: no session vector
 MAX_TURNS = 200
@@ -39,8 +40,6 @@ MAX_TURNS = 200
 QUERY_REFRESH = 256
 #: memories one refresh takes on (bounds one background cycle)
 REFRESH_BATCH = 4096
-
-BY_SOURCE = "INDEXED BY memories_source"
 
 Key = tuple[str, str]  # (project or "", source_id)
 Pool = Literal["sum", "max"]
@@ -132,10 +131,7 @@ class SessionVectors:
         out: set[Key] = set()
         for i in range(0, len(seqs), 500):
             chunk = seqs[i:i + 500]
-            marks = ",".join("?" * len(chunk))
-            for project, source in conn.execute(
-                    f"SELECT project, source_id FROM memories WHERE seq IN ({marks})"
-                    " AND source_id IS NOT NULL", chunk):
+            for project, source in recall_reads.projects_and_sources(conn, chunk):
                 out.add((project or "", source))
         return out
 
@@ -145,11 +141,7 @@ class SessionVectors:
         out: dict[Key, list[int]] = {k: [] for k in keys}
         for i in range(0, len(sources), 500):
             chunk = sources[i:i + 500]
-            marks = ",".join("?" * len(chunk))
-            rows = conn.execute(
-                f"SELECT m.seq, m.project, m.source_id FROM memories m {BY_SOURCE}"
-                f" WHERE m.source_id IN ({marks}) AND m.is_deleted = 0"
-                " AND m.superseded_at IS NULL", chunk)
+            rows = recall_reads.current_members(conn, chunk)
             for seq, project, source in rows:
                 key = (project or "", source)
                 if key in out:

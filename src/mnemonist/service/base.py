@@ -29,7 +29,7 @@ from mnemonist.search.vector_index import AUTO_INT8_FROM, ExactVectors, VectorIn
 from mnemonist.service.errors import Conflict, NotFound, NotOnPostgres
 from mnemonist.service.home_ranker import HomeRanker
 from mnemonist.service.query_embedding import QueryEmbedder
-from mnemonist.store import embeddings, hints, memories
+from mnemonist.store import embedding_work, embeddings, hints, memories
 from mnemonist.store.backend import is_postgres
 from mnemonist.store.context import is_line
 from mnemonist.store.db import Database
@@ -295,10 +295,7 @@ class ServiceCore:
         dims = self.provider.dimensions
         conn = self.db.reader()
         if dims is None:
-            row = conn.execute(
-                "SELECT dimensions FROM embeddings WHERE model = ? LIMIT 1", (model,)
-            ).fetchone()
-            dims = row[0] if row else None
+            dims = embedding_work.dimensions_of(conn, model)
         if dims is None:
             return  # created on the first embedding
         index = self.get_index(dims)

@@ -29,7 +29,7 @@ from mnemonist.model.requests import ScopeId
 from mnemonist.service.errors import BadRequest
 from mnemonist.service.export import BUNDLE_KIND, BUNDLE_VERSION, schema_version
 from mnemonist.service.part import Part
-from mnemonist.store import bundle, context, embeddings
+from mnemonist.store import bundle, context, embedding_work, embeddings, memory_reads
 from mnemonist.store.backend import is_postgres
 from mnemonist.text.normalize import normalize_and_hash
 from mnemonist.text.scrub import scrub_credentials
@@ -200,8 +200,8 @@ class BundleImportOps(Part):
 
                     index_blob(w, values["content_hash"])
                 if kind == "memory":
-                    row = w.execute("SELECT seq, project, source_id, occurred_at FROM memories"
-                                    " WHERE id = ?", (values["id"],)).fetchone()
+                    row = memory_reads.position(w, values["id"])
+                    assert row is not None  # inserted just above
                     context.refresh_at(w, row[0], row[1], row[2], row[3])
                     created_seqs.append(row[0])
         return made
@@ -219,12 +219,7 @@ class BundleImportOps(Part):
         model = self.core.provider.model_id
         for start in range(0, len(seqs), 500):
             chunk = seqs[start : start + 500]
-            rows = conn.execute(
-                "SELECT c.seq, m.project, e.vector, e.dimensions FROM memory_context c"
-                " JOIN memories m ON m.seq = c.seq"
-                " JOIN embeddings e ON e.content_hash = c.text_hash AND e.model = ?"
-                f" WHERE c.seq IN ({','.join('?' * len(chunk))}) AND m.is_deleted = 0"
-                " AND m.superseded_at IS NULL", [model, *chunk]).fetchall()
+            rows = embedding_work.current_context_vectors(conn, chunk, model)
             items = [(r[0], r[1], embeddings.from_blob(r[2], r[3])) for r in rows]
             if items:
                 self.core.get_context_index(len(items[0][2])).add_many(items)

@@ -44,11 +44,7 @@ class CheckpointOps(Part):
         conn = self.core.db.reader()
         q = self.checkpoint_queue
         return {
-            "tracked": conn.execute("SELECT COUNT(*) FROM session_state").fetchone()[0],
-            "checkpoints": conn.execute(
-                "SELECT COUNT(*) FROM session_checkpoints").fetchone()[0],
-            "transcripts": conn.execute(
-                "SELECT COUNT(*) FROM session_transcripts").fetchone()[0],
+            **store.tracking_counts(conn),
             "checkpoint_queue": {"pending": q.pending(), "written": q.written,
                                  "merged": q.merged, "pruned": q.pruned,
                                  "last_error": q.last_error},

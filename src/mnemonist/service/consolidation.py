@@ -60,11 +60,7 @@ class ConsolidationOps(Part):
         conn = self.core.db.reader()
         cfg = self.core.config.memory.consolidation
         done = store.progress(conn)
-        open_contradictions = int(conn.execute(
-            "SELECT COUNT(*) FROM duplicate_candidates d JOIN memories a ON a.id = d.memory_a"
-            " JOIN memories b ON b.id = d.memory_b WHERE d.kind = 'contradiction'"
-            " AND d.status = 'open' AND a.is_deleted = 0 AND a.superseded_at IS NULL"
-            " AND b.is_deleted = 0 AND b.superseded_at IS NULL").fetchone()[0])
+        open_contradictions = store.open_contradictions(conn)
         worker = self.consolidation_worker
         return {
             "enabled": cfg.enabled, "interval_ms": cfg.interval_ms,

@@ -33,7 +33,7 @@ from mnemonist.model.requests import RememberRequest
 from mnemonist.service.base import ServiceCore
 from mnemonist.service.errors import BadRequest, Conflict, NotFound
 from mnemonist.service.part import Part
-from mnemonist.store import documents, embeddings, jobs, memories
+from mnemonist.store import documents, embedding_work, embeddings, jobs, memories, memory_reads
 from mnemonist.store.documents import Document
 from mnemonist.text.normalize import normalize_and_hash
 from mnemonist.text.prefix import parse_prefix
@@ -142,12 +142,7 @@ class Documents(Part):
 
     def get_document(self, doc_id: str, *, with_content: bool = False) -> dict[str, Any]:
         out = self._document(doc_id).to_public(with_content=with_content)
-        row = self.core.db.reader().execute(
-            "SELECT id, status, attempts, max_attempts, error, run_after FROM memory_jobs"
-            " WHERE document_id = ? AND job_type = ? ORDER BY created_at DESC, rowid DESC"
-            " LIMIT 1", (doc_id, JOB_TYPE),
-        ).fetchone()
-        out["job"] = dict(row) if row else None
+        out["job"] = jobs.latest_for_document(self.core.db.reader(), doc_id, JOB_TYPE)
         return out
 
     def document_chunks(self, doc_id: str, *, include_deleted: bool = True) -> dict[str, Any]:
@@ -222,18 +217,18 @@ class Documents(Part):
         deleted meanwhile. A vector computed beforehand is stored and indexed on commit."""
         new = prepared.new
         with self.core.db.write_tx() as conn:
-            row = conn.execute("SELECT status FROM documents WHERE id = ?", (doc.id,)).fetchone()
-            if row is None or row[0] == "deleted":
+            status = documents.status_of(conn, doc.id)
+            if status is None or status == "deleted":
                 return None
             outcome = self.memories.insert_or_existing(conn, new, prepared.actor, prepared.scrubbed)
             documents.link_chunk(conn, doc.id, index, outcome["id"])
             if outcome["created"] and vector is not None and self.core.provider is not None:
                 model = self.core.provider.model_id
                 embeddings.upsert(conn, new.content_hash, model, vector)
-                conn.execute("UPDATE memories SET embedding_model = ? WHERE id = ?",
-                             (model, new.id))
-                seq = conn.execute("SELECT seq FROM memories WHERE id = ?", (new.id,)).fetchone()
+                embedding_work.mark_embedded_by_id(conn, new.id, model)
+                seq = memory_reads.seq_of(conn, new.id)
+                assert seq is not None  # inserted in this transaction
                 project = new.project
                 self.core.db.on_commit(
-                    lambda: self.core.get_index(int(vector.shape[0])).add(seq[0], vector, project))
+                    lambda: self.core.get_index(int(vector.shape[0])).add(seq, vector, project))
         return outcome

@@ -50,8 +50,7 @@ class DuplicateOps(Part):
         """For diagnostics: open pairs waiting for review, and how far the sweep has come."""
         conn = self.core.db.reader()
         cursor = duplicates.cursor(conn)
-        left = conn.execute(f"SELECT COUNT(*) FROM memories m WHERE m.seq > ? AND"
-                            f" {duplicates.sweepable_where()}", (cursor,)).fetchone()[0]
+        left = duplicates.unswept(conn, cursor)
         return {"open": duplicates.open_count(conn), "swept_up_to_seq": cursor,
                 "not_swept_yet": int(left)}
 
@@ -127,8 +126,7 @@ class DuplicateOps(Part):
             at = utcnow()
             archive.mark_superseded(w, dropped.id, kept.id, at=at, by=actor)
             if kept.supersedes is None:
-                w.execute("UPDATE memories SET supersedes = ? WHERE id = ?",
-                          (dropped.id, kept.id))
+                archive.set_supersedes(w, kept.id, dropped.id)
             history.append(
                 w, dropped.id, "superseded", old_content=dropped.content,
                 new_content=kept.content, changed_by=actor, reason=reason,

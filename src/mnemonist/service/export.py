@@ -27,9 +27,10 @@ from mnemonist import __version__
 from mnemonist.guards.private_files import private_folder
 from mnemonist.model.memory import utcnow
 from mnemonist.model.requests import Caller
-from mnemonist.search.filters import PRIVATE, visibility_clause
+from mnemonist.search.filters import visibility_clause
 from mnemonist.service.errors import BadRequest, Conflict
 from mnemonist.service.part import Part
+from mnemonist.store import backup as backup_store
 from mnemonist.store import bundle
 from mnemonist.store.backend import is_postgres
 from mnemonist.store.migrations import MIGRATIONS
@@ -54,10 +55,10 @@ class ExportOps(Part):
         """The bundle, one JSON line at a time (header first); read in pages, never whole.
         It holds the global memories and the caller's own (none: global only), or every
         memory with `all_scopes` (a full, backup-like export)."""
-        hidden = None
+        hidden: bundle.Hidden = None
         if not all_scopes:
             visible, args = visibility_clause(caller)
-            hidden = (f"SELECT m.id FROM memories m WHERE {PRIVATE} AND NOT ({visible})", args)
+            hidden = bundle.hidden_from(visible, args)
         with self._snapshot() as conn:
             yield _line({"kind": BUNDLE_KIND, "version": BUNDLE_VERSION,
                          "schema": schema_version(), "exported_at": utcnow(),
@@ -81,16 +82,8 @@ class ExportOps(Part):
             with self.core.db.snapshot() as pg:  # type: ignore[attr-defined]
                 yield pg
             return
-        conn = sqlite3.connect(str(self.core.db.path), isolation_level=None,
-                               check_same_thread=False, timeout=30.0)
-        try:
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA query_only=ON")
-            conn.execute("BEGIN")
-            conn.execute("SELECT 1 FROM memories LIMIT 1").fetchall()  # the snapshot starts
+        with backup_store.snapshot(str(self.core.db.path)) as conn:
             yield conn
-        finally:
-            conn.close()
 
     # -- backup ----------------------------------------------------------------------------
     def backups_folder(self) -> Path:
@@ -134,16 +127,7 @@ class ExportOps(Part):
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         os.close(fd)
         try:
-            src = sqlite3.connect(str(self.core.db.path), timeout=30.0)
-            dst = sqlite3.connect(tmp)
-            try:
-                src.backup(dst)  # pages=-1: all of it in one step, one consistent state
-                dst.execute("PRAGMA journal_mode=DELETE")  # one self-contained file
-                pages = dst.execute("PRAGMA page_count").fetchone()[0]
-                memories = dst.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
-            finally:
-                dst.close()
-                src.close()
+            pages, memories = backup_store.copy_file(str(self.core.db.path), tmp)
             os.chmod(tmp, 0o600)  # it holds every memory
             os.replace(tmp, target)
         except BaseException:
@@ -173,12 +157,7 @@ def is_mnemonist_backup(path: Path) -> bool:
         with path.open("rb") as fh:
             if fh.read(16) != b"SQLite format 3\x00":
                 return False
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            names = {r[0] for r in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'")}
-        finally:
-            conn.close()
+        names = backup_store.table_names(str(path))
     except (OSError, sqlite3.Error):
         return False
     return {"memories", "memory_history", "schema_migrations"} <= names

@@ -27,7 +27,7 @@ from mnemonist.search.keyword import query_terms, terms_in
 from mnemonist.service.errors import BadRequest, Conflict
 from mnemonist.service.mutations import file_managed_error
 from mnemonist.service.purge import PurgeOps
-from mnemonist.store import files, memories
+from mnemonist.store import files, memories, memory_reads
 from mnemonist.text.scrub import scrub_optional
 
 TOKEN_TTL_S = 600
@@ -156,15 +156,9 @@ class ForgetOps(PurgeOps):
         else:
             # force with explicit ids may purge tombstones too (the execute loop expects them)
             where, args = where_clause(filters, include_deleted=bool(req.force and req.ids))
-            if req.ids:
-                where += f" AND m.id IN ({','.join('?' * len(req.ids))})"
-                args += list(req.ids)
-            rows = conn.execute(
-                f"SELECT m.seq FROM memories m WHERE {where} ORDER BY m.created_at LIMIT ?",
-                [*args, cap],
-            ).fetchall()
-            by_seq = memories.get_many_by_seq(conn, [r[0] for r in rows])
-            sel = Selection([by_seq[r[0]] for r in rows if r[0] in by_seq])
+            seqs = memory_reads.oldest_matching(conn, where, args, list(req.ids or []), cap)
+            by_seq = memories.get_many_by_seq(conn, seqs)
+            sel = Selection([by_seq[s] for s in seqs if s in by_seq])
         managed = files.lines_of(conn, [m.id for m in sel.memories])  # the file is the truth
         sel.memories = [m for m in sel.memories
                         if (req.include_pinned or not m.pinned) and m.id not in managed]

@@ -29,6 +29,7 @@ from mnemonist.sessions.turns import SessionTurn, is_substantive
 from mnemonist.store import embeddings, gate_log, jobs
 from mnemonist.store import session_turns as turns_store
 from mnemonist.store import sessions as sessions_store
+from mnemonist.store import significance as significance_store
 from mnemonist.text.entities import canonical_name, extract
 
 #: the most text of a session read for the entities it names
@@ -88,13 +89,11 @@ class GateOps(Part):
         decision = "extract"
         if verdict["insignificant"]:
             decision = "skip" if mode == "on" else "would_skip"
-        state = self.core.db.reader().execute(
-            "SELECT project FROM session_ingest WHERE session_key = ?",
-            (session_key,)).fetchone()
+        project = significance_store.ingest_project(self.core.db.reader(), session_key)
         with self.core.db.write_tx() as conn:
             gate_log.record(conn, gate="significance", mode=mode, decision=decision,
                             subject=session_key, reasons=verdict["reasons"],
-                            project=state[0] if state else None,
+                            project=project,
                             neighbour_id=verdict["nearest_session"],
                             cosine=None if verdict["distance"] is None
                             else 1.0 - verdict["distance"])
@@ -116,24 +115,14 @@ class GateOps(Part):
         if not names:
             return []
         keys = list(names)[:MAX_NAMES]
-        marks = ", ".join("?" * len(keys))
-        rows = self.core.db.reader().execute(
-            f"SELECT e.name FROM entities e WHERE e.project = ? AND e.agent_id = ''"
-            f" AND e.user_id = '' AND e.canonical_name IN ({marks}) AND EXISTS ("
-            f"SELECT 1 FROM memory_entity_mentions x JOIN memories m ON m.id = x.memory_id"
-            f" WHERE x.entity_id = e.id AND m.is_deleted = 0"
-            f" AND NOT (COALESCE(m.source_type, '') = ? AND COALESCE(m.source_id, '') = ?))"
-            f" ORDER BY e.mentions DESC, e.name",
-            [project or "", *keys, turns_store.SOURCE_TYPE, session_key])
-        return [r[0] for r in rows]
+        return significance_store.known_entity_names(self.core.db.reader(), session_key,
+                                                     project, keys)
 
     def _embed_own_turns(self, session_key: str) -> None:
         if self.core.embedder is None:
             return
-        seqs = [r[0] for r in self.core.db.reader().execute(
-            "SELECT seq FROM memories WHERE source_type = ? AND source_id = ?"
-            " AND embedding_model IS NULL AND is_deleted = 0 ORDER BY seq LIMIT ?",
-            (turns_store.SOURCE_TYPE, session_key, EMBED_OWN_TURNS))]
+        seqs = significance_store.unembedded_turns(self.core.db.reader(), session_key,
+                                                   EMBED_OWN_TURNS)
         if seqs:
             self.core.embedder.embed_now(seqs, EMBED_BUDGET_S, chunk=32)
 
@@ -141,11 +130,9 @@ class GateOps(Part):
                           row: dict[str, Any]) -> list[str]:
         """The project's most recent indexed sessions that started before this one."""
         limit = self.core.config.sessions.significance.recent_sessions
-        return [r[0] for r in self.core.db.reader().execute(
-            "SELECT session_key FROM session_ingest WHERE status = 'indexed'"
-            " AND session_key != ? AND COALESCE(project, '') = ? AND created_at <= ?"
-            " ORDER BY created_at DESC, session_key LIMIT ?",
-            (session_key, project or "", row.get("created_at") or utcnow(), limit))]
+        return significance_store.earlier_sessions(
+            self.core.db.reader(), session_key, project, row.get("created_at") or utcnow(),
+            limit)
 
     def _session_vector(self, session_key: str, turns: int | None = None) -> np.ndarray | None:
         """The normalised mean vector of a session's embedded substantive turns (all of them
@@ -153,9 +140,7 @@ class GateOps(Part):
         assert self.core.provider is not None
         conn = self.core.db.reader()
         if turns is None:
-            turns = conn.execute("SELECT COUNT(*) FROM memories WHERE source_type = ? AND"
-                                 " source_id = ? AND is_deleted = 0",
-                                 (turns_store.SOURCE_TYPE, session_key)).fetchone()[0]
+            turns = significance_store.turn_count(conn, session_key)
         cache_key = (session_key, int(turns))
         with self._session_vectors_lock:
             if not hasattr(self, "_session_vectors"):
@@ -163,11 +148,7 @@ class GateOps(Part):
             if cache_key in self._session_vectors:
                 self._session_vectors.move_to_end(cache_key)
                 return self._session_vectors[cache_key]
-        rows = conn.execute(
-            "SELECT m.content, e.vector, e.dimensions FROM memories m JOIN embeddings e"
-            " ON e.content_hash = m.content_hash AND e.model = ?"
-            " WHERE m.source_type = ? AND m.source_id = ? AND m.is_deleted = 0",
-            (self.core.provider.model_id, turns_store.SOURCE_TYPE, session_key)).fetchall()
+        rows = significance_store.turn_vectors(conn, session_key, self.core.provider.model_id)
         # what the session says: greetings and thanks only blur it ("ok" / "Thanks!")
         said = [r for r in rows if is_substantive(SessionTurn("", 0, "user", r[0], None))]
         vector = significance.mean_vector(
@@ -227,9 +208,7 @@ class GateOps(Part):
         counts = gate_log.counts(conn)
         write = self.core.config.memory.write_gate
         sig = self.core.config.sessions.significance
-        to_backfill = conn.execute(
-            "SELECT COUNT(DISTINCT subject) FROM gate_decisions WHERE gate = 'significance'"
-            " AND decision = 'skip' AND backfilled_at IS NULL").fetchone()[0]
+        to_backfill = gate_log.to_backfill(conn)
         return {
             "write": {"mode": write.mode, "threshold": write.threshold,
                       "logged": counts.get("write", {})},

@@ -30,6 +30,7 @@ from mnemonist.model.memory import utcnow
 from mnemonist.pipeline import continuity_score
 from mnemonist.service.errors import NotFound
 from mnemonist.service.predictor import PredictorOps, prompt_key
+from mnemonist.store import graph_feedback as store
 from mnemonist.store import jobs, memories
 
 MIN_EDGE_CONFIDENCE = 0.05
@@ -43,27 +44,12 @@ def _shift(conn: sqlite3.Connection, memory_ids: list[str], *, aspect: float, ed
     aspects = edges = 0
     for memory_id in memory_ids:
         if aspect:
-            # a raise confirms the aspect: time decay counts from now (graph_upkeep)
-            aspects += conn.execute(
-                "UPDATE entity_aspects SET weight = MIN(?, MAX(?, weight + ?)), updated_at = ?,"
-                " confirmed_at = CASE WHEN ? > 0 THEN ? ELSE confirmed_at END"
-                " WHERE id IN (SELECT aspect_id FROM entity_attributes WHERE memory_id = ?"
-                " AND aspect_id IS NOT NULL)",
-                (hi, lo, aspect, now, aspect, now, memory_id)).rowcount
+            # a raise confirms the aspect: time decay counts from now (graph/upkeep.py)
+            aspects += store.shift_aspects(conn, memory_id, aspect, lo, hi, now)
         if edge:
             # `boost`: what feedback added on top of the evidence, the part time decay takes
             # back; stated and inferred edges have fixed confidences and are not moved
-            edges += conn.execute(
-                "UPDATE relations SET boost = boost + MIN(1.0, MAX(:lo, confidence + :d))"
-                " - confidence, confidence = MIN(1.0, MAX(:lo, confidence + :d)),"
-                " updated_at = :now, confirmed_at = CASE WHEN :d > 0 THEN :now"
-                " ELSE confirmed_at END WHERE reason NOT IN ('user-stated', 'inferred')"
-                " AND ((source_entity_id IN (SELECT entity_id FROM"
-                " memory_entity_mentions WHERE memory_id = :m) AND target_entity_id IN"
-                " (SELECT entity_id FROM memory_entity_mentions WHERE memory_id = :m))"
-                # a replay edge: its note names the two memories it was proposed from
-                " OR (reason = 'replay' AND instr(note, :m) > 0))",
-                {"lo": MIN_EDGE_CONFIDENCE, "d": edge, "now": now, "m": memory_id}).rowcount
+            edges += store.shift_edges(conn, memory_id, edge, MIN_EDGE_CONFIDENCE, now)
     return aspects, edges
 
 
@@ -79,10 +65,7 @@ class Feedback(PredictorOps):
             m = memories.get(conn, mid)
             if m is None or m.is_deleted:
                 raise NotFound(f"no memory {memory_id}")
-            conn.execute(
-                "INSERT INTO memory_feedback (memory_id, prompt_key, session_key, helpful,"
-                " created_at) VALUES (?, ?, ?, ?, ?)",
-                (mid, key, req.session_key, int(req.helpful), now))
+            store.record_rating(conn, mid, key, req.session_key, req.helpful, now)
             aspects = edges = 0
             if cfg.enabled:
                 sign = 1.0 if req.helpful else -1.0
@@ -91,9 +74,7 @@ class Feedback(PredictorOps):
                                         hi=cfg.max_weight, now=now)
             unhelpful = 0
             if key is not None:
-                unhelpful = conn.execute(
-                    "SELECT COUNT(*) FROM memory_feedback WHERE prompt_key = ? AND memory_id = ?"
-                    " AND helpful = 0", (key, mid)).fetchone()[0]
+                unhelpful = store.unhelpful_count(conn, key, mid)
         pair = None
         if req.query and self.core.config.predictor.adapt:
             pair = self.record_pair(m, req.query, 1.0 if req.helpful else 0.0, "explicit",
@@ -107,10 +88,7 @@ class Feedback(PredictorOps):
     def suppressed_for_prompt(self, prompt: str) -> set[str]:
         """Memories rated unhelpful often enough for this prompt not to be injected for it."""
         limit = self.core.config.memory.pipeline_v2.graph.feedback.unhelpful_limit
-        rows = self.core.db.reader().execute(
-            "SELECT memory_id FROM memory_feedback WHERE prompt_key = ? AND helpful = 0"
-            " GROUP BY memory_id HAVING COUNT(*) >= ?", (prompt_key(prompt), limit))
-        return {r[0] for r in rows}
+        return store.rated_unhelpful(self.core.db.reader(), prompt_key(prompt), limit)
 
     def session_feedback(self, session_key: str) -> dict[str, Any] | None:
         """The session-end learning pass (once per session); None when off or done."""
@@ -120,12 +98,9 @@ class Feedback(PredictorOps):
         fb = cfg.feedback
         now = utcnow()
         with self.core.db.write_tx() as conn:
-            if conn.execute("SELECT 1 FROM session_scores WHERE session_key = ?",
-                            (session_key,)).fetchone():
+            if store.session_scored(conn, session_key):
                 return None
-            rows = conn.execute(
-                "SELECT memory_id, fts_hit_count FROM session_memories WHERE session_key = ?"
-                " AND was_injected = 1", (session_key,)).fetchall()
+            rows = store.injected_memories(conn, session_key)
             used = [r[0] for r in rows if r[1] >= USED_HITS]
             unused = [r[0] for r in rows if r[1] < USED_HITS]
             up = _shift(conn, used, aspect=fb.aspect_delta, edge=fb.edge_delta,
@@ -133,10 +108,7 @@ class Feedback(PredictorOps):
             down = _shift(conn, unused, aspect=-fb.decay, edge=0.0, lo=fb.min_weight,
                           hi=fb.max_weight, now=now)
             score = len(used) / len(rows) if rows else None
-            conn.execute(
-                "INSERT INTO session_scores (session_key, score, injected, used, scored_by,"
-                " created_at) VALUES (?, ?, ?, ?, 'hits', ?)",
-                (session_key, score, len(rows), len(used), now))
+            store.record_session_score(conn, session_key, score, len(rows), len(used), now)
             scoring = None
             if rows and continuity_score.unavailable(self.core.config) is None:
                 scoring = jobs.enqueue(conn, continuity_score.JOB_TYPE,

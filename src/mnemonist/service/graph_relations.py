@@ -16,13 +16,14 @@ import json
 import sqlite3
 from typing import Any
 
+from mnemonist.graph.scope import entity_scope_clause
 from mnemonist.model.graph import RelateRequest, RetractRequest
 from mnemonist.model.memory import utcnow
-from mnemonist.search.entity_scope import entity_scope_clause
 from mnemonist.service.errors import Conflict, NotFound
 from mnemonist.service.graph import entity_item
 from mnemonist.service.part import Part
 from mnemonist.store import graph
+from mnemonist.store import graph_relations as store
 from mnemonist.store.row_ids import time_ordered_id
 from mnemonist.text.entities import canonical_name
 from mnemonist.text.entity_words import TECH_ALIASES
@@ -40,10 +41,10 @@ def _named(name: str) -> tuple[str, str]:
 
 
 def relation_item(conn: sqlite3.Connection, relation_id: str) -> dict[str, Any]:
-    r = conn.execute("SELECT * FROM relations WHERE id = ?", (relation_id,)).fetchone()
-    ends = {e["id"]: entity_item(e) for e in conn.execute(
-        "SELECT * FROM entities WHERE id IN (?, ?)", (r["source_entity_id"],
-                                                      r["target_entity_id"]))}
+    r = store.relation_by_id(conn, relation_id)
+    assert r is not None
+    ends = {e["id"]: entity_item(e) for e in graph.entities_by_ids(
+        conn, [r["source_entity_id"], r["target_entity_id"]])}
     return {"id": r["id"], "source": ends[r["source_entity_id"]],
             "target": ends[r["target_entity_id"]], "type": r["relation_type"],
             "reason": r["reason"], "confidence": round(float(r["confidence"]), 4),
@@ -67,19 +68,12 @@ class GraphRelationOps(Part):
             if source == target:
                 raise Conflict("source and target are the same entity", code="same_entity",
                                field="target")
-            row = conn.execute(
-                "SELECT * FROM relations WHERE source_entity_id = ? AND target_entity_id = ?"
-                " AND relation_type = ?", (source, target, req.relation_type)).fetchone()
+            row = store.relation_of(conn, source, target, req.relation_type)
             replaced = None
             if row is None:
                 relation_id = time_ordered_id()
-                conn.execute(
-                    "INSERT INTO relations (id, source_entity_id, target_entity_id,"
-                    " relation_type, strength, mentions, confidence, reason, note,"
-                    " created_at, updated_at, confirmed_at) VALUES (?, ?, ?, ?, 1.0, 1, ?, ?,"
-                    " ?, ?, ?, ?)",
-                    (relation_id, source, target, req.relation_type, graph.REASONS[STATED],
-                     STATED, note, now, now, now))
+                store.insert_stated(conn, relation_id, source, target, req.relation_type,
+                                    graph.REASONS[STATED], STATED, note, now)
             else:
                 relation_id = row["id"]
                 was = None
@@ -88,11 +82,8 @@ class GraphRelationOps(Part):
                     was = json.dumps({"was": {"reason": row["reason"],
                                               "confidence": row["confidence"],
                                               "boost": row["boost"]}})
-                conn.execute(
-                    "UPDATE relations SET reason = ?, confidence = ?, boost = 0, note = ?,"
-                    " derived_from = COALESCE(?, derived_from), updated_at = ?,"
-                    " confirmed_at = ? WHERE id = ?",
-                    (STATED, graph.REASONS[STATED], note, was, now, now, relation_id))
+                store.promote_to_stated(conn, relation_id, STATED, graph.REASONS[STATED], note,
+                                        was, now)
             out = relation_item(conn, relation_id)
         return {"relation": out, "created": row is None, "replaced_reason": replaced,
                 "entities_created": stats.entities_created}
@@ -101,16 +92,12 @@ class GraphRelationOps(Part):
         scope = (req.project or "", req.agent_id or "", req.user_id or "")
         conn = self.core.db.reader()
         keys = [canonical_name(_named(n)[0]) for n in (req.source, req.target)]
-        row = conn.execute(
-            "SELECT r.id FROM relations r JOIN entities s ON s.id = r.source_entity_id"
-            " JOIN entities t ON t.id = r.target_entity_id WHERE s.project = ?"
-            " AND s.agent_id = ? AND s.user_id = ? AND s.canonical_name = ?"
-            " AND t.canonical_name = ? AND r.relation_type = ? AND r.reason = ?",
-            (*scope, *keys, req.relation_type, STATED)).fetchone()
-        if row is None:
+        found = store.stated_relation_id(conn, scope, keys[0], keys[1], req.relation_type,
+                                         STATED)
+        if found is None:
             raise NotFound(f"no stated relation {req.source} {req.relation_type} {req.target}"
                            " in this project and scope", field="source")
-        return self.retract_relation(row[0], RetractRequest(
+        return self.retract_relation(found, RetractRequest(
             agent_id=req.agent_id, user_id=req.user_id, reason=req.reason))
 
     def retract_relation(self, relation_id: str, req: RetractRequest) -> dict[str, Any]:
@@ -118,9 +105,7 @@ class GraphRelationOps(Part):
         (with entities only it kept); inferred edges built on it go at once."""
         where, args = entity_scope_clause(req, "s")
         with self.core.db.write_tx() as conn:
-            row = conn.execute(
-                "SELECT r.* FROM relations r JOIN entities s ON s.id = r.source_entity_id"
-                f" WHERE r.id = ? AND {where}", [relation_id, *args]).fetchone()
+            row = store.relation_in_scope(conn, relation_id, where, args)
             if row is None:
                 raise NotFound(f"no relation {relation_id}", field="relation_id")
             if row["reason"] != STATED:
@@ -129,23 +114,13 @@ class GraphRelationOps(Part):
             was = (json.loads(row["derived_from"]) if row["derived_from"] else {}).get("was")
             now = utcnow()
             if was:
-                conn.execute(
-                    "UPDATE relations SET reason = ?, confidence = ?, boost = ?, note = NULL,"
-                    " derived_from = NULL, updated_at = ? WHERE id = ?",
-                    (was["reason"], was["confidence"], was.get("boost") or 0.0, now,
-                     relation_id))
+                store.restore_evidence(conn, relation_id, was["reason"], was["confidence"],
+                                       was.get("boost") or 0.0, now)
             else:
-                conn.execute("DELETE FROM relations WHERE id = ?", (relation_id,))
-            inferred = conn.execute(
-                "DELETE FROM relations WHERE reason = 'inferred' AND derived_from IS NOT NULL"
-                " AND EXISTS (SELECT 1 FROM json_each(relations.derived_from)"
-                " WHERE json_each.value = ?)", (relation_id,)).rowcount
+                store.delete_relation(conn, relation_id)
+            inferred = store.delete_inferred_from(conn, relation_id)
             gone = 0
             for entity_id in (row["source_entity_id"], row["target_entity_id"]):
-                gone += conn.execute(
-                    "DELETE FROM entities WHERE id = ?1 AND mentions <= 0 AND NOT EXISTS"
-                    " (SELECT 1 FROM memory_entity_mentions WHERE entity_id = ?1) AND NOT"
-                    " EXISTS (SELECT 1 FROM relations WHERE ?1 IN (source_entity_id,"
-                    " target_entity_id))", (entity_id,)).rowcount
+                gone += store.delete_entity_if_unused(conn, entity_id)
         return {"retracted": relation_id, "restored_reason": was["reason"] if was else None,
                 "inferred_removed": inferred, "entities_removed": gone}

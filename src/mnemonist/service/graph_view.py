@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
-from mnemonist.pipeline import bridges, communities, entity_health, sleep_replay
+from mnemonist.graph import bridges, communities, entity_health
+from mnemonist.graph import replay as sleep_replay
 from mnemonist.service.errors import BadRequest
 from mnemonist.service.part import Part
+from mnemonist.store import graph_communities as community_store
 from mnemonist.store import graph_overview
 
 if TYPE_CHECKING:
@@ -106,57 +108,26 @@ class GraphViewOps(Part):
             communities.recompute(self.core.db, resolution=cfg.communities.resolution,
                                   max_entities=cfg.communities.max_entities)
             state = communities.last_state(conn)
-        scope, args = ("e.project = ?", [project]) if project is not None else ("1", [])
-        at = f"JOIN entities e ON e.id = {{col}} WHERE {scope}"
-
-        def one(sql: str) -> int:
-            return int(conn.execute(sql, args).fetchone()[0])
-
-        def grouped(sql: str) -> dict[str, int]:
-            return {str(r[0]): r[1] for r in conn.execute(sql, args)}
-
-        rel = at.format(col="r.source_entity_id")
         state = state or {}
         if project is not None:
             state = {**(state.get("projects") or {}).get(project, {}),
                      "computed_at": state.get("computed_at")}
         return {
             "project": project,
-            "entities": one(f"SELECT COUNT(*) FROM entities e WHERE {scope}"),
-            "linked_entities": one(f"SELECT COUNT(*) FROM entities e WHERE {scope}"
-                                   " AND e.mentions > 0"),
-            "relations": one(f"SELECT COUNT(*) FROM relations r {rel}"),
-            "relations_by_reason": grouped(
-                f"SELECT r.reason, COUNT(*) FROM relations r {rel} GROUP BY r.reason"
-                " ORDER BY r.reason"),
-            "relations_by_type": grouped(
-                f"SELECT r.relation_type, COUNT(*) FROM relations r {rel}"
-                " GROUP BY r.relation_type ORDER BY COUNT(*) DESC LIMIT 20"),
-            "attributes_by_kind": grouped(
-                f"SELECT a.kind, COUNT(*) FROM entity_attributes a"
-                f" {at.format(col='a.entity_id')} GROUP BY a.kind ORDER BY a.kind"),
-            "aspects": one(f"SELECT COUNT(*) FROM entity_aspects a"
-                           f" {at.format(col='a.entity_id')}"),
+            **graph_overview.sizes(conn, project),
             "modularity": state.get("modularity"),
             "communities_computed_at": state.get("computed_at"),
             "community_count": state.get("communities") or 0,
-            "communities": [dict(r) for r in conn.execute(
-                "SELECT id, label, member_count, project FROM entity_communities"
-                f" WHERE {'project = ?' if project is not None else '1'}"
-                " ORDER BY member_count DESC, id LIMIT 50", args)],
-            # folds, junk removed, orphans, what is pending (pipeline/entity_health.py)
+            "communities": community_store.community_rows(conn, project),
+            # folds, junk removed, orphans, what is pending (graph/entity_health.py)
             "entity_health": entity_health.report(conn, project),
-            # entities whose relations join communities (pipeline/bridges.py)
+            # entities whose relations join communities (graph/bridges.py)
             "bridges": bridges.bridges(conn, cfg.communities.bridges, project),
-            # idle-time pair comparison: totals, false positives (pipeline/sleep_replay.py)
+            # idle-time pair comparison: totals, false positives (graph/replay.py)
             "sleep_replay": self._sleep_replay(conn),
-            # proposed, confirmed and rejected principles (pipeline/principles.py)
+            # proposed, confirmed and rejected principles (graph/principles.py)
             "principles": self._principles(conn),
-            "feedback": {
-                "ratings": conn.execute("SELECT COUNT(*) FROM memory_feedback").fetchone()[0],
-                "sessions_scored": conn.execute(
-                    "SELECT COUNT(*) FROM session_scores").fetchone()[0],
-            },
+            "feedback": graph_overview.feedback_counts(conn),
         }
 
     def _principles(self, conn: sqlite3.Connection) -> dict[str, Any] | None:

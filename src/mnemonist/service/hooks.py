@@ -57,7 +57,7 @@ from mnemonist.sessions.reader import TAIL_BYTES, TranscriptRefused, read_tail, 
 from mnemonist.sessions.transcript import Activity, activity, looks_like_jsonl, parse_jsonl
 from mnemonist.store import files as files_store
 from mnemonist.store import graph as graph_store
-from mnemonist.store import jobs
+from mnemonist.store import jobs, memory_reads
 from mnemonist.store import sessions as store
 
 log = logging.getLogger(__name__)
@@ -280,9 +280,7 @@ class Hooks(Part):
         access boost counts explicit recalls only (an injection is the ranking's own choice)."""
         if not memory_ids:
             return
-        marks = ",".join("?" * len(memory_ids))
-        seqs = [r[0] for r in self.core.db.reader().execute(
-            f"SELECT seq FROM memories WHERE id IN ({marks})", memory_ids)]
+        seqs = memory_reads.seqs_of(self.core.db.reader(), memory_ids)
         self.core.access.record(seqs)
 
     # -- prompt submit -------------------------------------------------------------------

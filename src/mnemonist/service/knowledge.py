@@ -7,21 +7,21 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from mnemonist.graph.scoped import Scoped, memory_item
+from mnemonist.graph.walks import Reach, walk
 from mnemonist.model.graph import ExpandRequest, ExpandSessionRequest, ImpactRequest
-from mnemonist.search.traversal import Reach, walk
 from mnemonist.service.errors import NotFound
 from mnemonist.service.graph import (
     ENTITY_MEMORIES,
     TIERS,
     Budget,
     GraphOps,
-    Scoped,
     edge_item,
     entity_item,
     impact_tier,
-    memory_item,
 )
-from mnemonist.store import memories
+from mnemonist.store import graph, memories
+from mnemonist.store import graph_reads as reads
 from mnemonist.store import sessions as session_store
 
 
@@ -35,16 +35,12 @@ class KnowledgeOps(GraphOps):
         if req.memory_id is not None:
             mid = self.core.resolve_id(req.memory_id, conn)
             m = memories.get(conn, mid)
-            visible = m is not None and conn.execute(
-                f"SELECT 1 FROM memories m WHERE m.id = ? AND {scoped.where}",
-                [mid, *scoped.args]).fetchone()
+            visible = m is not None and reads.memory_passes(conn, mid, scoped.where,
+                                                            scoped.args)
             if m is None or not visible:
                 raise NotFound(f"no memory {req.memory_id} passing the filters",
                                field="memory_id")
-            starts = [r[0] for r in conn.execute(
-                "SELECT mm.entity_id FROM memory_entity_mentions mm JOIN entities e"
-                " ON e.id = mm.entity_id WHERE mm.memory_id = ? ORDER BY e.mentions DESC, e.id",
-                (mid,))]
+            starts = graph.entity_ids_named_by(conn, mid)
             start_memory = budget.take([memory_item((m.id, m.content, m.type, m.importance))])
         else:
             starts = [r["id"] for r in self._visible_entities(conn, req.entity or "", scoped,
@@ -90,14 +86,7 @@ class KnowledgeOps(GraphOps):
         """The decisions standing on these entities (constraint attributes)."""
         if not entity_ids:
             return []
-        rows = conn.execute(
-            "SELECT ea.memory_id, ea.content FROM entity_attributes ea CROSS JOIN"
-            f" memories m ON m.id = ea.memory_id WHERE ea.entity_id IN"
-            f" ({','.join('?' * len(entity_ids))}) AND ea.kind = 'constraint' AND {scoped.where}"
-            " GROUP BY ea.memory_id, ea.content"  # DISTINCT, ordered (also on PostgreSQL)
-            " ORDER BY MAX(ea.importance) DESC, MAX(ea.created_at) DESC LIMIT 10",
-            [*entity_ids, *scoped.args])
-        return [{"memory_id": r[0], "content": r[1]} for r in rows]
+        return reads.constraints_on(conn, entity_ids, scoped.where, scoped.args)
 
     def knowledge_expand_session(self, req: ExpandSessionRequest) -> dict[str, Any]:
         """What a session was given and used, the entities those memories name, and each
@@ -108,13 +97,8 @@ class KnowledgeOps(GraphOps):
             raise NotFound(f"no session {req.session_key}", field="session_key")
         scoped = Scoped(conn, req)
         by_id = {r["memory_id"]: r for r in rows}
-        visible: list[dict[str, Any]] = []
-        ids = list(by_id)
-        for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
-            visible += [memory_item(r) for r in conn.execute(
-                f"SELECT m.id, m.content, m.type, m.importance FROM memories m WHERE m.id IN"
-                f" ({','.join('?' * len(chunk))}) AND {scoped.where}", [*chunk, *scoped.args])]
+        visible = [memory_item(r) for r in reads.memories_passing(conn, list(by_id), scoped.where,
+                                                                  scoped.args)]
         visible.sort(key=lambda m: (-by_id[m["id"]]["was_injected"],
                                     -by_id[m["id"]]["fts_hit_count"], m["id"]))
         budget = Budget(req.max_tokens)
@@ -127,9 +111,7 @@ class KnowledgeOps(GraphOps):
                           "relevance_score": r["relevance_score"]})
         counts: dict[str, int] = {}
         for m in visible:
-            for (entity_id,) in conn.execute(
-                    "SELECT entity_id FROM memory_entity_mentions WHERE memory_id = ?",
-                    (m["id"],)):
+            for entity_id in reads.entity_ids_linked_to(conn, m["id"]):
                 counts[entity_id] = counts.get(entity_id, 0) + 1
         top = sorted(counts, key=lambda e: (-counts[e], e))[:5]
         names = self._entities(conn, top)

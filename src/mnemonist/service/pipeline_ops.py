@@ -141,13 +141,7 @@ class Pipeline(GateOps):
             "provider": {"name": cfg.extraction.provider, "model": cfg.extraction.model,
                          "available": False, "unavailable_reason": "not started"},
         }
-        errors = [
-            dict(r) for r in conn.execute(
-                "SELECT id, job_type, memory_id, status, attempts, error, updated_at"
-                " FROM memory_jobs WHERE error IS NOT NULL ORDER BY updated_at DESC LIMIT ?",
-                (LAST_ERRORS,),
-            )
-        ]
+        errors = jobs.recent_errors(conn, LAST_ERRORS)
         provider = detail["provider"]
         hint_state = self.hints_status()
         workers = {"extract": detail["worker"]}

@@ -1,6 +1,6 @@
 """Principles through the service: run the pass now, list them, confirm or reject one.
 
-The pass (`pipeline.principles`) needs the knowledge graph, an embedding provider and the
+The pass (`graph.principles`) needs the knowledge graph, an embedding provider and the
 extraction LLM applying its writes (mode `controlled` or `full`, as the consolidation judge);
 without one of them a run stores nothing and says why (`skipped`), never an error. The
 maintenance worker runs it once per `graph.principles.cooldownMs`; `POST
@@ -15,11 +15,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from mnemonist.graph import principles
 from mnemonist.model.memory import utcnow
-from mnemonist.pipeline import principles
 from mnemonist.service.errors import BadRequest, Conflict, NotFound
 from mnemonist.service.part import Part
-from mnemonist.store.graph import REASONS
+from mnemonist.store import graph_principles as store
+from mnemonist.store.graph import REASONS, entity_names
 
 if TYPE_CHECKING:
     from mnemonist.service.pipeline_ops import Pipeline
@@ -43,19 +44,10 @@ def _row(r: Any) -> dict[str, Any]:
 
 
 def _named(conn: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    ids = sorted({e for r in rows for e in r["sources"]})
-    names: dict[str, str] = {}
-    for start in range(0, len(ids), 500):
-        part = ids[start:start + 500]
-        names.update((str(a), str(b)) for a, b in conn.execute(
-            f"SELECT id, name FROM entities WHERE id IN ({','.join('?' * len(part))})", part))
+    names = entity_names(conn, sorted({e for r in rows for e in r["sources"]}))
     for r in rows:
         r["source_names"] = [names.get(e) for e in r["sources"]]
     return rows
-
-
-_COLUMNS = ("SELECT id, entity_id, statement, reason, status, project, sources, evidence,"
-            " model, similarity, created_at, reviewed_at, review_reason FROM principles")
 
 
 class PrincipleOps(Part):
@@ -96,23 +88,17 @@ class PrincipleOps(Part):
         if status is not None and status not in principles.STATUSES:
             raise BadRequest(f"status is one of {', '.join(principles.STATUSES)}")
         conn = self.core.db.reader()
-        where, args = (("status = ?", [status]) if status is not None
-                       else ("status != 'unstated'", []))
-        rows = [_row(r) for r in conn.execute(
-            f"{_COLUMNS} WHERE {where} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
-            (*args, limit, offset))]
+        rows = [_row(r) for r in store.listed(conn, status, limit, offset)]
         return {"principles": _named(conn, rows), "counts": self.principle_counts(conn)}
 
     def principle_counts(self, conn: Any) -> dict[str, int]:
         out = dict.fromkeys((*principles.STATUSES, "unstated"), 0)
-        out.update({str(r[0]): int(r[1]) for r in conn.execute(
-            "SELECT status, COUNT(*) FROM principles GROUP BY status")})
+        out.update(store.counts_by_status(conn))
         return out
 
     def get_principle(self, principle_id: str) -> dict[str, Any]:
         conn = self.core.db.reader()
-        row = conn.execute(f"{_COLUMNS} WHERE id = ? AND status != 'unstated'",
-                           (principle_id,)).fetchone()
+        row = store.principle(conn, principle_id)
         if row is None:
             raise NotFound(f"no principle {principle_id}")
         return _named(conn, [_row(row)])[0]
@@ -121,24 +107,17 @@ class PrincipleOps(Part):
         """A person confirms it: its relations become stated (`user-stated`, confidence 1)."""
         now = utcnow()
         with self.core.db.write_tx() as conn:
-            row = conn.execute("SELECT status, entity_id FROM principles WHERE id = ? AND"
-                               " status != 'unstated'", (principle_id,)).fetchone()
+            row = store.review_state(conn, principle_id)
             if row is None:
                 raise NotFound(f"no principle {principle_id}")
             if row[0] == "rejected":
                 raise Conflict(f"principle {principle_id} was rejected")
-            if row[1] is None or conn.execute("SELECT 1 FROM entities WHERE id = ?",
-                                              (row[1],)).fetchone() is None:
+            if row[1] is None or not store.entity_exists(conn, row[1]):
                 raise Conflict(f"principle {principle_id} has lost its entity (its evidence"
                                " was forgotten)")
             if row[0] == "proposed":
-                conn.execute(
-                    "UPDATE relations SET reason = 'user-stated', confidence = ?,"
-                    " updated_at = ?, confirmed_at = ? WHERE source_entity_id = ?"
-                    " AND relation_type = ?",
-                    (REASONS["user-stated"], now, now, row[1], principles.RELATION_TYPE))
-                conn.execute("UPDATE principles SET status = 'confirmed', reviewed_at = ?,"
-                             " review_reason = ? WHERE id = ?", (now, _why(reason), principle_id))
+                store.confirm(conn, principle_id, row[1], principles.RELATION_TYPE,
+                              REASONS["user-stated"], _why(reason), now)
         return self.get_principle(principle_id)
 
     def reject_principle(self, principle_id: str, reason: str | None = None) -> dict[str, Any]:
@@ -146,31 +125,21 @@ class PrincipleOps(Part):
         group of entities is never proposed again."""
         now = utcnow()
         with self.core.db.write_tx() as conn:
-            row = conn.execute("SELECT status, entity_id FROM principles WHERE id = ? AND"
-                               " status != 'unstated'", (principle_id,)).fetchone()
+            row = store.review_state(conn, principle_id)
             if row is None:
                 raise NotFound(f"no principle {principle_id}")
             entity_id = row[1]
             if entity_id is not None:
-                conn.execute("DELETE FROM relations WHERE source_entity_id = ?"
-                             " OR target_entity_id = ?", (entity_id, entity_id))
-                conn.execute("DELETE FROM memory_entity_mentions WHERE entity_id = ?",
-                             (entity_id,))
-                conn.execute("DELETE FROM entities WHERE id = ? AND entity_type = ?",
-                              (entity_id, principles.ENTITY_TYPE))
+                store.remove_principle_entity(conn, entity_id, principles.ENTITY_TYPE)
             if row[0] != "rejected":
-                conn.execute("UPDATE principles SET status = 'rejected', entity_id = NULL,"
-                             " reviewed_at = ?, review_reason = ? WHERE id = ?",
-                             (now, _why(reason), principle_id))
+                store.mark_rejected(conn, principle_id, _why(reason), now)
         return self.get_principle(principle_id)
 
     def principles_report(self, conn: Any) -> dict[str, Any]:
         """For `/api/diagnostics/graph`: settings, counts by status, the latest proposed with
         their evidence ids, and why a run would not ask the LLM now."""
         cfg = self.core.config.memory.pipeline_v2.graph.principles
-        latest = [_row(r) for r in conn.execute(
-            f"{_COLUMNS} WHERE status = 'proposed' ORDER BY created_at DESC, id DESC LIMIT ?",
-            (LATEST,))]
+        latest = [_row(r) for r in store.latest_proposed(conn, LATEST)]
         return {"enabled": cfg.enabled, "cooldown_ms": cfg.cooldown_ms,
                 "max_groups": cfg.max_groups,
                 "similarity_threshold": cfg.similarity_threshold,

@@ -17,7 +17,7 @@ from mnemonist.model.memory import Memory, utcnow
 from mnemonist.model.requests import DeleteRequest
 from mnemonist.service.errors import Conflict, NotFound
 from mnemonist.service.mutations import MutationOps
-from mnemonist.store import memories
+from mnemonist.store import history, memories
 from mnemonist.store import purge as store_purge
 from mnemonist.store.purge import PurgeReport
 from mnemonist.text.scrub import scrub_optional
@@ -72,6 +72,4 @@ class PurgeOps(MutationOps):
 
 
 def _has_history(conn: sqlite3.Connection, memory_id: str) -> bool:
-    return conn.execute(
-        "SELECT 1 FROM memory_history WHERE memory_id = ? LIMIT 1", (memory_id,)
-    ).fetchone() is not None
+    return history.has_any(conn, memory_id)

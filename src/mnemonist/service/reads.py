@@ -21,8 +21,15 @@ from mnemonist.service.files import Files
 from mnemonist.service.graph_feedback import Feedback
 from mnemonist.service.lifecycle import chain as lifecycle_chain
 from mnemonist.service.sources import SourceOps, brief, neighbours_of
-from mnemonist.store import embeddings, files, history, memories
-from mnemonist.store.backend import is_postgres
+from mnemonist.store import (
+    embedding_work,
+    embeddings,
+    files,
+    history,
+    memories,
+    memory_reads,
+    session_turns,
+)
 
 #: `expand` gives a session turn this many turns on each side (its session's transcript can
 #: be megabytes; `GET /api/sessions/{id}` reads the rest)
@@ -153,12 +160,7 @@ class Reads(SourceOps):
         """Memories in the recall's scope without a vector yet (migration 19's partial index:
         only the rows waiting are read), at most `limit`."""
         where, args = where_clause(filters)
-        hint = "" if is_postgres(self.core.db) else " INDEXED BY memories_unembedded"
-        return [r[0] for r in conn.execute(
-            f"SELECT m.seq FROM memories m{hint} WHERE m.embedding_model IS NULL"
-            f" AND m.is_deleted = 0 AND {where} ORDER BY m.seq DESC LIMIT ?",
-            [*args, limit],
-        )]
+        return memory_reads.unembedded_in_scope(conn, where, args, limit)
 
     def _embed_pending(self, conn: sqlite3.Connection, filters: RecallFilters) -> int | None:
         """How many memories in scope the vector leg cannot find yet, after embedding them
@@ -187,12 +189,7 @@ class Reads(SourceOps):
                        if r["source_id"] and r.get("source_type") != "session"})
         if not keys:
             return
-        rows = self.core.db.reader().execute(
-            f"SELECT session_key, content FROM session_transcripts"
-            f" WHERE session_key IN ({','.join('?' * len(keys))})",
-            keys,
-        )
-        found = {r[0]: r[1] for r in rows}
+        found = session_turns.transcripts_of(self.core.db.reader(), keys)
         for r in results:
             if r["source_id"] in found:
                 r["transcript"] = found[r["source_id"]]
@@ -230,15 +227,9 @@ class Reads(SourceOps):
     def list(self, req: ListRequest) -> dict[str, Any]:
         conn = self.core.db.reader()
         where, args = where_clause(req, include_deleted=req.include_deleted)
-        total = conn.execute(f"SELECT COUNT(*) FROM memories m WHERE {where}", args).fetchone()[0]
-        order = "m.importance DESC" if req.order == "importance" else f"m.{req.order} DESC"
-        rows = conn.execute(
-            f"SELECT m.seq FROM memories m WHERE {where} ORDER BY {order}, m.seq DESC"
-            " LIMIT ? OFFSET ?",
-            [*args, req.limit, req.offset],
-        ).fetchall()
-        by_seq = memories.get_many_by_seq(conn, [r[0] for r in rows])
-        items = [by_seq[r[0]].to_public() for r in rows if r[0] in by_seq]
+        total, seqs = memory_reads.listing(conn, where, args, req.order, req.limit, req.offset)
+        by_seq = memories.get_many_by_seq(conn, seqs)
+        items = [by_seq[s].to_public() for s in seqs if s in by_seq]
         attach_file_lines(conn, items)
         return {"memories": items, "total": total, "limit": req.limit, "offset": req.offset,
                 "has_more": req.offset + len(items) < total}
@@ -268,14 +259,7 @@ class Reads(SourceOps):
         conn = self.core.db.reader()
         model = self.core.provider.model_id if self.core.provider else ""
         visible, args = visibility_clause(caller)
-        base = (" FROM memories m JOIN embeddings e ON e.content_hash = m.content_hash"
-                f" WHERE m.is_deleted = 0 AND e.model = ? AND {visible}")
-        total = conn.execute("SELECT COUNT(*)" + base, (model, *args)).fetchone()[0]
-        rows = conn.execute(
-            "SELECT m.id, m.content, m.content_hash, e.model, e.dimensions, e.vector" + base
-            + " ORDER BY m.seq LIMIT ? OFFSET ?",
-            (model, *args, limit, offset),
-        ).fetchall()
+        total, rows = embedding_work.visible_page(conn, model, visible, args, limit, offset)
         items = []
         for r in rows:
             item = {"id": r["id"], "content": r["content"], "content_hash": r["content_hash"],

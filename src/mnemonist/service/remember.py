@@ -14,7 +14,7 @@ from mnemonist.providers.embedding.request_gate import holds_gate
 from mnemonist.service.errors import BadRequest
 from mnemonist.service.lifecycle import supersede_keyed
 from mnemonist.service.write_gate import WriteGateOps
-from mnemonist.store import history, jobs, memories
+from mnemonist.store import history, jobs, memories, memory_reads, session_turns
 from mnemonist.store.memories import NewMemory
 from mnemonist.store.row_ids import memory_id
 from mnemonist.store.write_batch import WriteBatch
@@ -179,9 +179,8 @@ class RememberOps(WriteGateOps):
         if derive:
             self.core.enqueue_hints(conn, new.id, new.why, fresh=True)
             links_deferred = batch is not None and batch.links is not None
-            if not links_deferred and structural.should_queue(self.core.config) and conn.execute(
-                    "SELECT 1 FROM entity_attributes WHERE memory_id = ? LIMIT 1",
-                    (new.id,)).fetchone():  # an LLM files what it says about its entities
+            if not links_deferred and structural.should_queue(self.core.config) and \
+                    memory_reads.has_entity_attributes(conn, new.id):  # an LLM files them
                 jobs.enqueue(conn, structural.JOB_TYPE, memory_id=new.id,
                              max_attempts=pipeline.worker.max_retries, check_existing=False)
         if self.core.embedder is not None:
@@ -248,11 +247,7 @@ class RememberOps(WriteGateOps):
         """Lossless transcript, scrubbed, in its own transaction (first write wins)."""
         text = scrub_credentials(content).text
         with self.core.db.write_tx() as conn:
-            conn.execute(
-                "INSERT OR IGNORE INTO session_transcripts (session_key, content, harness,"
-                " project, created_at) VALUES (?, ?, ?, ?, ?)",
-                (session_key, text, harness, project, utcnow()),
-            )
+            session_turns.keep_first_transcript(conn, session_key, text, harness, project)
 
 
 def _as_memory(new: NewMemory, seq: int, supersedes: str | None = None) -> Memory:

@@ -185,9 +185,7 @@ class Sessions(CheckpointOps):
         written = deduplicated = 0
         when = row.get("last_at") or state.get("started_at") or utcnow()
         units = group_turns(turns, self.core.config.sessions.messages_per_memory)
-        names = speakers(turns, {r[0] for r in self.core.db.reader().execute(
-            "SELECT DISTINCT who FROM memories WHERE source_type = ? AND source_id = ?"
-            " AND who IS NOT NULL", (store.SOURCE_TYPE, key))})
+        names = speakers(turns, store.speakers(self.core.db.reader(), key))
         for start in range(0, len(units), BATCH):
             with self.core.db.write_tx() as conn:
                 for turn in units[start:start + BATCH]:
@@ -215,10 +213,7 @@ class Sessions(CheckpointOps):
                 "took_ms": round((time.perf_counter() - started) * 1000, 1)}
 
     def _session_row(self, key: str) -> dict[str, Any]:
-        row = self.core.db.reader().execute(
-            "SELECT project, harness, started_at FROM session_state WHERE session_key = ?",
-            (key,)).fetchone()
-        return dict(row) if row else {}
+        return sessions_store.state_origin(self.core.db.reader(), key)
 
     def _keep_transcript(self, conn: sqlite3.Connection, key: str, text: str, harness: str | None,
                          project: str | None, *, replace: bool) -> None:
@@ -226,7 +221,7 @@ class Sessions(CheckpointOps):
         if not text:
             return
         if replace:
-            conn.execute("DELETE FROM session_transcripts WHERE session_key = ?", (key,))
+            store.delete_transcript(conn, key)
         store.append_transcript(conn, key, text, harness, project)
 
     def _turn_memory(self, key: str, turn: SessionTurn, project: str | None,
@@ -277,9 +272,7 @@ class Sessions(CheckpointOps):
             "injected": self._visible_injected(conn, session_key, caller),
         }
         if transcript:
-            row = conn.execute("SELECT content FROM session_transcripts WHERE session_key = ?",
-                               (session_key,)).fetchone()
-            out["transcript"] = row[0] if row else None
+            out["transcript"] = store.transcript(conn, session_key)
         return out
 
     @staticmethod

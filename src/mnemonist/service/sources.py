@@ -11,14 +11,7 @@ from mnemonist.model.requests import Caller
 from mnemonist.search.filters import visibility_clause
 from mnemonist.service.errors import NotFound
 from mnemonist.service.part import Part
-from mnemonist.store import memories
-
-_SIDE = {
-    "before": ("(m.occurred_at < ? OR (m.occurred_at = ? AND m.seq < ?))",
-               "m.occurred_at DESC, m.seq DESC"),
-    "after": ("(m.occurred_at > ? OR (m.occurred_at = ? AND m.seq > ?))",
-              "m.occurred_at ASC, m.seq ASC"),
-}
+from mnemonist.store import memories, memory_reads
 
 
 def neighbours_of(conn: sqlite3.Connection, m: Memory, n: int,
@@ -29,14 +22,9 @@ def neighbours_of(conn: sqlite3.Connection, m: Memory, n: int,
     if not m.source_id or n <= 0:
         return out
     visible, args = visibility_clause(caller)
-    for side, (cond, order) in _SIDE.items():
-        rows = conn.execute(
-            f"SELECT m.seq FROM memories m WHERE m.source_id = ?"
-            f" AND COALESCE(m.project, '') = ? AND m.is_deleted = 0 AND {cond}"
-            f" AND {visible} ORDER BY {order} LIMIT ?",
-            (m.source_id, m.project or "", m.occurred_at, m.occurred_at, m.seq, *args, n),
-        ).fetchall()
-        seqs = [r[0] for r in rows]
+    for side in memory_reads.SIDES:
+        seqs = memory_reads.neighbour_seqs(conn, side, m.source_id, m.project, m.occurred_at,
+                                           m.seq, visible, args, n)
         found = memories.get_many_by_seq(conn, seqs)
         items = [found[s] for s in seqs if s in found]
         out[side] = items[::-1] if side == "before" else items

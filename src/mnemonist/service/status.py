@@ -11,7 +11,7 @@ from mnemonist.service.files import Files
 from mnemonist.service.part import Part
 from mnemonist.service.pipeline_ops import Pipeline
 from mnemonist.service.session_turns import Sessions
-from mnemonist.store import embeddings, jobs, memories
+from mnemonist.store import embeddings, jobs, memories, memory_reads
 from mnemonist.store import sparse as sparse_store
 from mnemonist.store.db import STORAGE_UNAVAILABLE, StorageUnavailable
 from mnemonist.store.loop_health import short
@@ -96,7 +96,7 @@ class Health(Part):
     def health(self) -> dict[str, Any]:
         database = "ok"
         try:
-            self.core.db.reader().execute("SELECT 1 FROM memories LIMIT 1").fetchall()
+            memory_reads.probe(self.core.db.reader())
             degraded = self.degraded()
         except StorageUnavailable:
             database, degraded = "unavailable", [STORAGE_UNAVAILABLE]

@@ -34,7 +34,14 @@ from mnemonist.model.answers import RememberAnswer
 from mnemonist.model.requests import RememberRequest
 from mnemonist.pipeline.write_gate import Stored, Verdict, judge
 from mnemonist.service.part import Part
-from mnemonist.store import duplicates, embeddings, gate_log, memories
+from mnemonist.store import (
+    duplicates,
+    embedding_work,
+    embeddings,
+    gate_log,
+    memories,
+    memory_reads,
+)
 from mnemonist.store.memories import NewMemory
 
 #: stored memories asked of the index per neighbour wanted: others' private memories, other
@@ -170,11 +177,11 @@ class WriteGateOps(Part):
         assert self.core.provider is not None
         model = self.core.provider.model_id
         embeddings.upsert(conn, new.content_hash, model, vector)
-        conn.execute("UPDATE memories SET embedding_model = ? WHERE id = ?", (model, new.id))
-        row = conn.execute("SELECT seq FROM memories WHERE id = ?", (new.id,)).fetchone()
-        if row is None:
+        embedding_work.mark_embedded_by_id(conn, new.id, model)
+        found = memory_reads.seq_of(conn, new.id)
+        if found is None:
             return
-        seq, project = int(row[0]), new.project
+        seq, project = found, new.project
         core = self.core
         core.db.on_commit(lambda: core.get_index(int(vector.shape[0])).add(seq, vector, project))
 

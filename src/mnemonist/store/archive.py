@@ -72,6 +72,12 @@ def mark_superseded(
     )
 
 
+def set_supersedes(conn: sqlite3.Connection, newer_id: str, older_id: str) -> None:
+    """The newer memory records the one it supersedes (when a merge keeps an existing memory,
+    which had none)."""
+    conn.execute("UPDATE memories SET supersedes = ? WHERE id = ?", (older_id, newer_id))
+
+
 def clear_superseded(conn: sqlite3.Connection, memory_id: str, *, at: str, by: str) -> None:
     """Current again: no successor, valid until further notice."""
     conn.execute(

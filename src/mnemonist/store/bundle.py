@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mnemonist.store.backend import is_postgres
+from mnemonist.store.filters import PRIVATE
 
 PAGE = 500
 
@@ -129,6 +130,12 @@ def _encode(row: sqlite3.Row, cols: dict[str, str], skip: tuple[str, ...] = ()
 
 #: the memories a reader may not see, as (SELECT of their ids, its arguments); None: all seen
 Hidden = tuple[str, list[Any]] | None
+
+
+def hidden_from(visible: str, args: list[Any]) -> Hidden:
+    """The private memories the scopes' rule `visible` (store/filters.visibility_clause, with
+    its arguments) leaves out, as `Hidden`."""
+    return (f"SELECT m.id FROM memories m WHERE {PRIVATE} AND NOT ({visible})", args)
 
 
 def _where(spec: Table, project: str | None, hidden: Hidden = None) -> tuple[str, list[Any]]:

@@ -95,3 +95,19 @@ def dismiss_settled(conn: sqlite3.Connection, superseded_id: str, at: str) -> in
         " AND kept <> ? AND (memory_a = ? OR memory_b = ?)",
         (at, superseded_id, superseded_id, superseded_id))
     return cur.rowcount
+
+
+def candidate_seqs(conn: sqlite3.Connection, after: int, size: int) -> list[int]:
+    """The next `size` seqs after `after` of the memories the engine reads."""
+    return [r[0] for r in conn.execute(
+        f"SELECT m.seq FROM memories m WHERE m.seq > ? AND {candidates_where()}"
+        " ORDER BY m.seq LIMIT ?", (after, size))]
+
+
+def open_contradictions(conn: sqlite3.Connection) -> int:
+    """Contradictions waiting for a person whose two memories are both live and current."""
+    return int(conn.execute(
+        "SELECT COUNT(*) FROM duplicate_candidates d JOIN memories a ON a.id = d.memory_a"
+        " JOIN memories b ON b.id = d.memory_b WHERE d.kind = 'contradiction'"
+        " AND d.status = 'open' AND a.is_deleted = 0 AND a.superseded_at IS NULL"
+        " AND b.is_deleted = 0 AND b.superseded_at IS NULL").fetchone()[0])

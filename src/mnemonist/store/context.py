@@ -250,3 +250,23 @@ def ensure(conn: sqlite3.Connection, window: int) -> bool:
         (str(window),),
     )
     return True
+
+
+# -- reads of the context texts (the keyword mirror, search/keyword_mirror_keeper.py) -------
+
+
+def row_count(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT count(*) FROM memory_context").fetchone()[0])
+
+
+def texts_after(conn: sqlite3.Connection, last: int, limit: int) -> list[Any]:
+    """(seq, text) of the context rows after seq `last`, in seq order, at most `limit`."""
+    return conn.execute("SELECT seq, text FROM memory_context WHERE seq > ? ORDER BY seq"
+                        " LIMIT ?", (last, limit)).fetchall()
+
+
+def texts_of(conn: sqlite3.Connection, seqs: list[int]) -> list[Any]:
+    """(seq, text) of those of `seqs` that have a context row."""
+    marks = ",".join("?" * len(seqs))
+    return conn.execute(
+        f"SELECT seq, text FROM memory_context WHERE seq IN ({marks})", seqs).fetchall()

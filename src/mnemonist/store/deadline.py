@@ -1,5 +1,5 @@
 """Statements that stop at a deadline, on either store: the graph channels of recall
-(`search.graph_boost`, `search.traversal`) keep what they found by then.
+(`graph.boost`, `graph.walks`) keep what they found by then.
 
 SQLite: a progress handler, called every 1,000 virtual-machine steps, interrupts the running
 statement once the deadline has passed. PostgreSQL: each statement runs under a

@@ -172,3 +172,9 @@ def chunk_links(conn: sqlite3.Connection, doc_id: str) -> list[tuple[int, str]]:
 def counts(conn: sqlite3.Connection) -> dict[str, int]:
     return {r[0]: r[1] for r in conn.execute(
         "SELECT status, COUNT(*) FROM documents GROUP BY status")}
+
+
+def status_of(conn: sqlite3.Connection, doc_id: str) -> str | None:
+    """The document's status; None when there is no such document."""
+    row = conn.execute("SELECT status FROM documents WHERE id = ?", (doc_id,)).fetchone()
+    return None if row is None else str(row[0])

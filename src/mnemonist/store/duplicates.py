@@ -122,3 +122,16 @@ def set_status(conn: sqlite3.Connection, candidate_id: str, status: str, at: str
         "UPDATE duplicate_candidates SET status = ?, kept = ?, updated_at = ? WHERE id = ?",
         (status, kept, at, candidate_id),
     )
+
+
+def sweepable_seqs(conn: sqlite3.Connection, after: int, size: int) -> list[int]:
+    """The next `size` seqs after `after` of the memories the sweep reads."""
+    return [r[0] for r in conn.execute(
+        f"SELECT m.seq FROM memories m WHERE m.seq > ? AND {sweepable_where()}"
+        " ORDER BY m.seq LIMIT ?", (after, size))]
+
+
+def unswept(conn: sqlite3.Connection, after: int) -> int:
+    """Memories the sweep reads that lie past its cursor `after`."""
+    return int(conn.execute(f"SELECT COUNT(*) FROM memories m WHERE m.seq > ? AND"
+                            f" {sweepable_where()}", (after,)).fetchone()[0])

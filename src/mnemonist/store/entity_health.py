@@ -1,5 +1,6 @@
-"""The writes of the entity-health pass (`pipeline/entity_health.py`): fold one entity into
-another of the same scope, remove a junk entity, and log each (migration 21).
+"""The SQL of the entity-health pass (`graph/entity_health.py`): the entities it examines and
+what it reads of them, and its writes: fold one entity into another of the same scope, remove
+a junk entity, and log each (migration 21).
 
 A **fold** moves everything of the folded entity to the kept one, inside the caller's write
 transaction:
@@ -254,3 +255,61 @@ def recent(conn: sqlite3.Connection, limit: int,
         " ORDER BY id DESC LIMIT ?", [*args, limit]).fetchall()
     return [{"action": r[0], "name": r[1], "kept": r[2], "project": r[3] or None,
              "mentions": r[4], "detail": json.loads(r[5] or "{}"), "at": r[6]} for r in rows]
+
+
+# -- the reads of the pass (`graph/entity_health.py`) -----------------------------------------
+_COLUMNS = "id, name, canonical_name, entity_type, mentions, project, agent_id, user_id"
+
+
+def entities_after(conn: sqlite3.Connection, cursor: str, limit: int) -> list[sqlite3.Row]:
+    """The next `limit` entities after the cursor, in the order they were created."""
+    return conn.execute(f"SELECT {_COLUMNS} FROM entities WHERE id > ? ORDER BY id"
+                        " LIMIT ?", (cursor, limit)).fetchall()
+
+
+def entities_in_scope(conn: sqlite3.Connection,
+                      scope: tuple[str, str, str]) -> list[sqlite3.Row]:
+    """Every entity of one scope (project, agent, user), oldest first."""
+    return conn.execute(
+        f"SELECT {_COLUMNS} FROM entities WHERE project = ? AND agent_id = ?"
+        " AND user_id = ? ORDER BY id", scope).fetchall()
+
+
+def held_by_relation_not_from_text(conn: sqlite3.Connection, entity_id: str) -> bool:
+    """A stated or LLM-extracted relation is at the entity (`NOT_FROM_TEXT`)."""
+    return conn.execute(
+        "SELECT 1 FROM relations WHERE (source_entity_id = ?1 OR target_entity_id = ?1)"
+        f" AND reason IN ({', '.join(repr(r) for r in NOT_FROM_TEXT)}) LIMIT 1",
+        (entity_id,)).fetchone() is not None
+
+
+def links_with_texts(conn: sqlite3.Connection, entity_id: str,
+                     limit: int) -> list[sqlite3.Row]:
+    """(memory id, link confidence, memory text or None) of the entity's links."""
+    return conn.execute(
+        "SELECT mm.memory_id, mm.confidence, m.content FROM memory_entity_mentions mm"
+        " LEFT JOIN memories m ON m.id = mm.memory_id WHERE mm.entity_id = ?"
+        " ORDER BY mm.memory_id LIMIT ?", (entity_id, limit)).fetchall()
+
+
+def linked_memory_ids(conn: sqlite3.Connection, entity_id: str) -> set[str]:
+    return {r[0] for r in conn.execute(
+        "SELECT memory_id FROM memory_entity_mentions WHERE entity_id = ?", (entity_id,))}
+
+
+def report_counts(conn: sqlite3.Connection, cursor: str,
+                  project: str | None) -> dict[str, int]:
+    """Entities not examined yet (after the cursor), orphans the retention sweep removes (no
+    link left, no stated relation holding them) and aliases, of one project when given."""
+    scope, args = ("e.project = ?", [project]) if project is not None else ("1 = 1", [])
+
+    def one(sql: str, *before: Any) -> int:
+        return int(conn.execute(sql, [*before, *args]).fetchone()[0])
+
+    return {
+        "pending": one(f"SELECT COUNT(*) FROM entities e WHERE e.id > ? AND {scope}", cursor),
+        "orphans": one("SELECT COUNT(*) FROM entities e WHERE e.mentions <= 0 AND NOT EXISTS"
+                       " (SELECT 1 FROM relations r WHERE r.reason = 'user-stated' AND e.id IN"
+                       f" (r.source_entity_id, r.target_entity_id)) AND {scope}"),
+        "aliases": one(f"SELECT COUNT(*) FROM entity_aliases e WHERE {scope}"),
+    }

@@ -570,3 +570,12 @@ def link_many(conn: sqlite3.Connection, fresh: list[tuple[str, str, tuple[str, s
         attributes,
     )
     return len(mentions)
+
+
+def live_contents(conn: sqlite3.Connection, memory_ids: list[str]) -> dict[str, str]:
+    """{id: text} of those of the memories not deleted (the prose job reads them)."""
+    marks = ",".join("?" * len(memory_ids))
+    rows = conn.execute(
+        f"SELECT id, content FROM memories WHERE id IN ({marks}) AND is_deleted = 0",
+        memory_ids).fetchall()
+    return {str(r[0]): str(r[1]) for r in rows}

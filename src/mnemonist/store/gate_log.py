@@ -109,3 +109,11 @@ def mark_backfilled(conn: sqlite3.Connection, session_key: str, at: str) -> int:
         "UPDATE gate_decisions SET backfilled_at = ? WHERE gate = 'significance'"
         " AND decision = 'skip' AND subject = ? AND backfilled_at IS NULL",
         (at, session_key)).rowcount
+
+
+def to_backfill(conn: sqlite3.Connection) -> int:
+    """Sessions the significance gate skipped whose summary was not queued since."""
+    count: int = conn.execute(
+        "SELECT COUNT(DISTINCT subject) FROM gate_decisions WHERE gate = 'significance'"
+        " AND decision = 'skip' AND backfilled_at IS NULL").fetchone()[0]
+    return count

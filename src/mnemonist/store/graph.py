@@ -12,8 +12,10 @@ its `confidence` is the running average of those extractions.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import dataclass
+from typing import Any
 
 from mnemonist.model.memory import utcnow
 from mnemonist.store.row_ids import time_ordered_id
@@ -29,9 +31,9 @@ REASONS: dict[str, float] = {
     "extracted": 0.7,  # an LLM triple (its own confidence, averaged)
     "co-occurrence": 0.4,  # named together: 0.4 + 0.1 per memory, at most 0.7
     "inferred": 0.4,  # derived from other edges
-    "replay": 0.4,  # proposed by sleep replay: two memories embed alike (pipeline/sleep_replay.py)
+    "replay": 0.4,  # proposed by sleep replay: two memories embed alike (graph/replay.py)
     "llm-uncertain": 0.3,  # an LLM triple below 0.5 confidence
-    "principle": 0.3,  # a proposed principle to its source entities (pipeline/principles.py)
+    "principle": 0.3,  # a proposed principle to its source entities (graph/principles.py)
 }
 #: reasons that are guesses: a relation known any other way takes the row over
 PROPOSED = ("inferred", "replay")
@@ -209,3 +211,69 @@ def mentions_of(conn: sqlite3.Connection,
         for r in rows:
             out.setdefault(str(r[0]), []).append((str(r[1]), str(r[2]), r[3]))
     return out
+
+
+_EDGE_COLS = ("id, source_entity_id, target_entity_id, relation_type, reason, confidence,"
+              " strength, mentions, note")
+
+
+def best_edges_at(conn: sqlite3.Connection, entity_ids: list[str], min_confidence: float,
+                  fetch: int) -> list[sqlite3.Row]:
+    """The `fetch` most confident relations at each entity (confidence × strength, then
+    mentions), in one statement: rows of (entity, id, source, target, type, reason,
+    confidence, strength, mentions, note, rank), by entity then rank."""
+    marks = ",".join("?" * len(entity_ids))
+    return conn.execute(
+        f"SELECT * FROM (SELECT e, {_EDGE_COLS}, ROW_NUMBER() OVER (PARTITION BY e ORDER BY"
+        " confidence * strength DESC, mentions DESC, id) AS n FROM ("
+        f"SELECT source_entity_id AS e, {_EDGE_COLS} FROM relations"
+        f" WHERE source_entity_id IN ({marks}) AND confidence >= ?"
+        f" UNION ALL SELECT target_entity_id AS e, {_EDGE_COLS} FROM relations"
+        f" WHERE target_entity_id IN ({marks}) AND confidence >= ?"
+        " AND source_entity_id != target_entity_id) u) t WHERE n <= ? ORDER BY e, n",
+        [*entity_ids, min_confidence, *entity_ids, min_confidence, fetch],
+    ).fetchall()
+
+
+def shared_entity_projects(conn: sqlite3.Connection) -> list[str]:
+    """The projects that have shared (no agent or user owner) entities some memory links."""
+    return [str(r[0]) for r in conn.execute(
+        "SELECT DISTINCT project FROM entities WHERE agent_id = '' AND user_id = ''"
+        " AND mentions > 0 ORDER BY project")]
+
+
+def load_graph_state(conn: sqlite3.Connection, key: str) -> Any:
+    """The JSON value a graph pass keeps under `key` in `graph_state`, or None."""
+    row = conn.execute("SELECT value FROM graph_state WHERE key = ?", (key,)).fetchone()
+    return json.loads(row[0]) if row else None
+
+
+def save_graph_state(conn: sqlite3.Connection, key: str, value: Any, now: str) -> None:
+    """Replace the JSON value kept under `key` in `graph_state`."""
+    conn.execute(
+        "INSERT INTO graph_state (key, value, updated_at) VALUES (?, ?, ?)"
+        " ON CONFLICT(key) DO UPDATE SET value = excluded.value,"
+        " updated_at = excluded.updated_at", (key, json.dumps(value), now))
+
+
+def entities_by_ids(conn: sqlite3.Connection, ids: list[str]) -> list[sqlite3.Row]:
+    """The entity rows of these ids (every column)."""
+    return conn.execute(
+        f"SELECT * FROM entities WHERE id IN ({','.join('?' * len(ids))})", ids).fetchall()
+
+
+def entity_names(conn: sqlite3.Connection, ids: list[str]) -> dict[str, str]:
+    """{entity id: name} of the entities of these ids, one statement per 500."""
+    names: dict[str, str] = {}
+    for start in range(0, len(ids), 500):
+        part = ids[start:start + 500]
+        names.update((str(a), str(b)) for a, b in conn.execute(
+            f"SELECT id, name FROM entities WHERE id IN ({','.join('?' * len(part))})", part))
+    return names
+
+
+def entity_ids_named_by(conn: sqlite3.Connection, memory_id: str) -> list[str]:
+    """The entities a memory names, most mentioned first."""
+    return [str(r[0]) for r in conn.execute(
+        "SELECT e.id FROM memory_entity_mentions mm JOIN entities e ON e.id = mm.entity_id"
+        " WHERE mm.memory_id = ? ORDER BY e.mentions DESC, e.id", (memory_id,))]

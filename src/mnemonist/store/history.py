@@ -74,3 +74,9 @@ def for_memory(conn: sqlite3.Connection, memory_id: str, limit: int = 1000) -> l
         (memory_id, limit),
     ).fetchall()
     return [HistoryEvent.from_row(r) for r in rows]
+
+
+def has_any(conn: sqlite3.Connection, memory_id: str) -> bool:
+    return conn.execute(
+        "SELECT 1 FROM memory_history WHERE memory_id = ? LIMIT 1", (memory_id,)
+    ).fetchone() is not None

@@ -212,3 +212,48 @@ def requeue_dead(conn: sqlite3.Connection, job_type: str | None = None, limit: i
         f" WHERE {where} LIMIT ?)",
         [now, *args, limit],
     ).rowcount
+
+
+def stale_leases(conn: sqlite3.Connection, cutoff: str) -> int:
+    """Jobs leased before `cutoff`, still leased (a crashed worker's, past its timeout)."""
+    count: int = conn.execute(
+        "SELECT COUNT(*) FROM memory_jobs WHERE status = 'leased' AND leased_at < ?", (cutoff,)
+    ).fetchone()[0]
+    return count
+
+
+def active_ids(conn: sqlite3.Connection, job_type: str) -> list[str]:
+    """Ids of the jobs of `job_type` pending or leased."""
+    return [r[0] for r in conn.execute(
+        "SELECT id FROM memory_jobs WHERE job_type = ? AND status IN"
+        " ('pending', 'leased')", (job_type,)).fetchall()]
+
+
+def status_and_result(conn: sqlite3.Connection, job_id: str) -> sqlite3.Row | None:
+    """The job's (status, result), None when there is no such job."""
+    row: sqlite3.Row | None = conn.execute(
+        "SELECT status, result FROM memory_jobs WHERE id = ?", (job_id,)).fetchone()
+    return row
+
+
+def recent_errors(conn: sqlite3.Connection, limit: int) -> list[dict[str, Any]]:
+    """The last `limit` jobs that recorded an error, the last changed first."""
+    return [
+        dict(r) for r in conn.execute(
+            "SELECT id, job_type, memory_id, status, attempts, error, updated_at"
+            " FROM memory_jobs WHERE error IS NOT NULL ORDER BY updated_at DESC LIMIT ?",
+            (limit,),
+        )
+    ]
+
+
+def latest_for_document(conn: sqlite3.Connection, document_id: str,
+                        job_type: str) -> dict[str, Any] | None:
+    """The document's last job of `job_type` (id, status, attempts, max_attempts, error,
+    run_after)."""
+    row = conn.execute(
+        "SELECT id, status, attempts, max_attempts, error, run_after FROM memory_jobs"
+        " WHERE document_id = ? AND job_type = ? ORDER BY created_at DESC, rowid DESC"
+        " LIMIT 1", (document_id, job_type),
+    ).fetchone()
+    return dict(row) if row else None

@@ -50,6 +50,21 @@ def set_payload(conn: sqlite3.Connection, job_id: str, payload: dict[str, Any]) 
                  (json.dumps(payload), utcnow(), job_id))
 
 
+def ingest_waiting(conn: sqlite3.Connection, session_key: str) -> bool:
+    """Whether the session's transcript is still to be read: an ingest job pending or leased."""
+    return conn.execute(
+        "SELECT 1 FROM memory_jobs WHERE job_type = ? AND status IN ('pending', 'leased')"
+        " AND json_extract(payload, '$.session_key') = ? LIMIT 1",
+        (JOB_TYPE, session_key),
+    ).fetchone() is not None
+
+
+def drop_body(conn: sqlite3.Connection, job_id: str) -> None:
+    """The transcript text carried in the job's payload, removed (it is in the transcript)."""
+    conn.execute("UPDATE memory_jobs SET payload = json_remove(payload, '$.body')"
+                 " WHERE id = ?", (job_id,))
+
+
 def unfinished_jobs(conn: sqlite3.Connection) -> int:
     return conn.execute(
         "SELECT COUNT(*) FROM memory_jobs WHERE job_type = ? AND status IN ('pending', 'leased')"
@@ -114,3 +129,40 @@ def counts(conn: sqlite3.Connection) -> dict[str, int]:
         (SOURCE_TYPE,)).fetchone()[0]
     return {"indexed": by_status.get("indexed", 0), "pending": by_status.get("pending", 0),
             "skipped": by_status.get("skipped", 0), "turns": turn_count}
+
+
+def speakers(conn: sqlite3.Connection, session_key: str) -> set[str]:
+    """Who spoke in the session's turn memories written so far."""
+    return {r[0] for r in conn.execute(
+        "SELECT DISTINCT who FROM memories WHERE source_type = ? AND source_id = ?"
+        " AND who IS NOT NULL", (SOURCE_TYPE, session_key))}
+
+
+def delete_transcript(conn: sqlite3.Connection, session_key: str) -> None:
+    conn.execute("DELETE FROM session_transcripts WHERE session_key = ?", (session_key,))
+
+
+def keep_first_transcript(conn: sqlite3.Connection, session_key: str, text: str,
+                          harness: str | None, project: str | None) -> None:
+    """The session's transcript, unless it has one already (first write wins)."""
+    conn.execute(
+        "INSERT OR IGNORE INTO session_transcripts (session_key, content, harness,"
+        " project, created_at) VALUES (?, ?, ?, ?, ?)",
+        (session_key, text, harness, project, utcnow()),
+    )
+
+
+def transcript(conn: sqlite3.Connection, session_key: str) -> str | None:
+    row = conn.execute("SELECT content FROM session_transcripts WHERE session_key = ?",
+                       (session_key,)).fetchone()
+    return row[0] if row else None
+
+
+def transcripts_of(conn: sqlite3.Connection, session_keys: list[str]) -> dict[str, str]:
+    """{session key: its transcript} of those of the sessions that have one."""
+    rows = conn.execute(
+        f"SELECT session_key, content FROM session_transcripts"
+        f" WHERE session_key IN ({','.join('?' * len(session_keys))})",
+        session_keys,
+    )
+    return {r[0]: r[1] for r in rows}

@@ -367,3 +367,50 @@ def pending_summary_job(conn: sqlite3.Connection, session_key: str) -> str | Non
         (session_key,),
     ).fetchone()
     return row[0] if row else None
+
+
+# --- counts and continuity ---------------------------------------------------------------
+
+
+def tracking_counts(conn: sqlite3.Connection) -> dict[str, int]:
+    """Sessions tracked, checkpoints kept and transcripts kept."""
+    return {
+        "tracked": conn.execute("SELECT COUNT(*) FROM session_state").fetchone()[0],
+        "checkpoints": conn.execute(
+            "SELECT COUNT(*) FROM session_checkpoints").fetchone()[0],
+        "transcripts": conn.execute(
+            "SELECT COUNT(*) FROM session_transcripts").fetchone()[0],
+    }
+
+
+def state_origin(conn: sqlite3.Connection, session_key: str) -> dict[str, Any]:
+    """The session's project, harness and start ({} when no state row)."""
+    row = conn.execute(
+        "SELECT project, harness, started_at FROM session_state WHERE session_key = ?",
+        (session_key,)).fetchone()
+    return dict(row) if row else {}
+
+
+def injected_contents(conn: sqlite3.Connection, session_key: str, limit: int) -> list[Any]:
+    """(memory_id, content) of the memories injected into the session, in rank order."""
+    return conn.execute(
+        "SELECT sm.memory_id, m.content FROM session_memories sm JOIN memories m"
+        " ON m.id = sm.memory_id WHERE sm.session_key = ? AND sm.was_injected = 1"
+        " ORDER BY sm.rank, sm.memory_id LIMIT ?", (session_key, limit)).fetchall()
+
+
+def set_relevance(conn: sqlite3.Connection, session_key: str, memory_id: str,
+                  score: float) -> None:
+    """How relevant an injected memory turned out to the session (continuity scoring)."""
+    conn.execute("UPDATE session_memories SET relevance_score = ? WHERE session_key = ?"
+                 " AND memory_id = ?", (score, session_key, memory_id))
+
+
+def record_score(conn: sqlite3.Connection, session_key: str, score: float, injected: int,
+                 scored_by: str, at: str) -> None:
+    """The session's continuity score; a session scored again keeps its first counts."""
+    conn.execute(
+        "INSERT INTO session_scores (session_key, score, injected, used, scored_by,"
+        " created_at) VALUES (?, ?, ?, 0, ?, ?) ON CONFLICT(session_key) DO UPDATE"
+        " SET score = excluded.score, scored_by = excluded.scored_by",
+        (session_key, score, injected, scored_by, at))

@@ -57,7 +57,7 @@ from mnemonist.text.tokens import STOP_WORDS
 
 TECHNOLOGY, DOMAIN, NAME, QUOTED = "technology", "domain", "name", "quoted"
 #: raise it when a change of these rules or of the word lists makes some name no longer an
-#: entity: the entity-health pass (pipeline/entity_health.py) then judges every entity again
+#: entity: the entity-health pass (graph/entity_health.py) then judges every entity again
 RULES_VERSION = 1
 _PRIORITY = {TECHNOLOGY: 0, DOMAIN: 1, NAME: 2, QUOTED: 3}
 MAX_NAME_CHARS = 60

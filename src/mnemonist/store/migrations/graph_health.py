@@ -1,5 +1,5 @@
 """Migration 21: entity health — the aliases of folded entities and the log of what the
-entity-health pass changed (`pipeline/entity_health.py`)."""
+entity-health pass changed (`graph/entity_health.py`)."""
 
 from __future__ import annotations
 

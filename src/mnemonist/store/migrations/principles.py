@@ -1,5 +1,5 @@
 """Migration 25: discovered principles — the review state of each principle the principles pass
-proposed (`pipeline/principles.py`): its entity, the entity group it was drawn from, its
+proposed (`graph/principles.py`): its entity, the entity group it was drawn from, its
 evidence (memory ids) and whether a person confirmed or rejected it."""
 
 from __future__ import annotations

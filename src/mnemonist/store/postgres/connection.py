@@ -261,8 +261,8 @@ class PgConnection:
         left = self.deadline - time.monotonic()
         if left < 0:
             raise sqlite3.OperationalError("interrupted: the statement's deadline has passed")
-        # rounded up, at least 1 ms (0 would mean no limit): the callers (search.traversal,
-        # graph_boost) take an interruption for the deadline only once it has passed
+        # rounded up, at least 1 ms (0 would mean no limit): the callers (graph.walks,
+        # graph.boost) take an interruption for the deadline only once it has passed
         left_ms = max(1, math.ceil(left * 1000))
         # the server cancels the statement when the time left is up (SQLite's progress
         # handler); set for this statement only, then back to what it was

@@ -12,7 +12,7 @@ examined, a run looks only at entities created since; a new version of the extra
 differ only by case, punctuation or spacing ("next.js" / "nextjs", "gpt-4" / "gpt4") or by
 the plural of their last word ("TTL" / "TTLs", "API" / "APIs", "database" / "databases",
 "feature flag" / "feature flags"). The one with more links keeps its id and name, the other's
-links, attributes, aspects and relations move to it (`store/entity_health.fold`) and its name
+links, attributes, aspects and relations move to it (`store/entity_health.py`, `fold`) and its name
 becomes an alias the inline linker resolves. Not folded by plural: technology names (each is
 a canonical name of its own: "pandas" is not "panda"), and a single capitalised word that may
 be a person's name ("William" / "Williams"). Domains are never folded.
@@ -139,13 +139,12 @@ class Run:
         self.skipped[why] = self.skipped.get(why, 0) + 1
 
 
-_COLUMNS = "id, name, canonical_name, entity_type, mentions, project, agent_id, user_id"
 _KEYS = ("id", "name", "canonical_name", "entity_type", "mentions", "project", "agent_id",
          "user_id")
 
 
-def _rows(cursor: Any) -> list[dict[str, Any]]:
-    return [dict(zip(_KEYS, tuple(r), strict=True)) for r in cursor.fetchall()]
+def _rows(rows: list[Any]) -> list[dict[str, Any]]:
+    return [dict(zip(_KEYS, tuple(r), strict=True)) for r in rows]
 
 
 def _scope(e: dict[str, Any]) -> tuple[str, str, str]:
@@ -158,15 +157,12 @@ def run(db: Database, cfg: GraphConfig, *, batch_size: int | None = None) -> dic
     conn = db.reader()
     state = store.load_state(conn)
     cursor = state.get("cursor", "") if state.get("rules") == RULES else ""
-    batch = _rows(conn.execute(f"SELECT {_COLUMNS} FROM entities WHERE id > ? ORDER BY id"
-                               " LIMIT ?", (cursor, size)))
+    batch = _rows(store.entities_after(conn, cursor, size))
     out = Run(examined=len(batch))
     gone: set[str] = set()
     for scope in sorted({_scope(e) for e in batch}):
         mine = {e["id"] for e in batch if _scope(e) == scope}
-        everyone = _rows(conn.execute(
-            f"SELECT {_COLUMNS} FROM entities WHERE project = ? AND agent_id = ?"
-            " AND user_id = ? ORDER BY id", scope))
+        everyone = _rows(store.entities_in_scope(conn, scope))
         for group in fold_groups(everyone):
             if not mine & {e["id"] for e in group}:
                 continue  # examined when one of them was new
@@ -197,16 +193,10 @@ def _judge(db: Database, e: dict[str, Any], texts: dict[str, set[str]], out: Run
     """Remove `e` when no memory linked to it yields its name (or an alias) any more."""
     conn = db.reader()
     entity_id = e["id"]
-    if conn.execute(
-            "SELECT 1 FROM relations WHERE (source_entity_id = ?1 OR target_entity_id = ?1)"
-            f" AND reason IN ({', '.join(repr(r) for r in store.NOT_FROM_TEXT)}) LIMIT 1",
-            (entity_id,)).fetchone() is not None:
+    if store.held_by_relation_not_from_text(conn, entity_id):
         out.skip("a stated or LLM relation holds it")
         return
-    links = conn.execute(
-        "SELECT mm.memory_id, mm.confidence, m.content FROM memory_entity_mentions mm"
-        " LEFT JOIN memories m ON m.id = mm.memory_id WHERE mm.entity_id = ?"
-        " ORDER BY mm.memory_id LIMIT ?", (entity_id, MAX_TEXTS + 1)).fetchall()
+    links = store.links_with_texts(conn, entity_id, MAX_TEXTS + 1)
     if not links:
         return  # an orphan: the retention sweep's
     if len(links) > MAX_TEXTS:
@@ -227,8 +217,7 @@ def _judge(db: Database, e: dict[str, Any], texts: dict[str, set[str]], out: Run
     checked = {memory_id for memory_id, _, _ in links}
     now = utcnow()
     with db.write_tx() as w:
-        current = {r[0] for r in w.execute(
-            "SELECT memory_id FROM memory_entity_mentions WHERE entity_id = ?", (entity_id,))}
+        current = store.linked_memory_ids(w, entity_id)
         if not current or not current <= checked:
             out.skip("linked again since it was read")
             return
@@ -242,21 +231,12 @@ def report(conn: Any, project: str | None = None) -> dict[str, Any]:
     state = store.load_state(conn)
     current = state.get("rules") == RULES
     cursor = state.get("cursor", "") if current else ""
-    scope, args = ("e.project = ?", [project]) if project is not None else ("1 = 1", [])
-
-    def one(sql: str, *before: Any) -> int:
-        return int(conn.execute(sql, [*before, *args]).fetchone()[0])
-
-    pending = one(f"SELECT COUNT(*) FROM entities e WHERE e.id > ? AND {scope}", cursor)
-    # what the retention sweep removes: no link left, no stated relation holding it
-    orphans = one("SELECT COUNT(*) FROM entities e WHERE e.mentions <= 0 AND NOT EXISTS"
-                  " (SELECT 1 FROM relations r WHERE r.reason = 'user-stated' AND e.id IN"
-                  f" (r.source_entity_id, r.target_entity_id)) AND {scope}")
-    aliases = one(f"SELECT COUNT(*) FROM entity_aliases e WHERE {scope}")
+    found = store.report_counts(conn, cursor, project)
     done = store.counts(conn, project)
     return {
         "folded": done.get("fold", 0), "junk_removed": done.get("junk", 0),
-        "aliases": aliases, "orphans": orphans, "pending": pending,
+        "aliases": found["aliases"], "orphans": found["orphans"],
+        "pending": found["pending"],
         "last_run": state.get("last_run"), "last": state.get("last") if current else None,
         "recent": store.recent(conn, RECENT, project),
     }

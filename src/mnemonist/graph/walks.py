@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from mnemonist.store import graph
 from mnemonist.store.deadline import statements_until
 
 #: relation types that state "source depends on target"
@@ -101,26 +102,12 @@ def _edges(conn: sqlite3.Connection, entity_id: str, min_confidence: float,
 #: waiting in the walk's queue (each statement is a round trip on PostgreSQL)
 EDGE_BATCH = 16
 
-_COLS = ("id, source_entity_id, target_entity_id, relation_type, reason, confidence,"
-         " strength, mentions, note")
-
 
 def _edges_many(conn: sqlite3.Connection, entity_ids: list[str], min_confidence: float,
                 direction: Direction, fetch: int) -> dict[str, list[tuple[Edge, bool]]]:
     """`_edges` of several entities in one statement: the same edges in the same order."""
-    marks = ",".join("?" * len(entity_ids))
-    rows = conn.execute(
-        f"SELECT * FROM (SELECT e, {_COLS}, ROW_NUMBER() OVER (PARTITION BY e ORDER BY"
-        " confidence * strength DESC, mentions DESC, id) AS n FROM ("
-        f"SELECT source_entity_id AS e, {_COLS} FROM relations"
-        f" WHERE source_entity_id IN ({marks}) AND confidence >= ?"
-        f" UNION ALL SELECT target_entity_id AS e, {_COLS} FROM relations"
-        f" WHERE target_entity_id IN ({marks}) AND confidence >= ?"
-        " AND source_entity_id != target_entity_id) u) t WHERE n <= ? ORDER BY e, n",
-        [*entity_ids, min_confidence, *entity_ids, min_confidence, fetch],
-    ).fetchall()
     out: dict[str, list[tuple[Edge, bool]]] = {e: [] for e in entity_ids}
-    for r in rows:
+    for r in graph.best_edges_at(conn, entity_ids, min_confidence, fetch):
         at = r[0]
         edge = Edge(r[1], r[2], r[3], r[4], r[5], float(r[6]), float(r[7]), int(r[8]), r[9])
         if direction == "dependents" and edge.relation_type in DEPENDENCY_TYPES:

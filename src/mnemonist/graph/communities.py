@@ -15,7 +15,6 @@ with the time and size of the run, for `/api/diagnostics/graph`.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -25,6 +24,8 @@ import networkx as nx
 from networkx.algorithms import community as nx_community
 
 from mnemonist.model.memory import utcnow
+from mnemonist.store import graph as graph_store
+from mnemonist.store import graph_communities as community_store
 from mnemonist.store.db import Database
 
 log = logging.getLogger(__name__)
@@ -46,19 +47,16 @@ class Clustering:
     seconds: float = 0.0
 
 
-def _project_graph(conn: Any, project: str, max_entities: int) -> tuple[nx.Graph, dict]:
-    rows = conn.execute(
-        "SELECT id, name, mentions FROM entities WHERE project = ? AND agent_id = ''"
-        " AND user_id = '' AND mentions > 0 ORDER BY mentions DESC, id LIMIT ?",
-        (project, max_entities)).fetchall()
+#: entity id -> (name, mentions)
+Names = dict[str, tuple[str, int]]
+
+
+def _project_graph(conn: Any, project: str, max_entities: int) -> tuple[nx.Graph[str], Names]:
+    rows = community_store.top_shared_entities(conn, project, max_entities)
     graph: nx.Graph[str] = nx.Graph()
-    names = {r[0]: (r[1], r[2]) for r in rows}
+    names: Names = {r[0]: (r[1], r[2]) for r in rows}
     graph.add_nodes_from(names)
-    for source, target, weight in conn.execute(
-            "SELECT r.source_entity_id, r.target_entity_id, r.confidence * r.mentions"
-            " FROM relations r JOIN entities e ON e.id = r.source_entity_id"
-            " WHERE e.project = ? AND e.agent_id = '' AND e.user_id = ''"
-            " AND r.source_entity_id != r.target_entity_id", (project,)):
+    for source, target, weight in community_store.shared_relation_weights(conn, project):
         if source in names and target in names:
             prior = graph.get_edge_data(source, target, {}).get("weight", 0.0)
             graph.add_edge(source, target, weight=prior + float(weight))
@@ -71,13 +69,11 @@ def compute(db: Database, *, resolution: float = 1.0, max_entities: int = 50_000
     the union partition's over the union graph."""
     started = time.monotonic()
     conn = db.reader()
-    projects = [r[0] for r in conn.execute(
-        "SELECT DISTINCT project FROM entities WHERE agent_id = '' AND user_id = ''"
-        " AND mentions > 0 ORDER BY project")]
+    projects = graph_store.shared_entity_projects(conn)
     out = Clustering()
     union: nx.Graph[str] = nx.Graph()
     parts_all: list[set[str]] = []
-    ranked: list[tuple[str, set[str], dict]] = []
+    ranked: list[tuple[str, set[str], Names]] = []
     for project in projects:
         graph, names = _project_graph(conn, project, max_entities)
         info: dict[str, Any] = {"nodes": graph.number_of_nodes(),
@@ -114,21 +110,11 @@ def store(db: Database, result: Clustering) -> None:
     """Replace the communities and each entity's membership in one transaction."""
     now = utcnow()
     with db.write_tx() as conn:
-        conn.execute("UPDATE entities SET community_id = NULL WHERE community_id IS NOT NULL")
-        conn.execute("DELETE FROM entity_communities")
-        conn.executemany(
-            "INSERT INTO entity_communities (id, label, member_count, created_at, project)"
-            " VALUES (?, ?, ?, ?, ?)",
-            [(i, label, n, now, p) for i, label, n, p in result.communities])
-        conn.executemany("UPDATE entities SET community_id = ? WHERE id = ?",
-                         [(c, e) for e, c in result.assignments.items()])
+        community_store.replace_communities(conn, result.communities, result.assignments, now)
         state = {"modularity": result.modularity, "communities": len(result.communities),
                  "nodes": result.nodes, "edges": result.edges, "projects": result.projects,
                  "seconds": round(result.seconds, 3), "computed_at": now}
-        conn.execute(
-            "INSERT INTO graph_state (key, value, updated_at) VALUES (?, ?, ?)"
-            " ON CONFLICT(key) DO UPDATE SET value = excluded.value,"
-            " updated_at = excluded.updated_at", (STATE_KEY, json.dumps(state), now))
+        graph_store.save_graph_state(conn, STATE_KEY, state, now)
 
 
 def recompute(db: Database, *, resolution: float = 1.0,
@@ -142,5 +128,5 @@ def recompute(db: Database, *, resolution: float = 1.0,
 
 
 def last_state(conn: Any) -> dict[str, Any] | None:
-    row = conn.execute("SELECT value FROM graph_state WHERE key = ?", (STATE_KEY,)).fetchone()
-    return json.loads(row[0]) if row else None
+    state: dict[str, Any] | None = graph_store.load_graph_state(conn, STATE_KEY)
+    return state

@@ -1,5 +1,5 @@
 """Bridges of the entity graph: entities whose relations join two or more communities
-(`pipeline/communities.py`), for `/api/diagnostics/graph` and the dashboard's graph page.
+(`graph/communities.py`), for `/api/diagnostics/graph` and the dashboard's graph page.
 
 An entity's communities are its own and those of the entities its relations reach; it is a
 bridge when that makes two or more. Its strength is the weight (confidence × mentions, as the
@@ -13,19 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from mnemonist.store import graph_communities as store
+
 
 def bridges(conn: Any, limit: int, project: str | None = None) -> list[dict[str, Any]]:
     if limit <= 0:
         return []
-    scope, args = ("AND s.project = ?", [project]) if project is not None else ("", [])
-    rows = conn.execute(
-        "SELECT r.source_entity_id, r.target_entity_id, s.community_id, t.community_id,"
-        " r.confidence * r.mentions FROM relations r"
-        " JOIN entities s ON s.id = r.source_entity_id"
-        " JOIN entities t ON t.id = r.target_entity_id"
-        " WHERE (s.community_id IS NOT NULL OR t.community_id IS NOT NULL)"
-        " AND COALESCE(s.community_id, -1) != COALESCE(t.community_id, -1)"
-        f" AND s.project = t.project {scope}", args).fetchall()
+    rows = store.cross_community_relations(conn, project)
     joined: dict[str, set[int]] = {}
     strength: dict[str, float] = {}
     for source, target, sc, tc, weight in rows:
@@ -37,13 +31,9 @@ def bridges(conn: Any, limit: int, project: str | None = None) -> list[dict[str,
                     key=lambda e: (-len(joined[e]), -strength[e], e))[:limit]
     if not ranked:
         return []
-    marks = ",".join("?" * len(ranked))
-    names = {r[0]: (r[1], r[2], r[3]) for r in conn.execute(
-        f"SELECT id, name, project, community_id FROM entities WHERE id IN ({marks})", ranked)}
+    names = store.entity_communities_of(conn, ranked)
     communities = sorted({c for e in ranked for c in joined[e]})
-    marks = ",".join("?" * len(communities))
-    labels = {r[0]: r[1] for r in conn.execute(
-        f"SELECT id, label FROM entity_communities WHERE id IN ({marks})", communities)}
+    labels = store.community_labels(conn, communities)
     return [{"id": e, "name": names[e][0], "project": names[e][1] or None,
              "community": names[e][2], "connects": len(joined[e]),
              "communities": [{"id": c, "label": labels.get(c)} for c in sorted(joined[e])],

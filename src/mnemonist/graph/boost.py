@@ -2,7 +2,7 @@
 query names, or to a neighbour of one, get a score boost in hybrid recall.
 
 1. Seeds: entities whose canonical name the query names, in the scopes the recall may see
-   (`entity_scope`), at most 20, most mentioned first. Names are looked up exactly on the
+   (`graph/scope.py`), at most 20, most mentioned first. Names are looked up exactly on the
    `canonical_name` index: each query token that is
    not a stop word, and each run of 2-4 query tokens joined by a space ("john smith", "bank of
    america"), a pair also by "." or "-" ("next.js", "github.com"); a technology alias adds its
@@ -27,7 +27,6 @@ error returns nothing: the boost only ever adds, so recall without it is still c
 
 from __future__ import annotations
 
-import json
 import logging
 import sqlite3
 import time
@@ -35,10 +34,11 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from mnemonist.graph.scope import entity_scope_clause
 from mnemonist.model.requests import RecallFilters
-from mnemonist.search.entity_scope import entity_scope_clause
-from mnemonist.search.filters import where_clause
+from mnemonist.store import graph_recall
 from mnemonist.store.deadline import statements_until
+from mnemonist.store.filters import where_clause
 from mnemonist.text.entities import canonical_name
 from mnemonist.text.entity_words import TECH_ALIASES
 from mnemonist.text.tokens import STOP_WORDS, tokenize
@@ -161,38 +161,16 @@ def _lookup(
     check()
 
 
-_NO_PHRASE = " AND e.entity_type != 'phrase'"
-
-
 def _seeds(conn: sqlite3.Connection, names: list[str],
            filters: RecallFilters | None, phrases: bool = False) -> list[str]:
     """Entities of these names in the scopes the recall may see (each project and private
     owner has its own: another project's hub must not take a seed's place)."""
     scope, args = entity_scope_clause(filters)
-    rows = conn.execute(
-        "SELECT e.id FROM entities e WHERE e.canonical_name IN (SELECT value FROM json_each(?))"
-        f" AND {scope}{'' if phrases else _NO_PHRASE} ORDER BY e.mentions DESC, e.id LIMIT ?",
-        [json.dumps(names), *args, MAX_SEEDS],
-    )
-    return [r[0] for r in rows]
+    return graph_recall.entities_named(conn, names, scope, args, phrases, MAX_SEEDS)
 
 
 def _neighbours(conn: sqlite3.Connection, seeds: list[str], phrases: bool = False) -> list[str]:
-    ids = json.dumps(seeds)
-    kind = "" if phrases else (" AND NOT EXISTS (SELECT 1 FROM entities x WHERE x.id = n.e"
-                               " AND x.entity_type = 'phrase')")
-    rows = conn.execute(
-        "SELECT e FROM ("
-        " SELECT target_entity_id AS e, mentions FROM relations"
-        "  WHERE source_entity_id IN (SELECT value FROM json_each(?1))"
-        " UNION ALL"
-        " SELECT source_entity_id AS e, mentions FROM relations"
-        "  WHERE target_entity_id IN (SELECT value FROM json_each(?1))"
-        f") n WHERE e NOT IN (SELECT value FROM json_each(?1)){kind}"
-        " GROUP BY e ORDER BY SUM(mentions) DESC, e LIMIT ?2",
-        (ids, MAX_NEIGHBOURS),
-    )
-    return [r[0] for r in rows]
+    return graph_recall.strongest_neighbours(conn, seeds, phrases, MAX_NEIGHBOURS)
 
 
 def _memories(
@@ -204,22 +182,5 @@ def _memories(
     limit: int,
     exclude: list[str] | None = None,
 ) -> list[str]:
-    # CROSS JOIN: the links drive, each memory is then looked up by id (left to itself the
-    # planner walks every live memory to apply the filters first). With candidates, each
-    # candidate's few links are read (`+` keeps the entity list off the index: 200 candidates
-    # x 50 entities would be 10,000 probes); without, the entity index finds the links.
-    sql = ("SELECT DISTINCT mm.memory_id FROM memory_entity_mentions mm"
-           " CROSS JOIN memories m ON m.id = mm.memory_id WHERE ")
-    ents = json.dumps(entity_ids)
-    if candidates is not None:
-        sql += ("mm.memory_id IN (SELECT value FROM json_each(?))"
-                " AND +mm.entity_id IN (SELECT value FROM json_each(?))")
-        params: list[Any] = [json.dumps(list(candidates)), ents]
-    else:
-        sql += "mm.entity_id IN (SELECT value FROM json_each(?))"
-        params = [ents]
-    if exclude:
-        sql += " AND mm.memory_id NOT IN (SELECT value FROM json_each(?))"
-        params.append(json.dumps(exclude))
-    sql += f" AND {where} LIMIT ?"
-    return [r[0] for r in conn.execute(sql, [*params, *args, limit])]
+    return graph_recall.memories_linked_to(conn, entity_ids, where, args, candidates, limit,
+                                           exclude)

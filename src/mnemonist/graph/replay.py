@@ -21,7 +21,7 @@ One cycle (`replay_cycle`), bounded by `memory.consolidation.replay.pairsPerCycl
    near-duplicate sweep's text guards (`text.near_duplicate.conflict`) is listed for review
    (`store.duplicates.flag`, kind `duplicate`); nothing is merged.
 5. **Communities.** When an edge was written (and the graph's communities are on), they are
-   computed again (`pipeline.communities.recompute`).
+   computed again (`graph.communities.recompute`).
 6. **Telemetry.** Counts of the cycle and running totals in `graph_state` (key
    `sleep_replay`); `report` adds what feedback did to the proposed edges since: an edge whose
    confidence feedback lowered (`boost` below 0) is a false positive.
@@ -32,21 +32,21 @@ the totals); the relation check is repeated inside it.
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
+from mnemonist.graph import communities
 from mnemonist.model.config_consolidation import ConsolidationConfig, ReplayConfig
 from mnemonist.model.config_pipeline import GraphConfig
 from mnemonist.model.memory import Memory, utcnow
-from mnemonist.pipeline import communities
-from mnemonist.search.vector_index import VectorIndex
 from mnemonist.store import duplicates
+from mnemonist.store import graph as graph_store
+from mnemonist.store import graph_replay as replay_store
 from mnemonist.store.db import Database
 from mnemonist.store.graph import REASONS
 from mnemonist.store.row_ids import time_ordered_id
@@ -55,8 +55,8 @@ from mnemonist.text.near_duplicate import conflict
 log = logging.getLogger(__name__)
 
 STATE_KEY = "sleep_replay"
-REASON = "replay"
-RELATION_TYPE = "related_to"
+REASON = replay_store.REASON
+RELATION_TYPE = replay_store.RELATION_TYPE
 CONFIDENCE = REASONS[REASON]
 #: a pair this alike (and passing the text guards) is listed as a near-duplicate
 DUPLICATE_SIMILARITY = 0.95
@@ -65,7 +65,11 @@ DRAWS_PER_PAIR = 3
 TOTALS = ("cycles", "pairs_compared", "above_threshold", "edges_proposed",
           "duplicates_flagged")
 
-_LIVE = duplicates.sweepable_where()
+
+class Vectors(Protocol):
+    """Where a memory's vector is read (the vector index, `search.vector_index.VectorIndex`)."""
+
+    def vector(self, seq: int) -> np.ndarray | None: ...
 
 
 @dataclass
@@ -75,31 +79,12 @@ class _Pair:
     cosine: float
 
 
-def _first_from(conn: Any, start: int, where: str | None = None,
-                args: tuple = ()) -> Memory | None:
-    """The first sweepable memory with seq >= start matching `where`, wrapping round to the
-    lowest seq when none is at or after it. Without `where` the look-up walks the primary key
-    from `start` (NOT INDEXED: an index leading with `is_deleted` would sort every live row);
-    with one (a project and owner) `memories_project` serves it."""
-    source = "memories m" if where else "memories m NOT INDEXED"
-    for lo in (start, 0):
-        row = conn.execute(
-            f"SELECT * FROM {source} WHERE m.seq >= ? AND {_LIVE} AND {where or '1'}"
-            " ORDER BY m.seq LIMIT 1", (lo, *args)).fetchone()
-        if row is not None:
-            return Memory.from_row(row)
-    return None
-
-
 def _draw(conn: Any, rng: random.Random, top: int) -> tuple[Memory, Memory] | None:
     """One random pair of one project and owner, or None when the draw found none."""
-    first = _first_from(conn, rng.randint(1, top))
+    first = replay_store.first_sweepable_from(conn, rng.randint(1, top))
     if first is None:
         return None
-    second = _first_from(
-        conn, rng.randint(1, top),
-        "m.seq != ? AND m.project IS ? AND m.agent_id IS ? AND m.user_id IS ?",
-        (first.seq, first.project, first.agent_id, first.user_id))
+    second = replay_store.first_sweepable_from(conn, rng.randint(1, top), first)
     if second is None:
         return None
     return (first, second) if first.seq < second.seq else (second, first)
@@ -110,11 +95,11 @@ def _cosine(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.dot(a, b) / (na * nb)) if na and nb else 0.0
 
 
-def sample(db: Database, index: VectorIndex, n: int, rng: random.Random) -> list[_Pair]:
+def sample(db: Database, index: Vectors, n: int, rng: random.Random) -> list[_Pair]:
     """Up to `n` distinct random pairs of embedded memories of one project and owner, with
     their cosines."""
     conn = db.reader()
-    top = conn.execute("SELECT MAX(seq) FROM memories").fetchone()[0]
+    top = replay_store.max_seq(conn)
     if not top:
         return []
     out: dict[tuple[int, int], _Pair] = {}
@@ -135,30 +120,15 @@ def sample(db: Database, index: VectorIndex, n: int, rng: random.Random) -> list
     return list(out.values())
 
 
-def _entities(conn: Any, memory_id: str) -> list[str]:
-    """The entities the memory names, most mentioned first."""
-    return [str(r[0]) for r in conn.execute(
-        "SELECT e.id FROM memory_entity_mentions mm JOIN entities e ON e.id = mm.entity_id"
-        " WHERE mm.memory_id = ? ORDER BY e.mentions DESC, e.id", (memory_id,))]
-
-
-def _related(conn: Any, a: list[str], b: list[str]) -> bool:
-    """Whether any relation joins an entity of `a` and one of `b`, either way."""
-    ma, mb = ",".join("?" * len(a)), ",".join("?" * len(b))
-    return conn.execute(
-        f"SELECT 1 FROM relations WHERE (source_entity_id IN ({ma}) AND target_entity_id IN"
-        f" ({mb})) OR (source_entity_id IN ({mb}) AND target_entity_id IN ({ma})) LIMIT 1",
-        [*a, *b, *b, *a]).fetchone() is not None
-
-
 def _edge_for(conn: Any, pair: _Pair) -> tuple[str, str] | str:
     """(source, target) of the edge the pair proposes, or why it proposes none."""
-    a, b = _entities(conn, pair.older.id), _entities(conn, pair.newer.id)
+    a = graph_store.entity_ids_named_by(conn, pair.older.id)
+    b = graph_store.entity_ids_named_by(conn, pair.newer.id)
     if not a or not b:
         return "no entities"
     if set(a) & set(b):
         return "an entity in common"
-    if _related(conn, a, b):
+    if replay_store.any_relation_between(conn, a, b):
         return "already related"
     x, y = a[0], b[0]
     return (x, y) if x < y else (y, x)
@@ -174,27 +144,19 @@ def _propose(conn: Any, pair: _Pair, at: str) -> bool:
     edge = _edge_for(conn, pair)
     if isinstance(edge, str):
         return False
-    return conn.execute(
-        "INSERT INTO relations (id, source_entity_id, target_entity_id, relation_type,"
-        " strength, mentions, confidence, reason, note, created_at, updated_at)"
-        f" VALUES (?, ?, ?, '{RELATION_TYPE}', 1.0, 1, ?, '{REASON}', ?, ?, ?)"
-        " ON CONFLICT(source_entity_id, target_entity_id, relation_type) DO NOTHING",
-        (time_ordered_id(), edge[0], edge[1], CONFIDENCE, _note(pair), at, at)).rowcount > 0
+    return replay_store.propose_edge(conn, time_ordered_id(), edge[0], edge[1], CONFIDENCE,
+                                     _note(pair), at)
 
 
 def _add_totals(conn: Any, cycle: dict[str, Any], at: str) -> None:
-    row = conn.execute("SELECT value FROM graph_state WHERE key = ?", (STATE_KEY,)).fetchone()
-    state = json.loads(row[0]) if row else {}
+    state = graph_store.load_graph_state(conn, STATE_KEY) or {}
     for key in TOTALS:
         state[key] = int(state.get(key, 0)) + (1 if key == "cycles" else int(cycle[key]))
     state["last_cycle"] = {k: v for k, v in cycle.items() if k != "communities"}
-    conn.execute(
-        "INSERT INTO graph_state (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT(key)"
-        " DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-        (STATE_KEY, json.dumps(state), at))
+    graph_store.save_graph_state(conn, STATE_KEY, state, at)
 
 
-def replay_cycle(db: Database, index: VectorIndex | None, cfg: ReplayConfig,
+def replay_cycle(db: Database, index: Vectors | None, cfg: ReplayConfig,
                  rng: random.Random, *, graph: GraphConfig | None = None) -> dict[str, Any]:
     """One cycle: sample, compare, propose edges, flag near-duplicates, recount. `graph`: the
     knowledge graph's settings (no edge is proposed when it is off or not given)."""
@@ -260,22 +222,16 @@ def report(conn: Any, consolidation: ConsolidationConfig) -> dict[str, Any]:
     (feedback raised them), `present` (replay edges now; a relation stated or read from text
     later takes its row over)."""
     cfg = consolidation.replay
-    row = conn.execute("SELECT value, updated_at FROM graph_state WHERE key = ?",
-                       (STATE_KEY,)).fetchone()
-    state = json.loads(row[0]) if row else {}
-    edges = conn.execute(
-        "SELECT COUNT(*), COALESCE(SUM(CASE WHEN boost < 0 THEN 1 ELSE 0 END), 0),"
-        " COALESCE(SUM(CASE WHEN boost > 0 THEN 1 ELSE 0 END), 0) FROM relations"
-        " WHERE reason = ?", (REASON,)).fetchone()
+    state = graph_store.load_graph_state(conn, STATE_KEY) or {}
+    present, downgraded, confirmed = replay_store.edge_feedback_counts(conn)
     proposed = int(state.get("edges_proposed", 0))
-    downgraded = int(edges[1])
     return {
         "enabled": scheduled(consolidation), "idle_timeout_ms": cfg.idle_timeout_ms,
         "pairs_per_cycle": cfg.pairs_per_cycle,
         "similarity_threshold": cfg.similarity_threshold,
         "duplicate_similarity": DUPLICATE_SIMILARITY,
         **{key: int(state.get(key, 0)) for key in TOTALS},
-        "present": int(edges[0]), "downgraded": downgraded, "confirmed": int(edges[2]),
+        "present": present, "downgraded": downgraded, "confirmed": confirmed,
         "false_positive_rate": round(downgraded / proposed, 4) if proposed else None,
         "last_cycle": state.get("last_cycle"),
     }

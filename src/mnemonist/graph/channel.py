@@ -4,7 +4,7 @@ memories of the entities it reaches join fusion as candidates of their own.
 
 - Seeds: the top `SEED_MEMORIES` fused candidates; their linked entities start the walk.
 - One hop: other memories of the seeds' entities. Two hops: memories of the entities one
-  relation away (the bounded walk of `search.traversal`, at most two relations).
+  relation away (the bounded walk of `graph.walks`, at most two relations).
 - Entities named by `HUB_MENTIONS` memories or more (a conversation's speakers, the user's
   own company) neither start the walk nor give memories: they connect everything.
 - Each memory keeps the best path confidence that reached it (1.0 through a seed's own
@@ -14,13 +14,13 @@ memories of the entities it reaches join fusion as candidates of their own.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable
 
+from mnemonist.graph.walks import Limits, walk
 from mnemonist.model.requests import RecallFilters
-from mnemonist.search.filters import where_clause
-from mnemonist.search.traversal import Limits, walk
+from mnemonist.store import graph_recall
+from mnemonist.store.filters import where_clause
 
 SEED_MEMORIES = 5
 MAX_MEMORIES = 300
@@ -29,12 +29,7 @@ HUB_MENTIONS = 60
 
 
 def seed_entities(conn: sqlite3.Connection, seqs: Iterable[int]) -> list[str]:
-    rows = conn.execute(
-        "SELECT DISTINCT mm.entity_id FROM memories m JOIN memory_entity_mentions mm"
-        " ON mm.memory_id = m.id JOIN entities e ON e.id = mm.entity_id"
-        " WHERE m.seq IN (SELECT value FROM json_each(?)) AND e.mentions < ?",
-        (json.dumps(list(seqs)), HUB_MENTIONS))
-    return [r[0] for r in rows]
+    return graph_recall.entities_of_seqs(conn, seqs, HUB_MENTIONS)
 
 
 def candidates(conn: sqlite3.Connection, seed_seqs: list[int], filters: RecallFilters | None,
@@ -47,21 +42,14 @@ def candidates(conn: sqlite3.Connection, seed_seqs: list[int], filters: RecallFi
     reach = {e: 1.0 for e in starts}
     for r in found.ordered():
         reach.setdefault(r.entity_id, r.confidence)
-    hubs = {r[0] for r in conn.execute(
-        "SELECT id FROM entities WHERE id IN (SELECT value FROM json_each(?)) AND mentions >= ?",
-        (json.dumps(list(reach)), HUB_MENTIONS))}
+    hubs = graph_recall.hubs_among(conn, reach, HUB_MENTIONS)
     where, args = where_clause(filters)
     out: dict[int, float] = {}
     seeds = set(seed_seqs)
     for entity_id, confidence in sorted(reach.items(), key=lambda kv: -kv[1]):
         if entity_id in hubs:
             continue
-        rows = conn.execute(
-            "SELECT m.seq FROM memory_entity_mentions mm CROSS JOIN memories m"
-            f" ON m.id = mm.memory_id WHERE mm.entity_id = ? AND {where}"
-            " ORDER BY m.importance DESC, m.seq DESC LIMIT ?",
-            [entity_id, *args, PER_ENTITY])
-        for (seq,) in rows:
+        for seq in graph_recall.memory_seqs_naming(conn, entity_id, where, args, PER_ENTITY):
             if seq not in seeds and seq not in out:
                 out[seq] = confidence
         if len(out) >= MAX_MEMORIES:

@@ -9,18 +9,32 @@ relation, and both entities are linked to the memory the triple came from.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import asdict
-from typing import Any
+from typing import Any, Protocol
 
-from mnemonist.pipeline.extraction import ExtractedEntity
 from mnemonist.store import graph
 from mnemonist.store.db import Database
 
 log = logging.getLogger(__name__)
 
 
+class Triple(Protocol):
+    """A (source, relationship, target) triple the extraction LLM read, with its confidence
+    (`pipeline.extraction.ExtractedEntity`)."""
+
+    @property
+    def source(self) -> str: ...
+    @property
+    def relationship(self) -> str: ...
+    @property
+    def target(self) -> str: ...
+    @property
+    def confidence(self) -> float: ...
+
+
 def persist_entities(
-    db: Database, memory_id: str, entities: list[ExtractedEntity]
+    db: Database, memory_id: str, entities: Sequence[Triple]
 ) -> tuple[dict[str, Any], str | None]:
     """(stats, None) or (partial stats, warning); never raises."""
     stats = graph.GraphWriteStats()

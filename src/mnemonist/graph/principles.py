@@ -34,7 +34,6 @@ relations and keeps the row, so the group is never proposed again.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +42,7 @@ import numpy as np
 
 from mnemonist.model.memory import utcnow
 from mnemonist.providers.llm import GuardedLlm, LlmError, LlmUnavailable
+from mnemonist.store import graph_principles as store
 from mnemonist.store.db import Database
 from mnemonist.store.embeddings import from_blob
 from mnemonist.store.graph import (
@@ -50,6 +50,7 @@ from mnemonist.store.graph import (
     GraphWriteStats,
     canonical_name,
     link_mention,
+    shared_entity_projects,
     upsert_relation,
 )
 from mnemonist.store.row_ids import time_ordered_id
@@ -116,27 +117,15 @@ def _unit(v: np.ndarray) -> np.ndarray | None:
 
 def _project_groups(conn: Any, project: str, model: str, cfg: Any, known: set[str],
                     room: int) -> list[Group]:
-    ents = conn.execute(
-        "SELECT id, name, community_id FROM entities WHERE project = ? AND agent_id = ''"
-        " AND user_id = '' AND mentions > 0 AND entity_type NOT IN (?, 'phrase')"
-        " ORDER BY mentions DESC, id LIMIT ?", (project, ENTITY_TYPE, cfg.max_entities)
-    ).fetchall()
+    ents = store.candidate_entities(conn, project, ENTITY_TYPE, cfg.max_entities)
     if len(ents) < MIN_GROUP:
         return []
     names = {str(r[0]): str(r[1]) for r in ents}
     community = {str(r[0]): r[2] for r in ents}
     ids = list(names)
-    marks = ",".join("?" * len(ids))
     memos: dict[str, list[tuple[str, str, np.ndarray]]] = {}
     dims: int | None = None
-    for entity_id, memory_id, content, blob, d in conn.execute(
-            "SELECT mm.entity_id, m.id, m.content, v.vector, v.dimensions"
-            " FROM memory_entity_mentions mm JOIN memories m ON m.id = mm.memory_id"
-            " JOIN embeddings v ON v.content_hash = m.content_hash AND v.model = ?"
-            f" WHERE mm.entity_id IN ({marks}) AND m.is_deleted = 0"
-            " AND m.superseded_at IS NULL AND COALESCE(m.agent_id, '') = ''"
-            " AND COALESCE(m.user_id, '') = '' ORDER BY mm.entity_id, m.id DESC",
-            (model, *ids)):
+    for entity_id, memory_id, content, blob, d in store.shared_memory_vectors(conn, ids, model):
         dims = dims or int(d)
         got = memos.setdefault(str(entity_id), [])
         if int(d) != dims or len(got) >= MAX_MEMORIES_PER_ENTITY:
@@ -152,10 +141,7 @@ def _project_groups(conn: Any, project: str, model: str, cfg: Any, known: set[st
     usable = [usable[i] for i in keep]
     matrix = np.stack([m for m in means if m is not None])
     sims = matrix @ matrix.T
-    related: set[frozenset[str]] = {frozenset((str(a), str(b))) for a, b in conn.execute(
-        "SELECT source_entity_id, target_entity_id FROM relations"
-        f" WHERE source_entity_id IN ({marks}) OR target_entity_id IN ({marks})",
-        (*ids, *ids))}
+    related = store.related_pairs(conn, ids)
     memory_sets = {e: {m for m, _, _ in memos[e]} for e in usable}
 
     def unrelated(a: str, b: str) -> bool:
@@ -208,10 +194,8 @@ def _project_groups(conn: Any, project: str, model: str, cfg: Any, known: set[st
 def candidates(db: Database, model: str, cfg: Any) -> list[Group]:
     """At most `cfg.max_groups` groups of alike, unrelated shared entities never put before."""
     conn = db.reader()
-    known = {str(r[0]) for r in conn.execute("SELECT group_key FROM principles")}
-    projects = [str(r[0]) for r in conn.execute(
-        "SELECT DISTINCT project FROM entities WHERE agent_id = '' AND user_id = ''"
-        " AND mentions > 0 ORDER BY project")]
+    known = store.group_keys(conn)
+    projects = shared_entity_projects(conn)
     out: list[Group] = []
     for project in projects:
         room = cfg.max_groups - len(out)
@@ -268,26 +252,18 @@ def _store(db: Database, group: Group, statement: str, reason: str,
     scope = (group.project, "", "")
     stats = GraphWriteStats()
     with db.write_tx() as conn:
-        if conn.execute("SELECT 1 FROM principles WHERE group_key = ?",
-                        (group.key,)).fetchone():
+        if store.group_settled(conn, group.key):
             return None
         canon = canonical_name(statement)
-        if conn.execute("SELECT 1 FROM entities WHERE project = ? AND agent_id = ? AND"
-                        " user_id = ? AND canonical_name = ?", (*scope, canon)).fetchone():
+        if store.name_taken(conn, scope, canon):
             return None
-        live = {str(r[0]) for r in conn.execute(
-            "SELECT id FROM memories WHERE is_deleted = 0 AND superseded_at IS NULL AND id IN"
-            f" ({','.join('?' * len(group.evidence))})", [m for m, _, _ in group.evidence])}
+        live = store.live_memory_ids(conn, [m for m, _, _ in group.evidence])
         sources = [e for e, _ in group.entities]
-        present = {str(r[0]) for r in conn.execute(
-            f"SELECT id FROM entities WHERE id IN ({','.join('?' * len(sources))})", sources)}
+        present = store.present_entity_ids(conn, sources)
         if len(present) < MIN_GROUP or not live:
             return None
         entity_id = time_ordered_id()
-        conn.execute(
-            "INSERT INTO entities (id, name, canonical_name, entity_type, mentions, created_at,"
-            " updated_at, project, agent_id, user_id) VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, ?)",
-            (entity_id, statement, canon, ENTITY_TYPE, now, now, *scope))
+        store.insert_principle_entity(conn, entity_id, statement, canon, ENTITY_TYPE, scope, now)
         evidence = [m for m, _, _ in group.evidence if m in live]
         for memory_id in dict.fromkeys(evidence):
             link_mention(conn, memory_id, entity_id, "principle", LINK_CONFIDENCE, stats)
@@ -295,30 +271,21 @@ def _store(db: Database, group: Group, statement: str, reason: str,
             if source in present:
                 upsert_relation(conn, entity_id, source, RELATION_TYPE, REASONS[REASON],
                                 stats, reason=REASON)
-        conn.execute(
-            "INSERT INTO principles (id, entity_id, group_key, statement, reason, status,"
-            " project, sources, evidence, model, similarity, created_at)"
-            " VALUES (?, ?, ?, ?, ?, 'proposed', ?, ?, ?, ?, ?, ?)",
-            (entity_id, entity_id, group.key, statement, reason, group.project,
-             json.dumps(sources), json.dumps(list(dict.fromkeys(evidence))), model_id,
-             group.similarity, now))
+        store.insert_proposed(conn, entity_id, group.key, statement, reason, group.project,
+                              sources, list(dict.fromkeys(evidence)), model_id,
+                              group.similarity, now)
     return entity_id
 
 
 def _unstated(db: Database, group: Group, reason: str, model_id: str | None) -> None:
     """Remember that the LLM saw no pattern in this group, so it is not asked again."""
     with db.write_tx() as conn:
-        if conn.execute("SELECT 1 FROM principles WHERE group_key = ?",
-                        (group.key,)).fetchone():
+        if store.group_settled(conn, group.key):
             return
-        conn.execute(
-            "INSERT INTO principles (id, entity_id, group_key, statement, reason, status,"
-            " project, sources, evidence, model, similarity, created_at)"
-            " VALUES (?, NULL, ?, '', ?, 'unstated', ?, ?, ?, ?, ?, ?)",
-            (time_ordered_id(), group.key, reason, group.project,
-             json.dumps([e for e, _ in group.entities]),
-             json.dumps(list(dict.fromkeys(m for m, _, _ in group.evidence))), model_id,
-             group.similarity, utcnow()))
+        store.insert_unstated(conn, time_ordered_id(), group.key, reason, group.project,
+                              [e for e, _ in group.entities],
+                              list(dict.fromkeys(m for m, _, _ in group.evidence)), model_id,
+                              group.similarity, utcnow())
 
 
 def run(db: Database, llm: GuardedLlm, model: str, cfg: Any,
