@@ -7,6 +7,7 @@ touched; a batch that fails writes nothing and the next run does its work exactl
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -223,3 +224,49 @@ def test_the_cli_runs_it_and_undoes_an_action(live, tmp_path):
     assert back.exit_code == 0 and f"superseded by {new['id']}" in back.output, back.output
     status = runner.invoke(cli, ["consolidate", "--status", "--url", live.url])
     assert status.exit_code == 0 and "replaced 1" in status.output, status.output
+
+
+def test_the_background_run_steps_aside_for_requests_in_flight(live, monkeypatch):
+    """The worker's run waits while a request is in flight (the comparing holds the
+    interpreter lock a request would wait for), and goes on when it ends. The patience is
+    raised so that stepping aside shows as a run that cannot end meanwhile."""
+    from mnemonist.providers.embedding.request_gate import REQUESTS
+
+    ids = [live.remember(f"Note {i}: the tide gauge {i} reads {i * 7} cm", project="ops")["id"]
+           for i in range(4)]
+    live.flush()
+    monkeypatch.setattr(engine, "PATIENCE_S", 3600.0)
+    outcome: dict[str, Any] = {}
+
+    def background() -> None:
+        outcome["out"] = live.service.curation.consolidate(background=True)
+
+    REQUESTS.enter()  # a request in flight
+    try:
+        worker = threading.Thread(target=background, daemon=True)
+        worker.start()
+        worker.join(3.0)
+        assert worker.is_alive(), "the background run went on beside a request"
+        assert store.progress(live.service.core.db.reader())["last_seq"] == 0
+    finally:
+        REQUESTS.leave()
+    worker.join(120)
+    assert not worker.is_alive()
+    assert outcome["out"]["examined"] == len(ids)
+
+
+def test_an_on_demand_run_is_not_held_back_by_requests(live, monkeypatch):
+    """A run asked for by a request (`POST /api/consolidation/run`, the CLI) is a request
+    itself: it does not wait for requests in flight, its own included."""
+    from mnemonist.providers.embedding.request_gate import REQUESTS
+
+    ids = [live.remember(f"Note {i}: the tide gauge {i} reads {i * 7} cm", project="ops")["id"]
+           for i in range(4)]
+    live.flush()
+    monkeypatch.setattr(engine, "PATIENCE_S", 3600.0)
+    REQUESTS.enter()  # the on-demand run's own request, and another one
+    try:
+        out = live.service.curation.consolidate()
+    finally:
+        REQUESTS.leave()
+    assert out["examined"] == len(ids)

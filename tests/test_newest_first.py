@@ -19,6 +19,12 @@ pytestmark = pytest.mark.both_stores
 class FakeHit:
     memory: Memory
     relevance: float | None
+    #: the legs' fused score; the relevance's value unless given
+    fused: float = -1.0
+
+    def __post_init__(self) -> None:
+        if self.fused < 0:
+            self.fused = self.relevance or 0.0
 
 
 def mem(seq: int, content: str, when: str, *, who: str | None = None, pinned: bool = False,
@@ -42,6 +48,20 @@ OTHER = mem(3, "The analytics cluster runs in region eu-west-1.", "2025-06-10T09
 QUESTION = "which region is the orders cluster in now?"
 
 
+def test_a_replacement_the_ranker_finds_unlikely_still_goes_first():
+    """The learned ranker's relevance is sharp: the old statement reads like the question
+    (0.94), the replacement worded as news gets 0.04. What makes it part of the subject is
+    how well it matches by the legs (fused), not that probability."""
+    ranked = [FakeHit(OLD, 0.94, fused=0.8), FakeHit(NEW, 0.04, fused=0.35),
+              FakeHit(OTHER, 0.03, fused=0.5)]
+    assert newest_first(QUESTION, ranked, 0.1) == [1, 0, 2]
+    assert [h.memory.id for h in ranked] == ["m2", "m1", "m3"]
+    assert [h.relevance for h in ranked] == [0.94, 0.04, 0.03]
+    # far below the best match by the legs, it stays where it is
+    ranked = [FakeHit(OLD, 0.94, fused=0.8), FakeHit(NEW, 0.04, fused=0.05)]
+    assert newest_first(QUESTION, ranked, 0.1) == [0, 1]
+
+
 def test_the_newest_statement_of_the_subject_takes_the_best_place():
     ranked = hits((OLD, 0.6), (NEW, 0.1), (OTHER, 0.07))
     order = newest_first(QUESTION, ranked, 0.1)
@@ -52,7 +72,8 @@ def test_the_newest_statement_of_the_subject_takes_the_best_place():
 
 
 def test_what_keeps_its_order():
-    # a hit below the share of the best relevance is not part of the group
+    # a hit that matches the query below the share of the best one's fused score is not
+    # part of the group
     ranked = hits((OLD, 0.6), (NEW, 0.05))
     assert newest_first(QUESTION, ranked, 0.1) == [0, 1]
     # another subject, however new, never moves

@@ -8,6 +8,7 @@ import ast
 import importlib
 import inspect
 import pkgutil
+import types
 import typing
 from pathlib import Path
 
@@ -139,3 +140,56 @@ def test_remember_writes_no_camel_case_key() -> None:
         keys = [k.value for node in ast.walk(tree) if isinstance(node, ast.Dict)
                 for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
         assert keys and [k for k in keys if k != k.lower()] == [], name
+
+
+
+#: return annotations that say nothing of an answer's keys
+_UNTYPED = (typing.Any, dict[str, typing.Any], list[dict[str, typing.Any]])
+
+
+def _untyped(hint: object) -> bool:
+    """`Any`, `dict[str, Any]`, `list[dict[str, Any]]`, or an Optional (a union) of one."""
+    if hint in _UNTYPED:
+        return True
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return any(_untyped(arg) for arg in typing.get_args(hint))
+    return False
+
+
+def _parts() -> dict[str, type]:
+    """Each collaborator's class, by the attribute MemoryService keeps it under."""
+    classes = {c.__name__: c for c in _service_classes()}
+    source = inspect.getsource(MemoryService.__init__)
+    out = {}
+    for part in PARTS:
+        line = next(x for x in source.splitlines() if f"self.{part} = " in x)
+        out[part] = classes[line.split("= ", 1)[1].split("(", 1)[0]]
+    return out
+
+
+def test_untyped_answers_are_recognised() -> None:
+    from mnemonist.model.answers import RecallAnswer
+
+    assert _untyped(typing.Any) and _untyped(dict[str, typing.Any])
+    assert _untyped(dict[str, typing.Any] | None)
+    assert _untyped(typing.Optional[list[dict[str, typing.Any]]])  # noqa: UP045
+    assert not _untyped(RecallAnswer) and not _untyped(RecallAnswer | None)
+    assert not _untyped(type(None)) and not _untyped(bool) and not _untyped(list[str])
+
+
+def test_every_answer_of_every_part_is_typed() -> None:
+    """Each public method of each collaborator of MemoryService says what it answers: a
+    TypedDict of model/answers*.py (or None, a bool, a model, a list of models), never a
+    bare `Any`, `dict[str, Any]` or `list[dict[str, Any]]`, nor an Optional of one."""
+    untyped: list[str] = []
+    checked = 0
+    for part, cls in _parts().items():
+        for name in _public_methods(cls):
+            hints = typing.get_type_hints(getattr(cls, name))
+            assert "return" in hints, f"{part}.{name} has no return annotation"
+            checked += 1
+            if _untyped(hints["return"]):
+                untyped.append(f"{part}.{name} -> {hints['return']}")
+    assert checked > 100
+    assert untyped == [], "give these answers a TypedDict (model/answers*.py):\n" + "\n".join(
+        untyped)

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import errno
+import functools
 import logging
 import os
 import socket
@@ -94,8 +95,9 @@ class Daemon:
         self.maintenance = MaintenanceWorker(self.db, config, retention=self.retention,
                                              vectors=self.service.core)
         self.maintenance.principles_runner = self.service.curation.run_principles
-        self.consolidation = ConsolidationWorker(self.service.curation.consolidate,
-                                                 config.memory.consolidation)
+        self.consolidation = ConsolidationWorker(
+            functools.partial(self.service.curation.consolidate, background=True),
+            config.memory.consolidation)
         self.service.curation.attach_consolidation(self.consolidation)
         self.sleep_replay = SleepReplayWorker(self.db, lambda: self.service.core.index, config)
         # its state in /api/diagnostics/graph

@@ -1,6 +1,10 @@
 """The OpenAPI document as the API really answers: errors are `{"error", "message"}` with the
 statuses of the trust boundary and the service (FastAPI's default 422 never happens: bad input
-is a 400), and the bodies that routes parse themselves (import, DELETE) are declared too."""
+is a 400), the bodies that routes parse themselves (import, DELETE) are declared too, and so is
+each route's answer: the keys of the service's typed answer (model/answers*.py), the
+deprecated camelCase twins marked `deprecated` (`ANSWERS`). The answers are declared only:
+FastAPI neither validates nor filters them (no `response_model`), so a route answers exactly
+what the service returned."""
 
 from __future__ import annotations
 
@@ -8,8 +12,15 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 
+from mnemonist.model import answers as memory
+from mnemonist.model import answers_admin as admin
+from mnemonist.model import answers_curation as curation
+from mnemonist.model import answers_files as files
+from mnemonist.model import answers_graph as graph
+from mnemonist.model import answers_reads as reads
+from mnemonist.model import answers_sessions as sessions
 from mnemonist.model.carry import BackupRequest
 from mnemonist.model.documents import DocumentDeleteRequest
 from mnemonist.model.requests import DeleteRequest, ImportRequest
@@ -89,6 +100,85 @@ OWN_BODIES: dict[tuple[str, str], tuple[type, bool]] = {
     ("post", "/api/backup"): (BackupRequest, False),
 }
 
+#: (method, path) -> the service's answer its 2xx responses hold: a TypedDict, or (name, a
+#: union of TypedDicts). Not here: /api/diagnostics and /api/repair/* (the maintenance and
+#: sleep-replay workers' reports, composed outside the service), /api/export (a stream of
+#: JSON lines), the bytes of POST /api/backup with `download`, and /mcp (not in the document)
+ANSWERS: dict[tuple[str, str], Any] = {
+    # memories
+    ("post", "/api/memory/remember"): memory.RememberAnswer,
+    ("post", "/api/memory/recall"): memory.RecallAnswer,
+    ("post", "/api/memory/modify"): memory.ModifyAnswer,
+    ("post", "/api/memory/forget"): memory.ForgetAnswer,
+    ("post", "/api/memory/import"): memory.ImportAnswer,
+    ("get", "/api/memories"): reads.MemoryListAnswer,
+    ("get", "/api/memory/{memory_id}"): reads.MemoryAnswer,
+    ("patch", "/api/memory/{memory_id}"): memory.PatchResult,
+    ("delete", "/api/memory/{memory_id}"): memory.DeleteAnswer,
+    ("post", "/api/memory/{memory_id}/recover"): memory.RecoverAnswer,
+    ("post", "/api/memory/{memory_id}/restore"): memory.RestoreAnswer,
+    ("get", "/api/memory/{memory_id}/history"): reads.HistoryAnswer,
+    ("get", "/api/memory/{memory_id}/chain"): reads.ChainAnswer,
+    ("get", "/api/memory/{memory_id}/neighbours"): reads.NeighboursAnswer,
+    ("get", "/api/memory/{memory_id}/archive"): admin.ArchivedVersions,
+    ("get", "/memory/search"): reads.KeywordSearchAnswer,
+    ("get", "/api/embeddings"): reads.EmbeddingsAnswer,
+    # documents and memory files
+    ("post", "/api/documents"): files.DocumentAccepted,
+    ("get", "/api/documents"): files.DocumentListAnswer,
+    ("get", "/api/documents/{doc_id}"): files.DocumentAnswer,
+    ("get", "/api/documents/{doc_id}/chunks"): files.DocumentChunksAnswer,
+    ("delete", "/api/documents/{doc_id}"): files.DocumentDeleted,
+    ("post", "/api/files/sync"): files.FileSyncAnswer,
+    ("get", "/api/files"): files.FilesAnswer,
+    # sessions, checkpoints and hooks
+    ("get", "/api/sessions"): sessions.SessionListAnswer,
+    ("get", "/api/sessions/{session_key}"): sessions.SessionAnswer,
+    ("get", "/api/checkpoints"): sessions.CheckpointListAnswer,
+    ("get", "/api/checkpoints/latest"): sessions.LatestCheckpoint,
+    ("post", "/api/checkpoints"): sessions.CheckpointCreated,
+    ("post", "/api/hooks/session-start"): sessions.SessionStartAnswer,
+    ("post", "/api/hooks/user-prompt-submit"): sessions.PromptAnswer,
+    ("post", "/api/hooks/pre-compaction"): sessions.PreCompactionAnswer,
+    ("post", "/api/hooks/compaction-complete"): sessions.CompactionCompleteAnswer,
+    ("post", "/api/hooks/session-end"): sessions.SessionEndAnswer,
+    # the knowledge graph and feedback
+    ("get", "/api/entities"): graph.EntityListAnswer,
+    ("get", "/api/entities/{entity_id}"): graph.EntityAnswer,
+    ("get", "/api/graph/neighbourhood"): graph.NeighbourhoodAnswer,
+    ("post", "/api/knowledge/expand"): graph.ExpandAnswer,
+    ("post", "/api/knowledge/expand-session"): graph.ExpandSessionAnswer,
+    ("post", "/api/graph/impact"): graph.ImpactAnswer,
+    ("get", "/api/diagnostics/graph"): graph.GraphDiagnostics,
+    ("post", "/api/graph/relations"): (
+        "RelateAnswer", graph.RelationStated | graph.RelationRetracted),
+    ("delete", "/api/graph/relations/{relation_id}"): graph.RelationRetracted,
+    ("post", "/api/memory/{memory_id}/feedback"): graph.FeedbackAnswer,
+    ("get", "/api/predictor/status"): graph.PredictorStatus,
+    ("post", "/api/predictor/train"): graph.PredictorTrainAnswer,
+    # curation
+    ("get", "/api/repair/duplicates"): curation.DuplicateListAnswer,
+    ("post", "/api/repair/duplicates/{candidate_id}/dismiss"): curation.DuplicateDismissed,
+    ("post", "/api/repair/duplicates/{candidate_id}/resolve"): curation.DuplicateResolved,
+    ("post", "/api/consolidation/run"): curation.ConsolidationRun,
+    ("get", "/api/consolidation/status"): curation.ConsolidationStatus,
+    ("get", "/api/principles"): curation.PrincipleListAnswer,
+    ("post", "/api/principles/{principle_id}/confirm"): curation.PrincipleView,
+    ("post", "/api/principles/{principle_id}/reject"): curation.PrincipleView,
+    # the pipeline, the gates, what moves in and out, health
+    ("get", "/api/pipeline/status"): admin.PipelineStatus,
+    ("get", "/api/gates/log"): admin.GateLogAnswer,
+    ("get", "/api/gates/significance/{session_key}"): admin.SignificanceVerdict,
+    ("post", "/api/repair/backfill-skipped"): admin.BackfillAnswer,
+    ("post", "/api/import/bundle"): admin.BundleImportAnswer,
+    ("post", "/api/backup"): admin.BackupAnswer,
+    ("get", "/health"): admin.HealthAnswer,
+    ("get", "/api/status"): admin.StatusAnswer,
+}
+
+#: the deprecated camelCase twins of snake_case answer keys (docs/api.md#key-style)
+DEPRECATED_KEYS = frozenset(memory.LEGACY_KEYS.values())
+
 UNSAFE = ("post", "put", "patch", "delete")
 
 #: who reads (docs/scopes.md): headers any route takes, and the query parameters of the routes
@@ -142,6 +232,31 @@ def _declare_body(op: dict[str, Any], schemas: dict[str, Any], model: type[BaseM
     }
 
 
+def _answer_schema(schemas: dict[str, Any], answer: Any) -> dict[str, Any]:
+    """The `$ref` to the answer's schema, added (with every shape it uses) to `schemas`; the
+    deprecated twins' properties say so."""
+    name, shape = answer if isinstance(answer, tuple) else (answer.__name__, answer)
+    if name not in schemas:
+        schema = TypeAdapter(shape).json_schema(ref_template="#/components/schemas/{model}")
+        added = {name: schema, **schema.pop("$defs", {})}
+        for key, sub in added.items():
+            for prop, spec in sub.get("properties", {}).items():
+                if prop in DEPRECATED_KEYS:
+                    spec["deprecated"] = True
+            old = schemas.setdefault(key, sub)
+            if old != sub:  # two shapes of one name: the document would lie about one
+                raise ValueError(f"schema {key} is declared twice, differently")
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _declare_answer(op: dict[str, Any], schemas: dict[str, Any], answer: Any) -> None:
+    ref = _answer_schema(schemas, answer)
+    for status, response in op.get("responses", {}).items():
+        content = response.get("content", {})
+        if status.startswith("2") and "application/json" in content:
+            content["application/json"]["schema"] = ref
+
+
 def build_openapi(app: FastAPI) -> dict[str, Any]:
     schema = get_openapi(title=app.title, version=app.version, description=app.description,
                          routes=app.routes)
@@ -163,6 +278,8 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
             for status, what in SUCCESS_STATUSES.get((method, path), {}).items():
                 responses[str(status)] = {"description": what,
                                           "content": {"application/json": {"schema": {}}}}
+            if (method, path) in ANSWERS:
+                _declare_answer(op, schemas, ANSWERS[(method, path)])
             for status in statuses(method, path, open_paths):
                 responses[str(status)] = {
                     "description": DESCRIPTIONS[status],

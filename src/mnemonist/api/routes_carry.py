@@ -13,6 +13,7 @@ from starlette.concurrency import run_in_threadpool
 
 from mnemonist.api.deps import caller_of, require_owner, svc
 from mnemonist.api.routes_memory import body_json
+from mnemonist.model.answers_admin import BundleImportAnswer
 from mnemonist.model.carry import BackupRequest
 from mnemonist.service import BadRequest, MemoryService
 from mnemonist.service.bundle_import import parse_lines
@@ -49,7 +50,7 @@ def _chunks(lines: Iterator[str], size: int = 65536) -> Iterator[bytes]:
         yield "".join(buf).encode("utf-8")
 
 
-def _import(raw: bytes, service: MemoryService) -> dict:
+def _import(raw: bytes, service: MemoryService) -> BundleImportAnswer:
     return service.carry.import_bundle(parse_lines(raw))
 
 

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 
 from mnemonist.api.deps import caller_of, check_claims, principal, svc
+from mnemonist.model.answers import ImportAnswer
 from mnemonist.model.requests import ImportRequest
 from mnemonist.service import BadRequest, MemoryService
 from mnemonist.service.principal import Principal
@@ -50,7 +51,7 @@ def parse_import_body(raw: bytes) -> dict[str, Any]:
 
 
 def import_body(raw: bytes, service: MemoryService, principal: Principal | None = None
-                ) -> dict[str, Any]:
+                ) -> ImportAnswer:
     """Parse, validate and import: all of it in a worker thread, never on the event loop
     (100,000 items take seconds to validate). With a token, every item's owners must be the
     token's own, and history names the token."""

@@ -73,17 +73,22 @@ def _measure(service: Any, items: list[dict[str, Any]]) -> dict[str, dict[str, f
 
 
 def _rate(service: Any, items: list[dict[str, Any]], inverted: bool) -> int:
+    """Each feedback question is a session of its own: asked, its results rated, then the
+    session ends (the learning pass a harness's session-end hook runs)."""
     ratings = 0
-    for q in items:
+    run = f"{time.time_ns()}"
+    for n, q in enumerate(items):
         if q["half"] != "repeated":
             continue
+        session = f"bench-feedback-{run}-{n}"
         got = service.reads.recall(RecallRequest(query=q["question"], project=q["project"],
                                                  limit=RATED, min_relevance=0))
         for r in got["results"][:RATED]:
             helpful = (r["id"] in q["relevant"]) != inverted
-            service.feedback.memory_feedback(r["id"], FeedbackRequest(helpful=helpful,
-                                                                      query=q["question"]))
+            service.feedback.memory_feedback(r["id"], FeedbackRequest(
+                helpful=helpful, query=q["question"], session_key=session))
             ratings += 1
+        service.feedback.session_feedback(session)
     return ratings
 
 
@@ -92,6 +97,11 @@ def _forget_feedback(service: Any) -> None:
         conn.execute("DELETE FROM predictor_pairs")
         conn.execute("DELETE FROM predictor_state")
         conn.execute("DELETE FROM memory_feedback")
+        conn.execute("DELETE FROM session_scores")
+        conn.execute("DELETE FROM entity_co_use")
+        conn.execute("DELETE FROM entity_use")
+        conn.execute("DELETE FROM relations WHERE reason = 'co-use'")
+        conn.execute("DELETE FROM graph_state WHERE key = 'co_use'")
     service.core.ranker.forget()
 
 

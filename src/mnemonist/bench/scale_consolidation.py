@@ -5,7 +5,8 @@
 every 30 s during the remember and embedding phases, read the store as it grows and compete
 with the writes those phases time, at moments no two runs would share. This phase, after the
 store is built, embedded and recalled, runs the pass itself: from cursor 0 to the last memory
-there when it starts, run after run through `service.curation.consolidate()` (what the worker calls:
+there when it starts, run after run through `service.curation.consolidate(background=True)`
+(what the worker calls, stepping aside for requests in flight:
 each run at most `maxBatches` batches of `batchSize`), back to back in one thread (the
 worker's `intervalMs` pause between runs is left out: this is the pass's cost, not its
 schedule; the schedule is estimated apart). Meanwhile the main thread remembers new synthetic
@@ -117,7 +118,7 @@ def consolidation_phase(service: Any, seed: int, run: dict[str, Any], progress: 
         try:
             cursor = start_cursor
             while cursor < end_seq:
-                out = service.curation.consolidate()
+                out = service.curation.consolidate(background=True)  # as the worker runs
                 if "skipped" in out:
                     state["skipped"] = out["skipped"]
                     return

@@ -7,6 +7,7 @@ sleep replay's counts and the proposed principles with confirm / reject buttons
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
@@ -138,7 +139,7 @@ def health_section(health: dict[str, Any]) -> str:
             + (f'<ul class="explanation">{recent}</ul>' if recent else "") + "</div>")
 
 
-def principles_section(report: dict[str, Any]) -> str:
+def principles_section(report: Mapping[str, Any]) -> str:
     """Proposed principles (a pattern shared by unrelated entities) to confirm or reject."""
     if not report:
         return ""

@@ -3,6 +3,7 @@ what to do), the embedding provider, the vector index, and the job queue."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -26,7 +27,7 @@ def queue_table(jobs: dict[str, dict[str, int]]) -> str:
     return f'<table class="queue"><thead><tr><th>job</th>{head}</tr></thead>{rows}</table>'
 
 
-def state_in_words(status: dict[str, Any]) -> str:
+def state_in_words(status: Mapping[str, Any]) -> str:
     problems = status.get("problems") or []
     if not problems:
         return ('<p class="banner ok" id="state" role="status">Healthy: recall, writes and'

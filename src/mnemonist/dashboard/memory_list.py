@@ -3,6 +3,7 @@ query is typed, with filters by project, type, scope and time."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -77,7 +78,7 @@ def results_of(request: Request, values: dict[str, str]) -> tuple[str, int]:
         return f'<p class="error" role="alert">{esc(exc.message)}</p>', exc.status
 
 
-def provenance(m: dict[str, Any]) -> str:
+def provenance(m: Mapping[str, Any]) -> str:
     """Where a memory came from, in a few words."""
     parts = [m.get("source_type") or "api"]
     if m.get("source_id"):
@@ -91,7 +92,7 @@ def provenance(m: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def when_and_stored(m: dict[str, Any]) -> str:
+def when_and_stored(m: Mapping[str, Any]) -> str:
     """When it happened (event time: a 2024 chat message says 2024), and when it was stored
     when that is another minute (an import, a back-dated remember)."""
     when = short_time(m.get("occurred_at") or m.get("created_at"))
@@ -102,7 +103,7 @@ def when_and_stored(m: dict[str, Any]) -> str:
     return out
 
 
-def render_hits(items: list[dict[str, Any]], *, recall: bool, method: str | None = None,
+def render_hits(items: Sequence[Mapping[str, Any]], *, recall: bool, method: str | None = None,
                 total: int | None = None) -> str:
     if recall:
         head = f"{len(items)} found by recall ({esc(method or 'hybrid')})"

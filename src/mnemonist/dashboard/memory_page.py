@@ -4,6 +4,7 @@ script layer sends to the JSON API; this page only reads, through the service.""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -25,7 +26,7 @@ from mnemonist.service import ServiceError
 router = APIRouter()
 
 
-def facts(m: dict[str, Any]) -> str:
+def facts(m: Mapping[str, Any]) -> str:
     return kv_table([
         ("id", m["id"]), ("type", m["type"]), ("project", m.get("project")),
         ("who", m.get("who")), ("importance", m.get("importance")),
@@ -43,7 +44,7 @@ def facts(m: dict[str, Any]) -> str:
     ])
 
 
-def history_table(events: list[dict[str, Any]]) -> str:
+def history_table(events: Sequence[Mapping[str, Any]]) -> str:
     if not events:
         return '<p class="empty">No recorded changes.</p>'
     rows = ['<table class="history"><thead><tr><th>when</th><th>event</th><th>by</th>'
@@ -64,7 +65,7 @@ def history_table(events: list[dict[str, Any]]) -> str:
     return "".join(rows)
 
 
-def chain_list(chain: dict[str, Any] | None, current: str) -> str:
+def chain_list(chain: Mapping[str, Any] | None, current: str) -> str:
     versions = (chain or {}).get("versions") or []
     if len(versions) < 2:
         return '<p class="empty">Not part of a supersession chain.</p>'
@@ -77,7 +78,7 @@ def chain_list(chain: dict[str, Any] | None, current: str) -> str:
     return f'<ol class="chain">{"".join(items)}</ol>'
 
 
-def actions(m: dict[str, Any]) -> str:
+def actions(m: Mapping[str, Any]) -> str:
     mid = attr(m["id"])
     if m.get("is_deleted"):
         return (
@@ -117,7 +118,7 @@ def memory_page(memory_id: str, request: Request) -> HTMLResponse:
                   " window.</p>")
     elif m.get("superseded_by"):
         banner = ('<p class="banner superseded">Superseded by a newer version: '
-                  f'<a href="/ui/memory/{url_path(m["superseded_by"])}">open it</a>.</p>')
+                  f'<a href="/ui/memory/{url_path(m["superseded_by"] or "")}">open it</a>.</p>')
     body = (
         f'<h1>Memory <span class="id">{esc(m["id"][:8])}</span></h1>{banner}'
         f'<pre class="content" id="content">{esc(m["content"])}</pre>'

@@ -16,6 +16,7 @@ set); this page only reads, through the service, as the owner.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -23,6 +24,7 @@ from fastapi.responses import HTMLResponse
 
 from mnemonist.api.deps import svc
 from mnemonist.dashboard.html import OWNER, attr, esc, page, plural, short_time, url_path
+from mnemonist.model.answers_curation import DuplicatePair
 from mnemonist.service import MemoryService
 
 router = APIRouter()
@@ -33,12 +35,13 @@ KIND_LABELS = {"contradiction": "contradiction", "duplicate": "near-duplicate",
                "restated": "restated", "replaced": "replaced"}
 
 
-def _listing(service: MemoryService, status: str, kind: str) -> tuple[list[dict[str, Any]], int]:
+def _listing(service: MemoryService, status: str, kind: str
+             ) -> tuple[list[DuplicatePair], int]:
     out = service.curation.list_duplicates(status, LIMIT, 0, OWNER, kind)
     return out["duplicates"], out["total"]
 
 
-def side(label: str, m: dict[str, Any], role: str | None = None) -> str:
+def side(label: str, m: Mapping[str, Any], role: str | None = None) -> str:
     """One memory of a pair: its text (escaped), type, when it was stored, a link to it."""
     tag = f' <span class="flag superseded">{esc(role)}</span>' if role == "superseded" else (
         f' <span class="source">{esc(role)}</span>' if role else "")
@@ -56,7 +59,7 @@ def _similarity(value: Any) -> str:
     return f"{value:.2f}" if isinstance(value, int | float) else "—"
 
 
-def pair_card(p: dict[str, Any], sides: str, actions: str) -> str:
+def pair_card(p: Mapping[str, Any], sides: str, actions: str) -> str:
     kind = p.get("kind") or "duplicate"
     return (
         f'<article class="checkpoint pair" data-id="{attr(p["id"])}" data-kind="{attr(kind)}">'
@@ -68,7 +71,7 @@ def pair_card(p: dict[str, Any], sides: str, actions: str) -> str:
         f'<div class="columns">{sides}</div>{actions}</article>')
 
 
-def decide_form(p: dict[str, Any]) -> str:
+def decide_form(p: Mapping[str, Any]) -> str:
     """Dismiss (both stay), or keep one side (the other is superseded by it)."""
     return (
         f'<form class="action review-decide" data-id="{attr(p["id"])}">'
@@ -100,7 +103,7 @@ def undo_form(superseded: str) -> str:
 
 
 def settled_section(service: MemoryService) -> str:
-    found: list[dict[str, Any]] = []
+    found: list[DuplicatePair] = []
     total = 0
     for kind in ("restated", "replaced"):
         pairs, count = _listing(service, "resolved", kind)

@@ -3,6 +3,7 @@ what was injected into it, its turns and its transcript."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
@@ -54,7 +55,7 @@ def sessions_page(request: Request,
     return page("Sessions", "sessions", body)
 
 
-def checkpoints_list(items: list[dict[str, Any]]) -> str:
+def checkpoints_list(items: Sequence[Mapping[str, Any]]) -> str:
     if not items:
         return '<p class="empty">No checkpoints.</p>'
     return "".join(
@@ -63,7 +64,7 @@ def checkpoints_list(items: list[dict[str, Any]]) -> str:
         for c in items)
 
 
-def injected_list(items: list[dict[str, Any]], contents: dict[str, str]) -> str:
+def injected_list(items: Sequence[Mapping[str, Any]], contents: dict[str, str]) -> str:
     if not items:
         return '<p class="empty">Nothing was injected into this session.</p>'
     rows = []
@@ -77,7 +78,7 @@ def injected_list(items: list[dict[str, Any]], contents: dict[str, str]) -> str:
     return f'<ol class="injected">{"".join(rows)}</ol>'
 
 
-def turns_list(turns: list[dict[str, Any]]) -> str:
+def turns_list(turns: Sequence[Mapping[str, Any]]) -> str:
     if not turns:
         return '<p class="empty">No turns indexed.</p>'
     return '<ol class="turns">' + "".join(
@@ -102,7 +103,7 @@ def session_page(session_key: str, request: Request) -> HTMLResponse:
                                                             learn=False)["content"]
         except ServiceError:
             contents[item["memory_id"]] = f"{item['memory_id']} (gone)"
-    state = s.get("state") or {}
+    state: Mapping[str, Any] = s.get("state") or {}
     ingest = s.get("ingest") or {}
     summary = kv_table([
         ("harness", state.get("harness")), ("project", state.get("project")),

@@ -6,8 +6,8 @@ An entity belongs to one scope (project, agent_id, user_id: migration 15), and a
 only the entities of scopes it may see (`graph/scope.py`). Every memory these reads return or
 count passes the caller's recall filters too (`where_clause`, the condition recall uses), and
 an edge is followed only when a memory that passes them supports it (links both ends) — or,
-for an edge no memory backs (`user-stated`, `inferred`, `replay`), when both its ends are
-visible entities.
+for an edge no memory backs (`user-stated`, `inferred`, `replay`, `co-use`), when both its
+ends are visible entities.
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ from mnemonist.store.filters import where_clause
 
 SUPPORT_PER_EDGE = 3
 #: relations no memory backs: followed when both ends are entities the caller may see (a
-#: replay edge joins entities that no one memory names together; both are of one scope)
-UNBACKED = ("user-stated", "inferred", "replay")
+#: replay or co-use edge joins entities that no one memory names together; both are of one
+#: scope)
+UNBACKED = ("user-stated", "inferred", "replay", "co-use")
 MEMORY_CHARS = 1000
 
 

@@ -19,6 +19,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 import watchfiles
@@ -42,7 +43,7 @@ class FileSyncHost(Protocol):
 
     def mark_files_dirty(self, root: str | None = None, path: str | None = None) -> None: ...
 
-    def sync_dirty_files(self, reason: str, *, blocking: bool) -> dict[str, Any] | None: ...
+    def sync_dirty_files(self, reason: str, *, blocking: bool) -> Mapping[str, Any] | None: ...
 
 
 class FileWatcher:

@@ -5,6 +5,7 @@ any other write."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from mnemonist.model.config import Config
@@ -18,7 +19,7 @@ from mnemonist.store.session_turns import JOB_TYPE
 class SessionIngester(Protocol):
     """What the worker needs of the service: its `sessions` part."""
 
-    def ingest_session(self, payload: dict[str, Any]) -> dict[str, Any]: ...
+    def ingest_session(self, payload: dict[str, Any]) -> Mapping[str, Any]: ...
 
 
 class SessionWorker:
@@ -38,7 +39,7 @@ class SessionWorker:
         if "body" in job.payload:  # the text is in the transcript now: don't keep two copies
             with self.db.write_tx() as conn:
                 session_turns.drop_body(conn, job.id)
-        return result
+        return dict(result)
 
     def start(self) -> None:
         self.worker.start()

@@ -278,7 +278,7 @@ class ServiceBackend(Backend):
         return await self._run(lambda: self.service.reads.list(ListRequest.model_validate(params)))
 
     async def patch(self, memory_id: str, body: Body, caller: Body | None = None) -> Body:
-        def run() -> Body:
+        def run() -> Mapping[str, Any]:
             patch = MemoryPatch.model_validate(body)
             return self.service.memories.patch(memory_id, patch, changed_by=patch.changed_by,
                                                caller=Caller.model_validate(caller or {}))
@@ -313,7 +313,7 @@ class ServiceBackend(Backend):
             lambda: self.service.graph.relate(RelateRequest.model_validate(body)))
 
     async def duplicates(self, params: Body) -> Body:
-        def run() -> Body:
+        def run() -> Mapping[str, Any]:
             q = DuplicatesQuery.model_validate(params)
             return self.service.curation.list_duplicates(q.status, q.limit, q.offset, q.identity(),
                                                          q.kind)
@@ -321,7 +321,7 @@ class ServiceBackend(Backend):
 
     async def dismiss_duplicate(self, pair_id: str, body: Body,
                                 caller: Body | None = None) -> Body:
-        def run() -> Body:
+        def run() -> Mapping[str, Any]:
             req = DismissDuplicateRequest.model_validate(body)
             return self.service.curation.dismiss_duplicate(pair_id, req.reason,
                                                            Caller.model_validate(caller or {}))
@@ -329,7 +329,7 @@ class ServiceBackend(Backend):
 
     async def resolve_duplicate(self, pair_id: str, body: Body,
                                 caller: Body | None = None) -> Body:
-        def run() -> Body:
+        def run() -> Mapping[str, Any]:
             req = ResolveDuplicateRequest.model_validate(body)
             return self.service.curation.resolve_duplicate(pair_id, req.keep, req.reason,
                                                            req.changed_by,

@@ -127,8 +127,9 @@ _EDGE_PROPS = {
     "id": {"type": "string"}, "source": {"type": "string"}, "target": {"type": "string"},
     "type": {"type": "string", "description": "co_occurrence, depends_on, or an LLM's verb"},
     "reason": {"type": "string", "enum": ["user-stated", "multi-memory", "pattern-matched",
-                                          "extracted", "co-occurrence", "inferred",
-                                          "replay", "llm-uncertain"]},
+                                          "extracted", "co-use", "co-occurrence",
+                                          "inferred", "replay", "llm-uncertain",
+                                          "principle"]},
     "confidence": {"type": "number"}, "mentions": {"type": "integer"},
     "note": {"type": "string", "description": "why it was stated (user-stated edges), or the"
              " two memories a replay edge was proposed from"},

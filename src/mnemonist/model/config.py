@@ -125,9 +125,9 @@ class SearchConfig(SnakeModel):
         " domain)"
     )
     newest_first_share: float = Range(
-        0.1, 0.0, 1.0, "among the best hits, statements about the query's subject within this"
-        " share of the best relevance are ordered newest first (0: off; a question about the"
-        " past keeps its order)"
+        0.4, 0.0, 1.0, "among the best hits, statements about the query's subject that match"
+        " it at least this share as well as the best hit (fused score) are ordered newest"
+        " first (0: off; a question about the past keeps its order)"
     )
     top_k: int = Range(100, 1, 2000, "candidates each leg contributes before fusion")
     keyword_norm: Literal["minmax", "max"] = Field(

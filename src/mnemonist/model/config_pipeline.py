@@ -75,6 +75,20 @@ class FeedbackConfig(CamelModel):
     )
 
 
+class CoUseConfig(CamelModel):
+    """Desire paths: edges learned from what sessions used together (docs/graph.md)."""
+
+    enabled: bool = Field(
+        default=False, description="learn related_to edges between entities that the memories"
+                                   " sessions used name together more often than chance")
+    min_sessions: int = Range(2, 1, 1000, "sessions that used both before an edge is made")
+    min_npmi: float = Range(0.2, -1.0, 1.0, "least normalised PMI of the pair (0: chance)")
+    max_edges: int = Range(10, 1, 1000, "co-use edges an entity holds at most (the weakest"
+                                        " gives way)")
+    max_entities: int = Range(12, 2, 100, "entities of one session counted per scope, the"
+                                          " least mentioned first")
+
+
 class InferenceConfig(CamelModel):
     """Transitive dependencies derived by the maintenance worker (docs/graph.md)."""
 
@@ -141,6 +155,7 @@ class GraphConfig(CamelModel):
     traversal: TraversalConfig = Field(default_factory=TraversalConfig)
     communities: CommunitiesConfig = Field(default_factory=CommunitiesConfig)
     feedback: FeedbackConfig = Field(default_factory=FeedbackConfig)
+    co_use: CoUseConfig = Field(default_factory=CoUseConfig)
     inference: InferenceConfig = Field(default_factory=InferenceConfig)
     entity_health: EntityHealthConfig = Field(default_factory=EntityHealthConfig)
     principles: PrinciplesConfig = Field(default_factory=PrinciplesConfig)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from mnemonist.model.config_consolidation import ConsolidationConfig
@@ -17,10 +17,10 @@ log = logging.getLogger(__name__)
 
 
 class ConsolidationWorker:
-    def __init__(self, run: Callable[[], dict[str, Any]], cfg: ConsolidationConfig) -> None:
+    def __init__(self, run: Callable[[], Mapping[str, Any]], cfg: ConsolidationConfig) -> None:
         self.run = run
         self.cfg = cfg
-        self.last: dict[str, Any] | None = None
+        self.last: Mapping[str, Any] | None = None
         self.last_at: str | None = None
         self.last_error: str | None = None
         self._stop = threading.Event()

@@ -24,7 +24,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -170,7 +170,7 @@ class MaintenanceWorker:
         self.graph_cfg = graph if graph.enabled else None
         self._clustered_at: float | None = None
         #: runs the principles pass (the service's `run_principles`), attached by the daemon
-        self.principles_runner: Callable[[], dict[str, Any]] | None = None
+        self.principles_runner: Callable[[], Mapping[str, Any]] | None = None
         self.clock = clock
         self.cycles = 0
         self.last_cycle: dict[str, Any] | None = None
@@ -224,7 +224,7 @@ class MaintenanceWorker:
             if self.principles_runner is None:
                 return {"skipped": "the principles pass is not part of this daemon",
                         "proposed": []}
-            return self.principles_runner()
+            return dict(self.principles_runner())
         raise ValueError(f"unknown repair action {action!r}; one of {', '.join(ACTIONS)}")
 
     # -- one cycle -------------------------------------------------------------------------

@@ -95,7 +95,7 @@ def session_text(turns: list[Memory], limit: int = MAX_INPUT_CHARS) -> str:
 
 class SummaryWorker:
     def __init__(self, host: SummaryHost, remember: Remember,
-                 significance_gate: Callable[[str], dict[str, Any] | None],
+                 significance_gate: Callable[[str], Mapping[str, Any] | None],
                  llm: GuardedLlm) -> None:
         """`significance_gate`: the service's `pipeline.significance_gate` (service/gates.py),
         the gate's verdict on a session (None: it does not judge)."""

@@ -9,8 +9,12 @@ relevant. Ranking alone cannot know which value is current; the time each was sa
 
 Among the best hits of a query (`DEPTH`), the ones about the query's subject form a group:
 statements (not turns of a conversation or chunks of a file: those record what was said then)
-that name the query word the most of the plausible hits share with the best one, each at
-least `share` × the best hit's relevance, said by the best hit's speaker (`who`) or by nobody
+that name the query word the most of the plausible hits share with the best one (the most
+relevant), each matching the query at least `share` × as well as the best hit does by the
+legs' fused score (text and meaning, before the learned ranker and recall's lifts: the
+ranker's calibrated relevance is sharp, and it gives a replacement worded as news a few
+percent beside the old statement's 90 — exactly the case this step is for), said by the
+best hit's speaker (`who`) or by nobody
 named ("I booked the train" from Ana is not replaced by the same words from Ben), and not
 plainly about another thing than the best hit (`text.same_fact.about_other_things`: "the
 analytics cluster runs in region X" beside "the orders cluster runs in region Y"). The subject
@@ -68,6 +72,8 @@ PAST = re.compile(
 class RankedHit(Protocol):
     memory: Memory
     relevance: float | None
+    #: the legs' fused score (search/fusion.py): how well the memory matches the query
+    fused: float
 
 
 def asks_about_the_past(query: str) -> bool:
@@ -97,8 +103,7 @@ def subject_group(query: str, hits: Sequence[RankedHit], share: float) -> list[i
     known = [r for r in rel if r is not None]
     if len(known) < 2:
         return []
-    top = max(known)
-    best = rel.index(top)
+    best = rel.index(max(known))
     if not is_statement(head[best].memory):
         return []
     asked = _stems(query) - STOP_WORDS - QUESTION_WORDS
@@ -108,8 +113,9 @@ def subject_group(query: str, hits: Sequence[RankedHit], share: float) -> list[i
         return []
     speaker = _who(head[best].memory)
     lead = head[best].memory.content
+    floor = share * head[best].fused
     plausible = [i for i, r in enumerate(rel)
-                 if r is not None and r >= share * top and is_statement(head[i].memory)
+                 if r is not None and head[i].fused >= floor and is_statement(head[i].memory)
                  and not head[i].memory.pinned and _who(head[i].memory) in (speaker, None)
                  and (i == best or not _about_other_things(lead, head[i].memory.content))]
     groups = {w: [i for i in plausible if w in text[i]] for w in candidates}

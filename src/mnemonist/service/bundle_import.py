@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from mnemonist.model.answers_admin import BundleImportAnswer
 from mnemonist.model.requests import ScopeId
 from mnemonist.service.errors import BadRequest
 from mnemonist.service.export import BUNDLE_KIND, BUNDLE_VERSION, schema_version
@@ -90,7 +91,7 @@ def parse_lines(raw: bytes) -> list[Any]:
 
 
 class BundleImportOps(Part):
-    def import_bundle(self, records: list[Any]) -> dict[str, Any]:
+    def import_bundle(self, records: list[Any]) -> BundleImportAnswer:
         """Import one batch: `records[0]` is the header. Returns counts per kind."""
         header = check_header(records[0])
         conn = self.core.db.reader()

@@ -3,9 +3,18 @@ recovery digest, and the `/api/checkpoints` operations (docs/sessions.md)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
+from mnemonist.model.answers_sessions import (
+    Checkpoint,
+    CheckpointCreated,
+    CheckpointListAnswer,
+    CheckpointStatus,
+    LatestCheckpoint,
+    SessionState,
+)
 from mnemonist.model.hooks import CheckpointRequest, HookRequest
 from mnemonist.model.memory import utcnow
 from mnemonist.service.base import ServiceCore
@@ -38,20 +47,22 @@ class CheckpointOps(Part):
     def stop(self) -> None:
         self.checkpoint_queue.stop()
 
-    def checkpoint_status(self) -> dict[str, Any]:
+    def checkpoint_status(self) -> CheckpointStatus:
         """The `sessions` part of /api/status: sessions tracked, checkpoints, transcripts and
         the checkpoint queue."""
         conn = self.core.db.reader()
         q = self.checkpoint_queue
+        counts = store.tracking_counts(conn)
         return {
-            **store.tracking_counts(conn),
+            "tracked": counts["tracked"], "checkpoints": counts["checkpoints"],
+            "transcripts": counts["transcripts"],
             "checkpoint_queue": {"pending": q.pending(), "written": q.written,
                                  "merged": q.merged, "pruned": q.pruned,
                                  "last_error": q.last_error},
         }
 
     # -- sessions ------------------------------------------------------------------------
-    def ensure_session(self, req: HookRequest | CheckpointRequest) -> dict[str, Any]:
+    def ensure_session(self, req: HookRequest | CheckpointRequest) -> SessionState:
         """The session's state row, created on the first event a session sends."""
         key = req.session_id if isinstance(req, HookRequest) else req.session_key
         state = store.get_state(self.core.db.reader(), key)
@@ -59,7 +70,7 @@ class CheckpointOps(Part):
         if state is not None and (state["project"] or not (req.cwd or req.project)) and (
             state["transcript_path"] or not transcript
         ):
-            return state
+            return cast(SessionState, state)
         name, normalized, _root = project_of(req.cwd)
         if req.project:
             name, normalized = req.project, normalize_project(req.project)
@@ -78,17 +89,17 @@ class CheckpointOps(Part):
                 )
         fresh = store.get_state(self.core.db.reader(), key)
         assert fresh is not None
-        return fresh
+        return cast(SessionState, fresh)
 
     @staticmethod
-    def project_names(state: dict[str, Any]) -> list[str]:
+    def project_names(state: Mapping[str, Any]) -> list[str]:
         """Spellings a memory's `project` may use for this session's project."""
         _, _, root = project_of(state.get("cwd"))
         names = [state.get("project"), state.get("project_normalized"), root, state.get("cwd")]
         return list(dict.fromkeys(n for n in names if n))
 
     def draft_for(
-        self, state: dict[str, Any], trigger: str, activity: Activity | None = None,
+        self, state: Mapping[str, Any], trigger: str, activity: Activity | None = None,
         note: str | None = None,
     ) -> CheckpointDraft:
         """What a trigger knows now: the state's counts and prompts, the session's remembers
@@ -119,7 +130,7 @@ class CheckpointOps(Part):
         )
 
     def write_checkpoint(
-        self, state: dict[str, Any], draft: CheckpointDraft, *, immediate: bool
+        self, state: Mapping[str, Any], draft: CheckpointDraft, *, immediate: bool
     ) -> str | None:
         """Queue (or write) a checkpoint and move the session's checkpoint marks. A checkpoint
         written now that would say exactly what the session's latest says (a session-end hook
@@ -145,8 +156,8 @@ class CheckpointOps(Part):
         return latest["id"] if scrub(format_digest(then)) == latest["digest"] else None
 
     def recovery_for(
-        self, state: dict[str, Any], *, budget: int, project_fallback: bool = False
-    ) -> tuple[str, dict[str, Any]] | None:
+        self, state: Mapping[str, Any], *, budget: int, project_fallback: bool = False
+    ) -> tuple[str, Checkpoint] | None:
         """The recovery digest of the session's latest checkpoint (or, after a resume under a
         new session id, of the project's), within `budget` characters."""
         key = state["session_key"]
@@ -161,13 +172,14 @@ class CheckpointOps(Part):
         limit = max(0, min(cont.recovery_budget_chars, budget))
         if limit < 100:
             return None
-        return recovery_digest(cp["digest"], cp["trigger"], cp["created_at"], limit), cp
+        return (recovery_digest(cp["digest"], cp["trigger"], cp["created_at"], limit),
+                cast(Checkpoint, cp))
 
     # -- /api/checkpoints ----------------------------------------------------------------
     def list_checkpoints(
         self, *, session_key: str | None = None, project: str | None = None,
         trigger: str | None = None, limit: int = 50, offset: int = 0,
-    ) -> dict[str, Any]:
+    ) -> CheckpointListAnswer:
         if trigger is not None and trigger not in TRIGGERS:
             raise BadRequest(f"trigger must be one of {', '.join(TRIGGERS)}", field="trigger")
         if not 1 <= limit <= 500 or offset < 0:
@@ -177,12 +189,13 @@ class CheckpointOps(Part):
             self.core.db.reader(), session_key=session_key, project=project, trigger=trigger,
             limit=limit, offset=offset,
         )
-        return {"checkpoints": items, "total": total, "limit": limit, "offset": offset,
+        return {"checkpoints": cast(list[Checkpoint], items), "total": total, "limit": limit,
+                "offset": offset,
                 "has_more": offset + len(items) < total}
 
     def latest_checkpoint(
         self, session_key: str | None = None, project: str | None = None
-    ) -> dict[str, Any]:
+    ) -> LatestCheckpoint:
         if not session_key and not project:
             raise BadRequest("give session_key or project", field="session_key")
         self.checkpoint_queue.flush(session_key)
@@ -192,9 +205,9 @@ class CheckpointOps(Part):
             raise NotFound(f"no checkpoint for {session_key or project}")
         budget = self.core.config.memory.pipeline_v2.continuity.recovery_budget_chars
         cp["recovery"] = recovery_digest(cp["digest"], cp["trigger"], cp["created_at"], budget)
-        return cp
+        return cast(LatestCheckpoint, cp)
 
-    def create_checkpoint(self, req: CheckpointRequest) -> dict[str, Any]:
+    def create_checkpoint(self, req: CheckpointRequest) -> CheckpointCreated:
         """An explicit checkpoint is written now; an agent checkpoint joins the flush queue."""
         state = self.ensure_session(req)
         draft = self.draft_for(state, req.trigger, note=req.note)
@@ -212,4 +225,4 @@ class CheckpointOps(Part):
         if checkpoint_id is None:
             return {"queued": True, "session_key": state["session_key"], "trigger": req.trigger}
         cp = store.get_checkpoint(self.core.db.reader(), checkpoint_id)
-        return {"queued": False, **(cp or {"id": checkpoint_id})}
+        return cast(CheckpointCreated, {"queued": False, **(cp or {"id": checkpoint_id})})

@@ -12,8 +12,9 @@ sharing the extraction's budget); otherwise the run says why not (`llm`) and use
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from mnemonist.model.answers_curation import ConsolidationRun, ConsolidationStatus
 from mnemonist.pipeline import consolidation
 from mnemonist.pipeline.consolidation_llm import judge_for
 from mnemonist.service.part import Part
@@ -31,9 +32,10 @@ class ConsolidationOps(Part):
         self.consolidation_worker = worker
 
     def consolidate(self, max_batches: int | None = None, *,
-                    details: bool = False) -> dict[str, Any]:
+                    details: bool = False, background: bool = False) -> ConsolidationRun:
         """One run of the engine now, from its cursor (it never blocks a write). What it did
-        is counted; `details` (the benchmark, never a face) adds each action's memory ids.
+        is counted; `details` (the benchmark, never a face) adds each action's memory ids;
+        `background` (the worker's runs) steps aside for requests in flight.
         Frozen mutations (`memory.pipelineV2.mutationsFrozen`) stop it as they stop every
         automatic change."""
         if self.core.config.memory.pipeline_v2.mutations_frozen:
@@ -41,10 +43,10 @@ class ConsolidationOps(Part):
         embed = self.core.provider.embed if self.core.provider is not None else None
         judge, why_not = (judge_for(self.core.config, self.pipeline.pipeline_runtime)
                           if embed is not None else (None, None))
-        out = consolidation.run(self.core.db, self.core.index, embed,
+        out = cast(ConsolidationRun, consolidation.run(self.core.db, self.core.index, embed,
                                 self.core.config.memory.consolidation,
                                 on_superseded=self.core.unindex, max_batches=max_batches,
-                                judge=judge)
+                                judge=judge, background=background))
         if judge is not None and judge.unavailable is not None:
             why_not = judge.unavailable
         configured = self.core.config.memory.pipeline_v2.extraction.provider != "none"
@@ -54,7 +56,7 @@ class ConsolidationOps(Part):
             out.pop("actions", None)
         return out
 
-    def consolidation_status(self) -> dict[str, Any]:
+    def consolidation_status(self) -> ConsolidationStatus:
         """Its settings, cursor and counts, what is left to read, the open contradictions and
         the worker's last run."""
         conn = self.core.db.reader()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -23,6 +23,17 @@ from mnemonist.ingest.documents import (
 )
 from mnemonist.ingest.url_fetcher import FetchError, UrlNotAllowed, check_url
 from mnemonist.model.answers import RememberAnswer
+from mnemonist.model.answers_files import (
+    DocumentAccepted,
+    DocumentAnswer,
+    DocumentChunk,
+    DocumentChunksAnswer,
+    DocumentDeleted,
+    DocumentJob,
+    DocumentListAnswer,
+    DocumentView,
+    PurgedChunk,
+)
 from mnemonist.model.documents import (
     DocumentDeleteRequest,
     DocumentListRequest,
@@ -60,7 +71,7 @@ class Documents(Part):
         self._document_wake = wake
 
     # -- accept ----------------------------------------------------------------------------
-    def add_document(self, req: DocumentRequest) -> dict[str, Any]:
+    def add_document(self, req: DocumentRequest) -> DocumentAccepted:
         cfg = self.core.config.memory.pipeline_v2.documents
         if req.content is None and req.url is None:
             raise BadRequest("content or url is required", field="content")
@@ -131,35 +142,37 @@ class Documents(Part):
             raise NotFound(f"no document {doc_id}")
         return doc
 
-    def list_documents(self, req: DocumentListRequest) -> dict[str, Any]:
+    def list_documents(self, req: DocumentListRequest) -> DocumentListAnswer:
         items, total = documents.listing(
             self.core.db.reader(), limit=req.limit, offset=req.offset, status=req.status,
             project=req.project, include_deleted=req.include_deleted,
         )
-        return {"documents": [d.to_public() for d in items], "total": total,
+        return {"documents": [cast(DocumentView, d.to_public()) for d in items], "total": total,
                 "limit": req.limit, "offset": req.offset,
                 "has_more": req.offset + len(items) < total}
 
-    def get_document(self, doc_id: str, *, with_content: bool = False) -> dict[str, Any]:
-        out = self._document(doc_id).to_public(with_content=with_content)
-        out["job"] = jobs.latest_for_document(self.core.db.reader(), doc_id, JOB_TYPE)
+    def get_document(self, doc_id: str, *, with_content: bool = False) -> DocumentAnswer:
+        out = cast(DocumentAnswer, self._document(doc_id).to_public(with_content=with_content))
+        job = jobs.latest_for_document(self.core.db.reader(), doc_id, JOB_TYPE)
+        out["job"] = cast(DocumentJob | None, job)
         return out
 
-    def document_chunks(self, doc_id: str, *, include_deleted: bool = True) -> dict[str, Any]:
+    def document_chunks(self, doc_id: str, *,
+                        include_deleted: bool = True) -> DocumentChunksAnswer:
         doc = self._document(doc_id)
         conn = self.core.db.reader()
-        chunks: list[dict[str, Any]] = []
+        chunks: list[DocumentChunk | PurgedChunk] = []
         for index, memory_id in documents.chunk_links(conn, doc_id):
             m = memories.get(conn, memory_id)
             if m is None:
-                chunks.append({"index": index, "id": memory_id, "purged": True})
+                chunks.append(PurgedChunk(index=index, id=memory_id, purged=True))
             elif include_deleted or not m.is_deleted:
-                chunks.append({"index": index, **m.to_public()})
+                chunks.append(cast(DocumentChunk, {"index": index, **m.to_public()}))
         return {"document_id": doc_id, "status": doc.status, "count": len(chunks),
                 "chunks": chunks}
 
     # -- delete ----------------------------------------------------------------------------
-    def delete_document(self, doc_id: str, req: DocumentDeleteRequest) -> dict[str, Any]:
+    def delete_document(self, doc_id: str, req: DocumentDeleteRequest) -> DocumentDeleted:
         reason = (req.reason or "").strip() or "document deleted"
         by = req.changed_by or "api"
         deleted: list[str] = []

@@ -6,8 +6,16 @@ and reversible like any supersession. Nothing here merges on its own.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
+from mnemonist.model.answers_curation import (
+    DedupSweep,
+    DuplicateDismissed,
+    DuplicateListAnswer,
+    DuplicatePair,
+    DuplicateResolved,
+    DuplicatesState,
+)
 from mnemonist.model.memory import Memory, utcnow
 from mnemonist.model.requests import Caller
 from mnemonist.pipeline import dedup
@@ -26,7 +34,7 @@ def _live(m: Memory | None) -> bool:
     return m is not None and not m.is_deleted and m.superseded_at is None
 
 
-def _public(row: dict[str, Any]) -> dict[str, Any]:
+def _public(row: dict[str, Any]) -> DuplicatePair:
     return {
         "id": row["id"], "kind": row.get("kind", "duplicate"), "status": row["status"],
         "similarity": row["similarity"],
@@ -40,13 +48,13 @@ def _public(row: dict[str, Any]) -> dict[str, Any]:
 
 
 class DuplicateOps(Part):
-    def dedup_sweep(self, batch_size: int | None = None) -> dict[str, Any]:
+    def dedup_sweep(self, batch_size: int | None = None) -> DedupSweep:
         """One run of the near-duplicate sweep now (it only flags)."""
-        return dedup.sweep(self.core.db, self.core.index,
-                           self.core.config.memory.pipeline_v2.repair,
-                           batch_size=batch_size)
+        return cast(DedupSweep, dedup.sweep(self.core.db, self.core.index,
+                                            self.core.config.memory.pipeline_v2.repair,
+                                            batch_size=batch_size))
 
-    def duplicates_state(self) -> dict[str, Any]:
+    def duplicates_state(self) -> DuplicatesState:
         """For diagnostics: open pairs waiting for review, and how far the sweep has come."""
         conn = self.core.db.reader()
         cursor = duplicates.cursor(conn)
@@ -56,7 +64,7 @@ class DuplicateOps(Part):
 
     def list_duplicates(self, status: str = "open", limit: int = 50, offset: int = 0,
                         caller: Caller | None = None, kind: str | None = None
-                        ) -> dict[str, Any]:
+                        ) -> DuplicateListAnswer:
         """Pairs whose two memories `caller` may both see (a pair never spans owners);
         `kind`: only near-duplicates, contradictions, or what consolidation settled."""
         if status not in duplicates.STATUSES:
@@ -91,7 +99,7 @@ class DuplicateOps(Part):
         return row
 
     def dismiss_duplicate(self, ref: str, reason: str | None = None,
-                          caller: Caller | None = None) -> dict[str, Any]:
+                          caller: Caller | None = None) -> DuplicateDismissed:
         """Not duplicates: the pair stays recorded as dismissed and is not flagged again."""
         cid = self._candidate_id(ref)
         with self.core.db.write_tx() as w:
@@ -101,7 +109,7 @@ class DuplicateOps(Part):
 
     def resolve_duplicate(self, ref: str, keep: str, reason: str,
                           changed_by: str | None = None,
-                          caller: Caller | None = None) -> dict[str, Any]:
+                          caller: Caller | None = None) -> DuplicateResolved:
         """Keep one memory of the pair; the other is superseded by it (its row and history
         stay; it leaves recall like any superseded memory). `keep`: "a", "b" or either id."""
         cid = self._candidate_id(ref)

@@ -25,6 +25,7 @@ from typing import Any
 
 from mnemonist import __version__
 from mnemonist.guards.private_files import private_folder
+from mnemonist.model.answers_admin import BackupAnswer
 from mnemonist.model.memory import utcnow
 from mnemonist.model.requests import Caller
 from mnemonist.search.filters import visibility_clause
@@ -97,7 +98,7 @@ class ExportOps(Part):
             " (docs/postgres.md), or write a portable bundle with"
             " `mnemonist export --all-scopes --vectors`")
 
-    def backup(self, name: str | None = None, *, force: bool = False) -> dict[str, Any]:
+    def backup(self, name: str | None = None, *, force: bool = False) -> BackupAnswer:
         """Copy the live database into `<home>/backups/<name>` (default
         `memories-<UTC time>.db`). `name` is a file name, never a path: a request body does
         not choose which file the daemon writes. An existing file is replaced only with
@@ -108,7 +109,7 @@ class ExportOps(Part):
         target = _backup_target(name or default_backup_name(), force, folder)
         return self._copy_database(target)
 
-    def backup_for_download(self) -> tuple[Path, dict[str, Any]]:
+    def backup_for_download(self) -> tuple[Path, BackupAnswer]:
         """A backup in a temporary file of `<home>/backups/` for the caller to send and then
         remove (`mnemonist backup PATH` writes PATH itself from it)."""
         self._require_backup()
@@ -122,7 +123,7 @@ class ExportOps(Part):
             Path(tmp).unlink(missing_ok=True)
             raise
 
-    def _copy_database(self, target: Path) -> dict[str, Any]:
+    def _copy_database(self, target: Path) -> BackupAnswer:
         started = time.perf_counter()
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         os.close(fd)

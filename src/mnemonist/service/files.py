@@ -19,7 +19,7 @@ import logging
 import os
 import threading
 import time
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from mnemonist.ingest.memory_files import (
     FileRoot,
@@ -27,6 +27,13 @@ from mnemonist.ingest.memory_files import (
     memory_folders,
     session_root_refusal,
     stat_of,
+)
+from mnemonist.model.answers_files import (
+    FileRootView,
+    FilesAnswer,
+    FilesStatus,
+    FileSyncAnswer,
+    FileView,
 )
 from mnemonist.model.memory import utcnow
 from mnemonist.service.base import ServiceCore
@@ -56,7 +63,7 @@ class Files(FileSyncOps):
         self._dirty_all = True  # nothing synced yet in this process
         self._dirty: dict[str, set[str]] = {}  # root -> paths seen changing (may be empty)
         self._last_stat_check = 0.0
-        self._last_sync: dict[str, Any] | None = None
+        self._last_sync: FileSyncAnswer | None = None
         self._file_watcher: Watcher | None = None
 
     def attach_file_watcher(self, watcher: Watcher | None) -> None:
@@ -95,7 +102,7 @@ class Files(FileSyncOps):
                 out.setdefault(folder, root)
         return out
 
-    def note_root(self, cwd: str | None) -> dict[str, Any] | None:
+    def note_root(self, cwd: str | None) -> FileSyncAnswer | None:
         """A session started in `cwd`: remember its project root and, when
         `files.sync_on_session_start`, sync that root now (unless a sync is running; then it
         is marked changed and synced next). Never raises: a session start must not fail."""
@@ -162,7 +169,7 @@ class Files(FileSyncOps):
 
     # -- syncs ---------------------------------------------------------------------------------
     def sync_files(self, force: bool = False, root: str | None = None,
-                   reason: str = "manual") -> dict[str, Any]:
+                   reason: str = "manual") -> FileSyncAnswer:
         """Sync every known root, or the one `root` names; waits for a running sync."""
         if not self.core.config.files.enabled:
             raise Conflict("memory files are off (files.enabled: false)", code="files_disabled")
@@ -182,7 +189,7 @@ class Files(FileSyncOps):
         assert out is not None
         return out
 
-    def sync_dirty_files(self, reason: str, *, blocking: bool) -> dict[str, Any] | None:
+    def sync_dirty_files(self, reason: str, *, blocking: bool) -> FileSyncAnswer | None:
         """Sync what was marked changed; None when nothing was, or (not blocking) when
         another sync is running."""
         if not self.core.config.files.enabled or not self.files_dirty():
@@ -203,7 +210,7 @@ class Files(FileSyncOps):
             self._files_lock.release()
 
     def _run_sync(self, roots: list[FileRoot], *, reason: str, blocking: bool, whole: bool,
-                  force: bool = False) -> dict[str, Any] | None:
+                  force: bool = False) -> FileSyncAnswer | None:
         if not self._files_lock.acquire(blocking=blocking):
             for r in roots:
                 self.mark_files_dirty(r.path)
@@ -220,7 +227,7 @@ class Files(FileSyncOps):
             self._files_lock.release()
 
     def _sync_locked(self, roots: list[FileRoot], reason: str, *, whole: bool, force: bool,
-                     checks: set[str]) -> dict[str, Any]:
+                     checks: set[str]) -> FileSyncAnswer:
         """Discover, sync each file, and take out indexed files no longer found (in the
         roots synced; with `whole`, anywhere). The caller holds the sync lock."""
         started = time.perf_counter()
@@ -243,8 +250,15 @@ class Files(FileSyncOps):
                 gone = stat_of(path) is None
                 self._remove_file(path, counts,
                                   "file deleted" if gone else "no longer a memory file")
-        out = {"reason": reason, "force": force, "roots": len(roots), **counts.as_dict(),
-               "took_ms": round((time.perf_counter() - started) * 1000, 2), "at": utcnow()}
+        out = FileSyncAnswer(
+            reason=reason, force=force, roots=len(roots),
+            files_scanned=counts.files_scanned, files_changed=counts.files_changed,
+            files_unchanged=counts.files_unchanged, files_removed=counts.files_removed,
+            files_skipped=counts.files_skipped, chunks_written=counts.chunks_written,
+            chunks_kept=counts.chunks_kept, chunks_moved=counts.chunks_moved,
+            chunks_deleted=counts.chunks_deleted, rows_written=counts.rows_written,
+            errors=list(counts.errors),
+            took_ms=round((time.perf_counter() - started) * 1000, 2), at=utcnow())
         self._last_sync = out
         if counts.files_changed or counts.files_removed:
             log.info("memory files synced (%s): %s", reason, out)
@@ -278,22 +292,27 @@ class Files(FileSyncOps):
         return w is not None and bool(w.status().get("running"))
 
     # -- what the faces show -------------------------------------------------------------------
-    def list_files(self) -> dict[str, Any]:
+    def list_files(self) -> FilesAnswer:
         conn = self.core.db.reader()
-        files = [row.__dict__ for row in store.all_files(conn).values()]
+        files = [cast(FileView, row.__dict__) for row in store.all_files(conn).values()]
         totals = store.totals(conn)
         return {"files": files, "total": len(files), "chunks": totals["chunks"],
-                "skipped": totals["skipped"], "roots": [r.__dict__ for r in self.file_roots()]}
+                "skipped": totals["skipped"], "roots": self._roots_out()}
 
-    def files_status(self) -> dict[str, Any]:
+    def _roots_out(self) -> list[FileRootView]:
+        return [FileRootView(path=r.path, project=r.project, origin=r.origin)
+                for r in self.file_roots()]
+
+    def files_status(self) -> FilesStatus:
         cfg = self.core.config.files
         conn = self.core.db.reader()
         watcher = (self._file_watcher.status() if self._file_watcher is not None
                    else {"running": False, "reason": "no watcher in this process"})
+        totals = store.totals(conn)
         return {
             "enabled": cfg.enabled,
-            **store.totals(conn),
-            "roots": [r.__dict__ for r in self.file_roots()] if cfg.enabled else [],
+            "files": totals["files"], "chunks": totals["chunks"], "skipped": totals["skipped"],
+            "roots": self._roots_out() if cfg.enabled else [],
             "last_sync": self._last_sync,
             "syncing": self._files_lock.locked(),
             "dirty": self.files_dirty(),

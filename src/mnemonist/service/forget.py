@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from mnemonist.model.answers import with_legacy_keys
+from mnemonist.model.answers import ForgetAnswer, ForgetCandidate, with_legacy_keys
 from mnemonist.model.memory import Memory
 from mnemonist.model.requests import ForgetRequest
 from mnemonist.search.filters import where_clause
@@ -65,7 +65,7 @@ class Selection:
 
 
 class ForgetOps(PurgeOps):
-    def forget(self, req: ForgetRequest) -> dict[str, Any]:
+    def forget(self, req: ForgetRequest) -> ForgetAnswer:
         if not req.has_selector():
             raise BadRequest("say what to forget: query, ids or at least one filter",
                              code="no_selector")
@@ -103,16 +103,16 @@ class ForgetOps(PurgeOps):
         return self._execute(req, sel)
 
     def _preview(self, req: ForgetRequest, sel: Selection, needs_token: bool,
-                 by_query: bool) -> dict[str, Any]:
+                 by_query: bool) -> ForgetAnswer:
         candidates = []
         for m in sel.memories:
-            cand: dict[str, Any] = {"id": m.id, "content": m.content[:300], "type": m.type,
+            cand: ForgetCandidate = {"id": m.id, "content": m.content[:300], "type": m.type,
                                     "pinned": m.pinned, "created_at": m.created_at}
             if by_query:
                 cand["score"] = round(sel.scores[m.id], 4)
                 cand["matched_terms"] = sel.matched[m.id]
             candidates.append(cand)
-        out: dict[str, Any] = {
+        out: ForgetAnswer = {
             "mode": "preview", "count": len(candidates), "candidates": candidates,
             "requires_confirm": needs_token,
             "confirm_token": make_token([m.id for m in sel.memories], purge=req.force),
@@ -126,7 +126,7 @@ class ForgetOps(PurgeOps):
             out["excluded"] = sel.excluded[:EXCLUDED_SHOWN]
         return with_legacy_keys(out)
 
-    def _execute(self, req: ForgetRequest, sel: Selection) -> dict[str, Any]:
+    def _execute(self, req: ForgetRequest, sel: Selection) -> ForgetAnswer:
         reason = scrub_optional(req.reason) or ""
         by = scrub_optional(req.changed_by)
         done: list[str] = []
@@ -141,7 +141,7 @@ class ForgetOps(PurgeOps):
                     meta = {"forget": True, "query": scrub_optional(req.query)}
                     self.soft_delete(conn, m, reason, by, meta)
                 done.append(m.id)
-        out: dict[str, Any] = {"mode": "execute", "deleted": len(done), "ids": done,
+        out: ForgetAnswer = {"mode": "execute", "deleted": len(done), "ids": done,
                                "hard": req.force}
         if req.force and done:
             out["wal_truncated"] = self.finish_purge()

@@ -18,6 +18,13 @@ from typing import Any
 
 import numpy as np
 
+from mnemonist.model.answers_admin import (
+    BackfillAnswer,
+    GateLogAnswer,
+    GatesStatus,
+    SignificanceDecision,
+    SignificanceVerdict,
+)
 from mnemonist.model.memory import utcnow
 from mnemonist.model.requests import Caller
 from mnemonist.pipeline import significance_gate as significance
@@ -69,7 +76,7 @@ class GateOps(Part):
         signals.nearest_session, signals.distance = significance.nearest(own, others)
         return signals
 
-    def judge_session(self, session_key: str) -> dict[str, Any]:
+    def judge_session(self, session_key: str) -> SignificanceVerdict:
         """The significance gate's verdict on a session, whatever its mode (nothing logged)."""
         cfg = self.core.config.sessions.significance
         s = self.session_signals(session_key)
@@ -79,7 +86,7 @@ class GateOps(Part):
                 "known_entities": s.known_entities, "distance": s.distance,
                 "nearest_session": s.nearest_session, "compared_sessions": s.compared_sessions}
 
-    def significance_gate(self, session_key: str) -> dict[str, Any] | None:
+    def significance_gate(self, session_key: str) -> SignificanceDecision | None:
         """The summary worker's question, before the LLM: None when the gate is off, else the
         decision (`extract`, `skip` in mode on, `would_skip` in shadow), logged."""
         mode = self.core.config.sessions.significance.mode
@@ -162,7 +169,7 @@ class GateOps(Part):
         return vector
 
     # -- backfill ------------------------------------------------------------------------
-    def backfill_skipped(self, limit: int = 100) -> dict[str, Any]:
+    def backfill_skipped(self, limit: int = 100) -> BackfillAnswer:
         """Queue the summary of sessions the significance gate skipped, past the gate."""
         if not 1 <= limit <= 10_000:
             raise BadRequest("limit must be between 1 and 10000", field="limit")
@@ -191,7 +198,7 @@ class GateOps(Part):
     # -- the log and status --------------------------------------------------------------
     def gate_log(self, *, gate: str | None = None, decision: str | None = None,
                  limit: int = 50, offset: int = 0,
-                 caller: Caller | None = None) -> dict[str, Any]:
+                 caller: Caller | None = None) -> GateLogAnswer:
         """What the gates decided, newest first: rows about memories `caller` may see."""
         if gate is not None and gate not in gate_log.GATES:
             raise BadRequest(f"gate must be one of {', '.join(gate_log.GATES)}", field="gate")
@@ -203,7 +210,7 @@ class GateOps(Part):
         return {"decisions": rows, "total": total, "limit": limit, "offset": offset,
                 "has_more": offset + len(rows) < total}
 
-    def gates_status(self) -> dict[str, Any]:
+    def gates_status(self) -> GatesStatus:
         conn = self.core.db.reader()
         counts = gate_log.counts(conn)
         write = self.core.config.memory.write_gate

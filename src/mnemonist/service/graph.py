@@ -8,11 +8,23 @@ support an edge, `graph/scoped.py`) is `Scoped`'s; the statements are `store/gra
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import Any, cast
 
 from mnemonist.graph.scope import entity_scope_clause
 from mnemonist.graph.scoped import Scoped
 from mnemonist.graph.walks import Edge, Limits, walk
+from mnemonist.model.answers_graph import (
+    EdgeItem,
+    EntityAnswer,
+    EntityAttribute,
+    EntityCount,
+    EntityItem,
+    EntityListAnswer,
+    EntityRelation,
+    GraphMemory,
+    NeighbourhoodAnswer,
+    WalkLimits,
+)
 from mnemonist.model.graph import EntityListRequest, NeighbourhoodRequest
 from mnemonist.model.requests import RecallFilters
 from mnemonist.service.errors import NotFound
@@ -44,15 +56,15 @@ def impact_tier(confidence: float) -> tuple[str, str]:
     return TIERS[2]
 
 
-def entity_item(row: sqlite3.Row) -> dict[str, Any]:
+def entity_item(row: sqlite3.Row) -> EntityItem:
     return {"id": row["id"], "name": row["name"], "type": row["entity_type"],
             "mentions": row["mentions"], "community": row["community_id"],
             "project": row["project"] or None, "agent_id": row["agent_id"] or None,
             "user_id": row["user_id"] or None}
 
 
-def edge_item(edge: Edge, weight: float | None = None) -> dict[str, Any]:
-    out = {"id": edge.id, "source": edge.source, "target": edge.target,
+def edge_item(edge: Edge, weight: float | None = None) -> EdgeItem:
+    out: EdgeItem = {"id": edge.id, "source": edge.source, "target": edge.target,
            "type": edge.relation_type, "reason": edge.reason,
            "confidence": round(edge.confidence, 4), "mentions": edge.mentions}
     if edge.note:
@@ -137,19 +149,19 @@ class GraphOps(Part):
                         filters: RecallFilters | None = None) -> sqlite3.Row:
         return self._visible_entities(conn, ref, scoped, filters)[0]
 
-    def _entities(self, conn: sqlite3.Connection, ids: list[str]) -> dict[str, dict[str, Any]]:
+    def _entities(self, conn: sqlite3.Connection, ids: list[str]) -> dict[str, EntityItem]:
         if not ids:
             return {}
         return {r["id"]: entity_item(r) for r in graph.entities_by_ids(conn, ids)}
 
     @staticmethod
-    def _limits_out(limits: Limits) -> dict[str, Any]:
+    def _limits_out(limits: Limits) -> WalkLimits:
         return {"min_confidence": limits.min_confidence, "max_branching": limits.max_branching,
                 "max_paths": limits.max_paths, "max_hops": limits.max_hops,
                 "timeout_ms": limits.timeout_ms}
 
     # -- entities ------------------------------------------------------------------------
-    def list_entities(self, req: EntityListRequest) -> dict[str, Any]:
+    def list_entities(self, req: EntityListRequest) -> EntityListAnswer:
         """Entities with the number of memories (passing the filters) that name them, most
         first; an entity no such memory names is not listed."""
         conn = self.core.db.reader()
@@ -161,31 +173,31 @@ class GraphOps(Part):
             conn, where, args, scope_where, scope_args,
             name_part=canonical_name(q) if q else None, entity_type=entity_type,
             community=community, limit=limit, offset=offset)
-        return {"entities": [{**entity_item(r), "memories": r["n"]} for r in rows],
+        return {"entities": [EntityCount(**entity_item(r), memories=r["n"]) for r in rows],
                 "total": total, "limit": limit, "offset": offset}
 
     def get_entity(self, ref: str, filters: RecallFilters | None = None,
-                   limit: int = 20) -> dict[str, Any]:
+                   limit: int = 20) -> EntityAnswer:
         conn = self.core.db.reader()
         scoped = Scoped(conn, filters)
         row = self._visible_entity(conn, ref, scoped, filters or RecallFilters())
         entity_id = row["id"]
         count = scoped.count_of(entity_id)
         aspects = reads.aspects_of(conn, entity_id)
-        attributes = [
+        attributes: list[EntityAttribute] = [
             {"memory_id": a["memory_id"], "kind": a["kind"], "content": a["content"],
              "importance": a["importance"], "aspect": a["aspect"], "source": a["source"]}
             for a in reads.attributes_of(conn, entity_id, scoped.where, scoped.args, limit)]
         hood = walk(conn, [entity_id], self._limits(hops=1, min_confidence=0.0),
                     supported=scoped.supported)
         names = self._entities(conn, [r.entity_id for r in hood.reached.values()])
-        relations = [{"entity": names[r.entity_id], **edge_item(r.edges[-1])}
+        relations = [EntityRelation(entity=names[r.entity_id], **edge_item(r.edges[-1]))
                      for r in hood.ordered() if r.entity_id in names]
         return {"entity": entity_item(row), "memories_count": count,
-                "memories": scoped.memories_of(entity_id, limit),
+                "memories": cast(list[GraphMemory], scoped.memories_of(entity_id, limit)),
                 "aspects": aspects, "attributes": attributes, "relations": relations}
 
-    def neighbourhood(self, req: NeighbourhoodRequest) -> dict[str, Any]:
+    def neighbourhood(self, req: NeighbourhoodRequest) -> NeighbourhoodAnswer:
         """Nodes and edges around an entity (for drawing): the bounded walk, every edge
         supported by a memory passing the filters."""
         conn = self.core.db.reader()
@@ -196,7 +208,7 @@ class GraphOps(Part):
                     prefetch=scoped.prefetch)
         reached = hood.ordered()[:req.limit]
         nodes = self._entities(conn, [row["id"], *[r.entity_id for r in reached]])
-        edges: dict[str, dict[str, Any]] = {}
+        edges: dict[str, EdgeItem] = {}
         for r in reached:
             for e in r.edges:
                 if e.source in nodes and e.target in nodes:

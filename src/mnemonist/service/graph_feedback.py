@@ -15,6 +15,8 @@ learned ranker's training pairs (service/predictor.py).
   (`scored_by: hits`); a session is learned from once. With an LLM configured, a
   `continuity_score` job then rates each injected memory's relevance to the session's prompts
   (`pipeline/continuity_score.py`).
+- With `graph.coUse` on, the same pass counts what the session used (those memories and the
+  ones rated helpful in it) for the desire paths of `graph/co_use.py`.
 
 A co-occurrence edge's confidence is recomputed from its count whenever the count changes, so
 feedback on such an edge holds until the pair's next memory.
@@ -23,15 +25,16 @@ feedback on such an edge holds until the pair's next memory.
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
 
+from mnemonist.graph import co_use
+from mnemonist.model.answers_graph import FeedbackAnswer, SessionFeedback
 from mnemonist.model.graph import FeedbackRequest
 from mnemonist.model.memory import utcnow
 from mnemonist.pipeline import continuity_score
 from mnemonist.service.errors import NotFound
 from mnemonist.service.predictor import PredictorOps, prompt_key
+from mnemonist.store import graph_co_use, jobs, memories
 from mnemonist.store import graph_feedback as store
-from mnemonist.store import jobs, memories
 
 MIN_EDGE_CONFIDENCE = 0.05
 USED_HITS = 2
@@ -56,7 +59,7 @@ def _shift(conn: sqlite3.Connection, memory_ids: list[str], *, aspect: float, ed
 class Feedback(PredictorOps):
     """Feedback: ratings, what sessions used, and the ranker's training pairs."""
 
-    def memory_feedback(self, memory_id: str, req: FeedbackRequest) -> dict[str, Any]:
+    def memory_feedback(self, memory_id: str, req: FeedbackRequest) -> FeedbackAnswer:
         cfg = self.core.config.memory.pipeline_v2.graph.feedback
         now = utcnow()
         key = prompt_key(req.query) if req.query else None
@@ -90,7 +93,7 @@ class Feedback(PredictorOps):
         limit = self.core.config.memory.pipeline_v2.graph.feedback.unhelpful_limit
         return store.rated_unhelpful(self.core.db.reader(), prompt_key(prompt), limit)
 
-    def session_feedback(self, session_key: str) -> dict[str, Any] | None:
+    def session_feedback(self, session_key: str) -> SessionFeedback | None:
         """The session-end learning pass (once per session); None when off or done."""
         cfg = self.core.config.memory.pipeline_v2.graph
         if not (cfg.enabled and cfg.feedback.enabled):
@@ -109,6 +112,10 @@ class Feedback(PredictorOps):
                           hi=fb.max_weight, now=now)
             score = len(used) / len(rows) if rows else None
             store.record_session_score(conn, session_key, score, len(rows), len(used), now)
+            paths = None
+            if cfg.co_use.enabled:
+                helpful = graph_co_use.helpful_in_session(conn, session_key)
+                paths = co_use.learn(conn, [*used, *helpful], cfg.co_use, now).as_dict()
             scoring = None
             if rows and continuity_score.unavailable(self.core.config) is None:
                 scoring = jobs.enqueue(conn, continuity_score.JOB_TYPE,
@@ -121,4 +128,4 @@ class Feedback(PredictorOps):
         return {"injected": len(rows), "used": len(used), "score": score,
                 "training_pairs": pairs,
                 "aspects_reinforced": up[0], "edges_reinforced": up[1],
-                "aspects_decayed": down[0], "continuity_job": scoring}
+                "aspects_decayed": down[0], "continuity_job": scoring, "desire_paths": paths}

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any
 
 from mnemonist.graph.scope import entity_scope_clause
+from mnemonist.model.answers_graph import RelationRetracted, RelationStated, RelationView
 from mnemonist.model.graph import RelateRequest, RetractRequest
 from mnemonist.model.memory import utcnow
 from mnemonist.service.errors import Conflict, NotFound
@@ -40,7 +40,7 @@ def _named(name: str) -> tuple[str, str]:
     return (alias, "technology") if alias else (" ".join(name.split()), "name")
 
 
-def relation_item(conn: sqlite3.Connection, relation_id: str) -> dict[str, Any]:
+def relation_item(conn: sqlite3.Connection, relation_id: str) -> RelationView:
     r = store.relation_by_id(conn, relation_id)
     assert r is not None
     ends = {e["id"]: entity_item(e) for e in graph.entities_by_ids(
@@ -52,7 +52,7 @@ def relation_item(conn: sqlite3.Connection, relation_id: str) -> dict[str, Any]:
 
 
 class GraphRelationOps(Part):
-    def relate(self, req: RelateRequest) -> dict[str, Any]:
+    def relate(self, req: RelateRequest) -> RelationStated | RelationRetracted:
         """State the relation (or retract it, `retract: true`)."""
         if req.retract:
             return self._retract_triple(req)
@@ -88,7 +88,7 @@ class GraphRelationOps(Part):
         return {"relation": out, "created": row is None, "replaced_reason": replaced,
                 "entities_created": stats.entities_created}
 
-    def _retract_triple(self, req: RelateRequest) -> dict[str, Any]:
+    def _retract_triple(self, req: RelateRequest) -> RelationRetracted:
         scope = (req.project or "", req.agent_id or "", req.user_id or "")
         conn = self.core.db.reader()
         keys = [canonical_name(_named(n)[0]) for n in (req.source, req.target)]
@@ -100,7 +100,7 @@ class GraphRelationOps(Part):
         return self.retract_relation(found, RetractRequest(
             agent_id=req.agent_id, user_id=req.user_id, reason=req.reason))
 
-    def retract_relation(self, relation_id: str, req: RetractRequest) -> dict[str, Any]:
+    def retract_relation(self, relation_id: str, req: RetractRequest) -> RelationRetracted:
         """Take back a stated relation: the evidence it replaced comes back, or the row goes
         (with entities only it kept); inferred edges built on it go at once."""
         where, args = entity_scope_clause(req, "s")

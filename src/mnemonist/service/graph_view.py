@@ -12,6 +12,8 @@ import networkx as nx
 
 from mnemonist.graph import bridges, communities, entity_health
 from mnemonist.graph import replay as sleep_replay
+from mnemonist.model.answers_curation import PrinciplesReport
+from mnemonist.model.answers_graph import GraphDiagnostics, GraphOverview
 from mnemonist.service.errors import BadRequest
 from mnemonist.service.part import Part
 from mnemonist.store import graph_communities as community_store
@@ -48,7 +50,7 @@ class GraphViewOps(Part):
     def attach_sleep_replay(self, worker: Any) -> None:
         self.sleep_replay_worker = worker
 
-    def graph_overview(self, limit: int = 100, project: str | None = None) -> dict[str, Any]:
+    def graph_overview(self, limit: int = 100, project: str | None = None) -> GraphOverview:
         """Nodes (entity, its project, live mentions, community), edges (relation, weight =
         strength × mentions) and each community's size and best-known members; with
         `project`, that project's entities only."""
@@ -96,7 +98,7 @@ class GraphViewOps(Part):
         }
 
     def graph_diagnostics(self, recompute: bool = False,
-                          project: str | None = None) -> dict[str, Any]:
+                          project: str | None = None) -> GraphDiagnostics:
         """Sizes of the graph, relations by reason, attributes by kind, and the communities
         with their modularity (computed now when never computed, or when asked) — of one
         project when `project` is given (entities belong to one project since migration 15),
@@ -112,9 +114,13 @@ class GraphViewOps(Part):
         if project is not None:
             state = {**(state.get("projects") or {}).get(project, {}),
                      "computed_at": state.get("computed_at")}
+        sizes = graph_overview.sizes(conn, project)
         return {
             "project": project,
-            **graph_overview.sizes(conn, project),
+            "entities": sizes["entities"], "linked_entities": sizes["linked_entities"],
+            "relations": sizes["relations"], "relations_by_reason": sizes["relations_by_reason"],
+            "relations_by_type": sizes["relations_by_type"],
+            "attributes_by_kind": sizes["attributes_by_kind"], "aspects": sizes["aspects"],
             "modularity": state.get("modularity"),
             "communities_computed_at": state.get("computed_at"),
             "community_count": state.get("communities") or 0,
@@ -130,7 +136,7 @@ class GraphViewOps(Part):
             "feedback": graph_overview.feedback_counts(conn),
         }
 
-    def _principles(self, conn: sqlite3.Connection) -> dict[str, Any] | None:
+    def _principles(self, conn: sqlite3.Connection) -> PrinciplesReport | None:
         return self.curation.principles_report(conn)  # service/principles.py
 
     def _sleep_replay(self, conn: sqlite3.Connection) -> dict[str, Any]:

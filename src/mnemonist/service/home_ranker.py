@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from mnemonist.model.answers_graph import PredictorStatus, PredictorTrained
 from mnemonist.model.config_predictor import PredictorConfig
 from mnemonist.search import adaptation
 from mnemonist.search.relevance import FEATURES, RelevanceModel
@@ -89,7 +90,7 @@ class HomeRanker:
             threading.Thread(target=self.train, name="mnemonist-ranker-fit",
                              daemon=True).start()
 
-    def train(self) -> dict[str, Any]:
+    def train(self) -> PredictorTrained:
         """Fit the home's trees on its pairs, judge them, keep the result."""
         shipped = self.shipped()
         if shipped is None:
@@ -99,9 +100,10 @@ class HomeRanker:
             cfg = self.config()
             data = predictor_pairs.training(self.db.reader(), FEATURE_SET, len(FEATURES))
             local, check = adaptation.adapt(shipped, data, cfg)
-            body = {"feature_set": FEATURE_SET, "check": check.to_json(),
-                    "trees": local.to_json() if local is not None else None,
-                    "trained_at": datetime.now(UTC).isoformat(timespec="seconds")}
+            body: dict[str, Any] = {
+                "feature_set": FEATURE_SET, "check": check.to_json(),
+                "trees": local.to_json() if local is not None else None,
+                "trained_at": datetime.now(UTC).isoformat(timespec="seconds")}
             with self.db.write_tx() as conn:
                 predictor_pairs.write_state(conn, STATE, body)
             with self._lock:
@@ -116,7 +118,7 @@ class HomeRanker:
             self._combined, self._combined_of = None, None
         self.new_pairs = 0
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> PredictorStatus:
         self._load()
         with self._lock:
             check = self._check

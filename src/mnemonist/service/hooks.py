@@ -19,8 +19,17 @@ context was last rebuilt (compaction, /clear) no longer count as held.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
+from mnemonist.model.answers_sessions import (
+    CompactionCompleteAnswer,
+    PreCompactionAnswer,
+    PromptAnswer,
+    SessionEndAnswer,
+    SessionStartAnswer,
+    SummaryQueued,
+)
 from mnemonist.model.hooks import (
     CompactionCompleteRequest,
     PreCompactionRequest,
@@ -189,7 +198,7 @@ class Hooks(Part):
                 sec.title = title
         return sections
 
-    def _recap(self, state: dict[str, Any], caller: Caller) -> list[Section]:
+    def _recap(self, state: Mapping[str, Any], caller: Caller) -> list[Section]:
         """The recap of the project's last sessions (never this one; decisions only those the
         caller may see), within a third of the session-start budget and the recovery one."""
         project, key = state.get("project_normalized"), state["session_key"]
@@ -215,7 +224,7 @@ class Hooks(Part):
         return [Section("Previous sessions", text=got[0], text_ids=got[1])] if got else []
 
     # -- session start -------------------------------------------------------------------
-    def hook_session_start(self, req: SessionStartRequest) -> dict[str, Any]:
+    def hook_session_start(self, req: SessionStartRequest) -> SessionStartAnswer:
         hooks = self.core.config.hooks
         state = self.sessions.ensure_session(req)
         self.files.note_root(req.cwd)  # the project's memory files are synced first
@@ -284,7 +293,7 @@ class Hooks(Part):
         self.core.access.record(seqs)
 
     # -- prompt submit -------------------------------------------------------------------
-    def hook_user_prompt_submit(self, req: PromptSubmitRequest) -> dict[str, Any]:
+    def hook_user_prompt_submit(self, req: PromptSubmitRequest) -> PromptAnswer:
         hooks = self.core.config.hooks
         state = self.sessions.ensure_session(req)
         key = state["session_key"]
@@ -357,7 +366,7 @@ class Hooks(Part):
         return "queued"
 
     # -- compaction ----------------------------------------------------------------------
-    def hook_pre_compaction(self, req: PreCompactionRequest) -> dict[str, Any]:
+    def hook_pre_compaction(self, req: PreCompactionRequest) -> PreCompactionAnswer:
         state = self.sessions.ensure_session(req)
         path = req.transcript_path or state["transcript_path"]
         act = self._transcript_activity(path)
@@ -376,7 +385,8 @@ class Hooks(Part):
                                                         act.files if act else []),
         }
 
-    def hook_compaction_complete(self, req: CompactionCompleteRequest) -> dict[str, Any]:
+    def hook_compaction_complete(self, req: CompactionCompleteRequest
+                                 ) -> CompactionCompleteAnswer:
         state = self.sessions.ensure_session(req)
         with self.core.db.write_tx() as w:
             store.update_state(w, state["session_key"], compaction_pending=1,
@@ -384,7 +394,7 @@ class Hooks(Part):
         return {"session_key": state["session_key"], "recovery_pending": True}
 
     # -- session end ---------------------------------------------------------------------
-    def hook_session_end(self, req: SessionEndRequest) -> dict[str, Any]:
+    def hook_session_end(self, req: SessionEndRequest) -> SessionEndAnswer:
         """Answers at once: the transcript is read into turn memories (and kept losslessly)
         in the background; the checkpoint takes the working state from its tail."""
         state = self.sessions.ensure_session(req)
@@ -415,8 +425,8 @@ class Hooks(Part):
                 "summary_job": summary.get("job_id"), "summary": summary,
                 "transcript": ingest, "feedback": learned}
 
-    def queue_summary(self, state: dict[str, Any], reason: str | None,
-                      checkpoint_id: str | None) -> dict[str, Any]:
+    def queue_summary(self, state: Mapping[str, Any], reason: str | None,
+                      checkpoint_id: str | None) -> SummaryQueued:
         """A summary job when an LLM can write it; otherwise none, and why (no job waits
         forever for an LLM that is not configured)."""
         cfg = self.core.config.memory.pipeline_v2

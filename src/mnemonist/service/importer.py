@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from mnemonist.model.answers import RememberAnswer
+from mnemonist.model.answers import ImportAnswer, ImportItem, RememberAnswer
 from mnemonist.model.memory import utcnow
 from mnemonist.model.requests import ImportRequest
 from mnemonist.pipeline import structural
@@ -86,7 +86,7 @@ class ImportOps(Part):
     def import_memories(
         self, req: ImportRequest, *, changed_by: str | None = None,
         progress: Callable[[int, int], object] | None = None,
-    ) -> dict[str, Any]:
+    ) -> ImportAnswer:
         now = utcnow()
         positions: dict[tuple[str | None, str], int] = {}
         prepared = []
@@ -141,7 +141,7 @@ class ImportOps(Part):
             if item.transcript and item.source_id:
                 self.memories.save_transcript(item.source_id, item.transcript, item.harness,
                                               item.project)
-        items = [
+        items: list[ImportItem] = [
             {"index": i, "id": r["id"],
              "status": "created" if r["created"] else
              ("replayed" if r["idempotent_replay"] else "deduplicated")}
@@ -151,7 +151,9 @@ class ImportOps(Part):
                   for s in ("created", "deduplicated", "replayed")}
         if counts["created"] >= STATISTICS_AFTER:
             self._refresh_statistics()
-        return {"total": len(items), **counts, "items": items}
+        return {"total": len(items), "created": counts["created"],
+                "deduplicated": counts["deduplicated"], "replayed": counts["replayed"],
+                "items": items}
 
     def _refresh_statistics(self) -> None:
         """PostgreSQL: the planner's statistics of the tables a large import filled, now

@@ -5,10 +5,22 @@ token budget) or tiered by path confidence. Scoping and helpers: `service/graph.
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import Any, cast
 
 from mnemonist.graph.scoped import Scoped, memory_item
 from mnemonist.graph.walks import Reach, walk
+from mnemonist.model.answers_graph import (
+    EntityItem,
+    ExpandAnswer,
+    ExpandNeighbour,
+    ExpandSessionAnswer,
+    GraphMemory,
+    ImpactAnswer,
+    ImpactItem,
+    SessionEntity,
+    SessionGraphMemory,
+    SessionNeighbour,
+)
 from mnemonist.model.graph import ExpandRequest, ExpandSessionRequest, ImpactRequest
 from mnemonist.service.errors import NotFound
 from mnemonist.service.graph import (
@@ -25,9 +37,17 @@ from mnemonist.store import graph_reads as reads
 from mnemonist.store import sessions as session_store
 
 
+def _name(entity_id: str, *found: dict[str, EntityItem]) -> str | None:
+    """The entity's name from the first of `found` that holds it, or None."""
+    for items in found:
+        if entity_id in items:
+            return items[entity_id]["name"]
+    return None
+
+
 class KnowledgeOps(GraphOps):
     # -- knowledge_expand --------------------------------------------------------------
-    def knowledge_expand(self, req: ExpandRequest) -> dict[str, Any]:
+    def knowledge_expand(self, req: ExpandRequest) -> ExpandAnswer:
         conn = self.core.db.reader()
         scoped = Scoped(conn, req)
         budget = Budget(req.max_tokens)
@@ -41,7 +61,8 @@ class KnowledgeOps(GraphOps):
                 raise NotFound(f"no memory {req.memory_id} passing the filters",
                                field="memory_id")
             starts = graph.entity_ids_named_by(conn, mid)
-            start_memory = budget.take([memory_item((m.id, m.content, m.type, m.importance))])
+            start_memory = cast(list[GraphMemory] | None, budget.take(
+                [memory_item((m.id, m.content, m.type, m.importance))]))
         else:
             starts = [r["id"] for r in self._visible_entities(conn, req.entity or "", scoped,
                                                                req)]
@@ -49,15 +70,15 @@ class KnowledgeOps(GraphOps):
         found = walk(conn, starts, limits, supported=scoped.supported,
                      prefetch=scoped.prefetch)
         start_entities = self._entities(conn, starts)
-        own: list[dict[str, Any]] = []
+        own: list[GraphMemory] = []
         if req.memory_id is None:
             took = budget.take(scoped.memories_of(starts[0], ENTITY_MEMORIES))
-            own = took or []
+            own = cast(list[GraphMemory], took or [])
         constraints = [c for c in self._constraints(conn, scoped, starts)
                        if budget.spend(c["content"])]
         reached = found.ordered()
         names = self._entities(conn, [r.entity_id for r in reached])
-        neighbours = []
+        neighbours: list[ExpandNeighbour] = []
         for r in reached:
             support = scoped.supporting(r.path[-2], r.entity_id)
             shown = budget.take(support)
@@ -66,10 +87,10 @@ class KnowledgeOps(GraphOps):
             neighbours.append({
                 "entity": names.get(r.entity_id), "hops": r.hops,
                 "confidence": round(r.confidence, 4),
-                "via": [names.get(e, start_entities.get(e, {})).get("name") for e in r.path],
+                "via": [_name(e, names, start_entities) for e in r.path],
                 "relation": edge_item(r.edges[-1]),
                 "supporting_memory_ids": [m["id"] for m in support],
-                "memories": shown,
+                "memories": cast(list[GraphMemory], shown),
             })
         return {
             "entities": list(start_entities.values()),
@@ -88,7 +109,7 @@ class KnowledgeOps(GraphOps):
             return []
         return reads.constraints_on(conn, entity_ids, scoped.where, scoped.args)
 
-    def knowledge_expand_session(self, req: ExpandSessionRequest) -> dict[str, Any]:
+    def knowledge_expand_session(self, req: ExpandSessionRequest) -> ExpandSessionAnswer:
         """What a session was given and used, the entities those memories name, and each
         entity's strongest neighbours, within the token budget."""
         conn = self.core.db.reader()
@@ -102,13 +123,14 @@ class KnowledgeOps(GraphOps):
         visible.sort(key=lambda m: (-by_id[m["id"]]["was_injected"],
                                     -by_id[m["id"]]["fts_hit_count"], m["id"]))
         budget = Budget(req.max_tokens)
-        given = []
+        given: list[SessionGraphMemory] = []
         for m in visible:
             if budget.take([m]) is None:
                 break
             r = by_id[m["id"]]
-            given.append({**m, "injected": bool(r["was_injected"]), "hits": r["fts_hit_count"],
-                          "relevance_score": r["relevance_score"]})
+            given.append(cast(SessionGraphMemory, {
+                **m, "injected": bool(r["was_injected"]), "hits": r["fts_hit_count"],
+                "relevance_score": r["relevance_score"]}))
         counts: dict[str, int] = {}
         for m in visible:
             for entity_id in reads.entity_ids_linked_to(conn, m["id"]):
@@ -120,21 +142,22 @@ class KnowledgeOps(GraphOps):
                      prefetch=scoped.prefetch)
         reached = found.ordered()
         more = self._entities(conn, [r.entity_id for r in reached])
-        neighbours = []
+        neighbours: list[SessionNeighbour] = []
         for reach in reached:
             shown = budget.take(scoped.supporting(reach.path[0], reach.entity_id))
             if shown is None:
                 break
             neighbours.append({"entity": more.get(reach.entity_id),
                                "from": names[reach.path[0]]["name"],
-                               "relation": edge_item(reach.edges[-1]), "memories": shown})
+                               "relation": edge_item(reach.edges[-1]),
+                               "memories": cast(list[GraphMemory], shown)})
         return {"session_key": req.session_key, "memories": given,
-                "entities": [{**names[e], "session_memories": counts[e]} for e in top],
+                "entities": [SessionEntity(**names[e], session_memories=counts[e]) for e in top],
                 "neighbours": neighbours, "tokens": budget.used, "max_tokens": budget.max,
                 "truncated": budget.truncated, "timed_out": found.timed_out}
 
     # -- graph_impact ------------------------------------------------------------------
-    def graph_impact(self, req: ImpactRequest) -> dict[str, Any]:
+    def graph_impact(self, req: ImpactRequest) -> ImpactAnswer:
         """Who depends on the entity, directly or through others, tiered by path confidence.
         Stated dependencies count in full, associations (co-occurrence) at half."""
         conn = self.core.db.reader()
@@ -147,7 +170,7 @@ class KnowledgeOps(GraphOps):
                      supported=scoped.supported, prefetch=scoped.prefetch)
         names = self._entities(conn, [r.entity_id for r in found.reached.values()])
         names.update((r["id"], entity_item(r)) for r in rows)
-        tiers: dict[str, list[dict[str, Any]]] = {key: [] for key, _ in TIERS}
+        tiers: dict[str, list[ImpactItem]] = {key: [] for key, _ in TIERS}
         for r in found.ordered():
             key, label = impact_tier(r.confidence)
             tiers[key].append(self._impact_item(scoped, names, r, label))
@@ -157,12 +180,12 @@ class KnowledgeOps(GraphOps):
                 "limits": self._limits_out(limits)}
 
     @staticmethod
-    def _impact_item(scoped: Scoped, names: dict[str, dict[str, Any]], r: Reach,
-                     label: str) -> dict[str, Any]:
+    def _impact_item(scoped: Scoped, names: dict[str, EntityItem], r: Reach,
+                     label: str) -> ImpactItem:
         return {
             "entity": names.get(r.entity_id), "tier": label, "depth": r.hops,
             "confidence": round(r.confidence, 4),
-            "path": [names.get(e, {}).get("name") for e in r.path],
+            "path": [_name(e, names) for e in r.path],
             "edges": [edge_item(e, w) for e, w in zip(r.edges, r.weights, strict=True)],
             "supporting_memory_ids": [m["id"] for m in
                                       scoped.supporting(r.path[-2], r.entity_id)],

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mnemonist.model.answers_reads import ChainAnswer, ChainLink
 from mnemonist.model.memory import Memory
 from mnemonist.store import archive, history, memories
 from mnemonist.store.backend import serialize
@@ -85,7 +86,7 @@ def immutable_message(m: Memory, changes: dict[str, Any]) -> str | None:
     return f"event {m.id} is never rewritten ({', '.join(touched)}): store a new event"
 
 
-def _link(m: Memory) -> dict[str, Any]:
+def _link(m: Memory) -> ChainLink:
     return {
         "id": m.id, "content": m.content, "type": m.type, "key": m.key,
         "project": m.project, "pinned": m.pinned, "is_deleted": m.is_deleted,
@@ -95,10 +96,10 @@ def _link(m: Memory) -> dict[str, Any]:
     }
 
 
-def chain(conn: sqlite3.Connection, m: Memory) -> dict[str, Any]:
+def chain(conn: sqlite3.Connection, m: Memory) -> ChainAnswer:
     """The versions before `m` (oldest first) and after it (newest last), each with its
     validity, following `supersedes` back and `superseded_by` forward."""
-    before: list[dict[str, Any]] = []
+    before: list[ChainLink] = []
     seen = {m.id}
     prev = m.supersedes
     while prev and prev not in seen and len(before) < MAX_CHAIN:
@@ -108,7 +109,7 @@ def chain(conn: sqlite3.Connection, m: Memory) -> dict[str, Any]:
         seen.add(old.id)
         before.insert(0, _link(old))
         prev = old.supersedes
-    after: list[dict[str, Any]] = []
+    after: list[ChainLink] = []
     nxt = m.superseded_by
     while nxt and nxt not in seen and len(after) < MAX_CHAIN:
         newer = memories.get(conn, nxt)

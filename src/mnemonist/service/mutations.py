@@ -7,7 +7,13 @@ from typing import Any
 
 import numpy as np
 
-from mnemonist.model.answers import with_legacy_keys
+from mnemonist.model.answers import (
+    DeleteAnswer,
+    ModifyAnswer,
+    PatchResult,
+    RecoverAnswer,
+    with_legacy_keys,
+)
 from mnemonist.model.memory import Memory, parse_ts, utcnow
 from mnemonist.model.requests import (
     Caller,
@@ -51,7 +57,7 @@ def file_managed_error(conn: sqlite3.Connection, memory_ids: list[str]) -> Confl
 
 class MutationOps(Part):
     # -- modify --------------------------------------------------------------------------
-    def modify(self, req: ModifyRequest) -> dict[str, Any]:
+    def modify(self, req: ModifyRequest) -> ModifyAnswer:
         limit = self.core.config.memory.modify_batch_limit
         if len(req.patches) > limit:
             raise BadRequest(
@@ -81,7 +87,7 @@ class MutationOps(Part):
         return {"results": results, "updated": updated, "total": len(results)}
 
     def patch(self, memory_id: str, patch: MemoryPatch, changed_by: str | None = None,
-              caller: Caller | None = None) -> dict[str, Any]:
+              caller: Caller | None = None) -> PatchResult:
         """PATCH /api/memory/{id}: one patch; failures raise the matching 4xx."""
         if not patch.reason:
             raise BadRequest("reason is required", field="reason")
@@ -99,7 +105,7 @@ class MutationOps(Part):
 
     def apply_patch(
         self, memory_id: str, patch: MemoryPatch, *, reason: str, changed_by: str | None
-    ) -> dict[str, Any]:
+    ) -> PatchResult:
         if patch.tags is not None or patch.who is not None:  # compared with stored, scrubbed
             patch = patch.model_copy(update={"tags": scrub_all(patch.tags),
                                              "who": scrub_optional(patch.who)})
@@ -107,7 +113,11 @@ class MutationOps(Part):
         managed = file_managed_error(self.core.db.reader(), [memory_id])
         if managed is not None:
             out = self._result(memory_id, "file_managed", before, message=managed.message)
-            return {**out, **{k: v for k, v in managed.details.items() if k != "id"}}
+            where = managed.details  # the chunk's path and lines (and its id, already there)
+            out["path"] = where["path"]
+            out["start_line"] = where["start_line"]
+            out["end_line"] = where["end_line"]
+            return out
         norm: NormalizedContent | None = None
         vec: np.ndarray | None = None
         if patch.content is not None:
@@ -135,7 +145,7 @@ class MutationOps(Part):
         vec: np.ndarray | None,
         reason: str,
         changed_by: str | None,
-    ) -> dict[str, Any]:
+    ) -> PatchResult:
         m = memories.get(conn, memory_id)
         if m is None:
             return self._result(memory_id, "not_found", None, message=f"no memory {memory_id}")
@@ -233,8 +243,8 @@ class MutationOps(Part):
         memory_id: str, status: str, m: Memory | None, *, new_version: int | None = None,
         content_changed: bool = False, embedded: bool = False, duplicate: str | None = None,
         message: str | None = None,
-    ) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    ) -> PatchResult:
+        out: PatchResult = {
             "id": memory_id,
             "status": status,
             "current_version": m.version if m else None,
@@ -248,7 +258,7 @@ class MutationOps(Part):
         return with_legacy_keys(out)
 
     # -- delete / recover -----------------------------------------------------------------
-    def _delete_soft(self, memory_id: str, req: DeleteRequest) -> dict[str, Any]:
+    def _delete_soft(self, memory_id: str, req: DeleteRequest) -> DeleteAnswer:
         """`delete` without `purge` (service/purge.py): a tombstone, recoverable."""
         with self.core.db.write_tx() as conn:
             m = memories.get(conn, memory_id)
@@ -267,8 +277,9 @@ class MutationOps(Part):
                 raise Conflict("the memory is pinned; pass force: true to delete it",
                                code="pinned")
             self.soft_delete(conn, m, req.reason, req.changed_by, {"force": req.force})
-        return with_legacy_keys({"id": memory_id, "status": "deleted",
-                                 "current_version": m.version, "new_version": m.version + 1})
+        return with_legacy_keys(DeleteAnswer(id=memory_id, status="deleted",
+                                             current_version=m.version,
+                                             new_version=m.version + 1))
 
     def soft_delete(self, conn: sqlite3.Connection, m: Memory, reason: str, by: str | None,
                     meta: dict[str, Any]) -> None:
@@ -278,7 +289,7 @@ class MutationOps(Part):
                        reason=reason, metadata={**meta, "version": m.version + 1}, at=now)
         self.core.db.on_commit(lambda: self.core.unindex(m.seq))
 
-    def recover(self, memory_id: str, req: RecoverRequest) -> dict[str, Any]:
+    def recover(self, memory_id: str, req: RecoverRequest) -> RecoverAnswer:
         if self.core.config.memory.pipeline_v2.mutations_frozen:
             raise Unavailable("mutations are frozen (memory.pipelineV2.mutationsFrozen)",
                               code="mutations_frozen")
@@ -311,8 +322,9 @@ class MutationOps(Part):
             vec = embeddings.get(conn, m.content_hash, self.core.provider.model_id) if (
                 self.core.provider) else None
             self.core.db.on_commit(lambda: self._reindex(m, vec))
-        return with_legacy_keys({"id": memory_id, "status": "recovered",
-                                 "current_version": m.version, "new_version": m.version + 1})
+        return with_legacy_keys(RecoverAnswer(id=memory_id, status="recovered",
+                                              current_version=m.version,
+                                              new_version=m.version + 1))
 
     def _reindex(self, m: Memory, vec: np.ndarray | None) -> None:
         if vec is not None:

@@ -7,9 +7,16 @@ from the configuration and the queue.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
-from mnemonist.model.answers import with_legacy_keys
+from mnemonist.model.answers import RestoreAnswer, with_legacy_keys
+from mnemonist.model.answers_admin import (
+    ArchivedVersions,
+    HintsStatus,
+    PipelineBrief,
+    PipelineFlags,
+    PipelineStatus,
+)
 from mnemonist.model.memory import utcnow
 from mnemonist.model.requests import Caller, RecoverRequest
 from mnemonist.pipeline.extract_worker import ExtractionRuntime, pipeline_mode
@@ -58,13 +65,13 @@ class Pipeline(GateOps):
             return runtime.wait_idle(max(0.0, timeout))
         return True
 
-    def hints_status(self, *, brief: bool = False) -> dict[str, Any]:
+    def hints_status(self, *, brief: bool = False) -> HintsStatus:
         """Hints: configuration, counts (memories with hints, jobs by state) and the worker."""
         cfg = self.core.config.memory.pipeline_v2.hints
-        out: dict[str, Any] = {"enabled": cfg.enabled, "generator": cfg.generator}
+        out: HintsStatus = {"enabled": cfg.enabled, "generator": cfg.generator}
         if not cfg.enabled and brief:
             return out
-        out.update(hints.counts(self.core.db.reader()))
+        out.update(cast(HintsStatus, hints.counts(self.core.db.reader())))
         runtime = self.hints_runtime
         if brief:
             running = runtime is not None and runtime.worker.stats.running
@@ -76,7 +83,8 @@ class Pipeline(GateOps):
             out["worker"] = {"running": False, "waiting_reason": not_running_reason(
                 self.core.config) or "no hints runtime attached"}
         else:
-            out.update({k: v for k, v in runtime.status().items() if k not in out})
+            out.update(cast(HintsStatus, {k: v for k, v in runtime.status().items()
+                                          if k not in out}))
         return out
 
     def hints_llm_unavailable_reason(self) -> str | None:
@@ -88,7 +96,7 @@ class Pipeline(GateOps):
             return None
         return runtime.llm.unavailable_reason()
 
-    def pipeline_flags(self) -> dict[str, Any]:
+    def pipeline_flags(self) -> PipelineFlags:
         cfg = self.core.config.memory.pipeline_v2
         return {
             "enabled": cfg.enabled,
@@ -107,26 +115,28 @@ class Pipeline(GateOps):
             return None
         return runtime.llm.unavailable_reason()
 
-    def pipeline_brief(self) -> dict[str, Any]:
+    def pipeline_brief(self) -> PipelineBrief:
         """The `pipeline` part of /api/status."""
         cfg = self.core.config.memory.pipeline_v2
         runtime = self.pipeline_runtime
-        out: dict[str, Any] = {"mode": pipeline_mode(cfg), **self.pipeline_flags(),
-                               "provider": cfg.extraction.provider}
-        out["hints"] = self.hints_status(brief=True)
+        out: PipelineBrief = {"mode": pipeline_mode(cfg), **self.pipeline_flags(),
+                              "provider": cfg.extraction.provider,
+                              "hints": self.hints_status(brief=True),
+                              "extraction_worker": "not running (jobs wait in the queue)"}
         if runtime is None:
-            out["extraction_worker"] = "not running (jobs wait in the queue)"
             return out
         stats = runtime.worker.stats
         reason = self.pipeline_unavailable_reason()
-        out.update(
-            model=runtime.llm.model, extraction_worker="running" if stats.running else "stopped",
-            llm_available=reason is None, waiting_reason=stats.waiting_reason or reason,
-            processed=stats.processed, failed=stats.failed, deferred=stats.deferred,
-        )
+        out["model"] = runtime.llm.model
+        out["extraction_worker"] = "running" if stats.running else "stopped"
+        out["llm_available"] = reason is None
+        out["waiting_reason"] = stats.waiting_reason or reason
+        out["processed"] = stats.processed
+        out["failed"] = stats.failed
+        out["deferred"] = stats.deferred
         return out
 
-    def pipeline_status(self) -> dict[str, Any]:
+    def pipeline_status(self) -> PipelineStatus:
         """GET /api/pipeline/status: mode, flags, workers, queue, provider, counters, errors."""
         conn = self.core.db.reader()
         cfg = self.core.config.memory.pipeline_v2
@@ -136,7 +146,7 @@ class Pipeline(GateOps):
             for state, n in states.items():
                 by_state[state] = by_state.get(state, 0) + n
         runtime = self.pipeline_runtime
-        detail = runtime.status() if runtime is not None else {
+        detail: dict[str, Any] = runtime.status() if runtime is not None else {
             "worker": {"running": False, "waiting_reason": "no extraction runtime attached"},
             "provider": {"name": cfg.extraction.provider, "model": cfg.extraction.model,
                          "available": False, "unavailable_reason": "not started"},
@@ -144,9 +154,10 @@ class Pipeline(GateOps):
         errors = jobs.recent_errors(conn, LAST_ERRORS)
         provider = detail["provider"]
         hint_state = self.hints_status()
-        workers = {"extract": detail["worker"]}
-        if isinstance(hint_state.get("worker"), dict):
-            workers[hints.JOB_TYPE] = hint_state["worker"]
+        workers: dict[str, dict[str, Any]] = {"extract": detail["worker"]}
+        hints_worker = hint_state.get("worker")
+        if isinstance(hints_worker, dict):
+            workers[hints.JOB_TYPE] = hints_worker
         return {
             "mode": pipeline_mode(cfg),
             "flags": self.pipeline_flags(),
@@ -171,14 +182,14 @@ class Pipeline(GateOps):
 
     # -- supersession ----------------------------------------------------------------------
     def archived_versions(self, memory_id: str,
-                          caller: Caller | None = None) -> dict[str, Any]:
+                          caller: Caller | None = None) -> ArchivedVersions:
         conn = self.core.db.reader()
         memory_id = self.core.resolve_id(memory_id, conn, caller)
         if memories.get(conn, memory_id) is None:
             raise NotFound(f"no memory {memory_id}")
         return {"memory_id": memory_id, "versions": archive.archived_versions(conn, memory_id)}
 
-    def restore_superseded(self, memory_id: str, req: RecoverRequest) -> dict[str, Any]:
+    def restore_superseded(self, memory_id: str, req: RecoverRequest) -> RestoreAnswer:
         """Make a superseded memory current again (the newer version stays as it is)."""
         if self.core.config.memory.pipeline_v2.mutations_frozen:
             raise Unavailable("mutations are frozen (memory.pipelineV2.mutationsFrozen)",
@@ -221,6 +232,7 @@ class Pipeline(GateOps):
                     self.core.embedder.notify(m.seq)
 
             self.core.db.on_commit(reindex)
-        return with_legacy_keys({"id": memory_id, "status": "restored",
-                                 "superseded_by": m.superseded_by,
-                                 "current_version": m.version, "new_version": m.version + 1})
+        return with_legacy_keys(RestoreAnswer(id=memory_id, status="restored",
+                                              superseded_by=m.superseded_by,
+                                              current_version=m.version,
+                                              new_version=m.version + 1))

@@ -18,8 +18,8 @@ import hashlib
 import threading
 import time
 from collections import OrderedDict
-from typing import Any
 
+from mnemonist.model.answers_graph import PredictorStatus, PredictorTrainAnswer
 from mnemonist.model.memory import Memory
 from mnemonist.model.requests import Caller, RecallFilters
 from mnemonist.service.home_ranker import FEATURE_SET
@@ -168,8 +168,8 @@ class PredictorOps(Part):
         return recent
 
     # -- status and refit -----------------------------------------------------------------
-    def predictor_status(self) -> dict[str, Any]:
+    def predictor_status(self) -> PredictorStatus:
         return self.core.ranker.status()
 
-    def predictor_train(self) -> dict[str, Any]:
+    def predictor_train(self) -> PredictorTrainAnswer:
         return {**self.core.ranker.train(), "status": self.core.ranker.status()}

@@ -13,9 +13,16 @@ shows nothing private.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mnemonist.graph import principles
+from mnemonist.model.answers_curation import (
+    PrincipleBrief,
+    PrincipleListAnswer,
+    PrinciplesReport,
+    PrinciplesRun,
+    PrincipleView,
+)
 from mnemonist.model.memory import utcnow
 from mnemonist.service.errors import BadRequest, Conflict, NotFound
 from mnemonist.service.part import Part
@@ -34,7 +41,7 @@ def _why(reason: str | None) -> str | None:
     return scrub_credentials(reason).text[:2000] if reason else None
 
 
-def _row(r: Any) -> dict[str, Any]:
+def _row(r: Any) -> PrincipleView:
     return {"id": r["id"], "statement": r["statement"], "status": r["status"],
             "entity_id": r["entity_id"], "project": r["project"] or None,
             "sources": json.loads(r["sources"]), "source_names": [],
@@ -43,7 +50,7 @@ def _row(r: Any) -> dict[str, Any]:
             "reviewed_at": r["reviewed_at"], "review_reason": r["review_reason"]}
 
 
-def _named(conn: Any, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _named(conn: Any, rows: list[PrincipleView]) -> list[PrincipleView]:
     names = entity_names(conn, sorted({e for r in rows for e in r["sources"]}))
     for r in rows:
         r["source_names"] = [names.get(e) for e in r["sources"]]
@@ -72,7 +79,7 @@ class PrincipleOps(Part):
             return f"the pipeline is {mode}: no LLM decision is applied"
         return None
 
-    def run_principles(self) -> dict[str, Any]:
+    def run_principles(self) -> PrinciplesRun:
         """One run of the principles pass now (whatever `graph.principles.enabled` says)."""
         why = self.principles_unavailable()
         if why is not None:
@@ -80,11 +87,12 @@ class PrincipleOps(Part):
         assert self.core.provider is not None
         llm = self.pipeline.pipeline_runtime.llm  # type: ignore[union-attr]
         timeout_s = self.core.config.memory.pipeline_v2.extraction.timeout / 1000.0
-        return principles.run(self.core.db, llm, self.core.provider.model_id,
-                              self.core.config.memory.pipeline_v2.graph.principles, timeout_s)
+        return cast(PrinciplesRun, principles.run(
+            self.core.db, llm, self.core.provider.model_id,
+            self.core.config.memory.pipeline_v2.graph.principles, timeout_s))
 
     def list_principles(self, status: str | None = None, limit: int = 50,
-                        offset: int = 0) -> dict[str, Any]:
+                        offset: int = 0) -> PrincipleListAnswer:
         if status is not None and status not in principles.STATUSES:
             raise BadRequest(f"status is one of {', '.join(principles.STATUSES)}")
         conn = self.core.db.reader()
@@ -96,14 +104,14 @@ class PrincipleOps(Part):
         out.update(store.counts_by_status(conn))
         return out
 
-    def get_principle(self, principle_id: str) -> dict[str, Any]:
+    def get_principle(self, principle_id: str) -> PrincipleView:
         conn = self.core.db.reader()
         row = store.principle(conn, principle_id)
         if row is None:
             raise NotFound(f"no principle {principle_id}")
         return _named(conn, [_row(row)])[0]
 
-    def confirm_principle(self, principle_id: str, reason: str | None = None) -> dict[str, Any]:
+    def confirm_principle(self, principle_id: str, reason: str | None = None) -> PrincipleView:
         """A person confirms it: its relations become stated (`user-stated`, confidence 1)."""
         now = utcnow()
         with self.core.db.write_tx() as conn:
@@ -120,7 +128,7 @@ class PrincipleOps(Part):
                               REASONS["user-stated"], _why(reason), now)
         return self.get_principle(principle_id)
 
-    def reject_principle(self, principle_id: str, reason: str | None = None) -> dict[str, Any]:
+    def reject_principle(self, principle_id: str, reason: str | None = None) -> PrincipleView:
         """A person rejects it: its entity, links and relations go; the row stays, so its
         group of entities is never proposed again."""
         now = utcnow()
@@ -135,7 +143,7 @@ class PrincipleOps(Part):
                 store.mark_rejected(conn, principle_id, _why(reason), now)
         return self.get_principle(principle_id)
 
-    def principles_report(self, conn: Any) -> dict[str, Any]:
+    def principles_report(self, conn: Any) -> PrinciplesReport:
         """For `/api/diagnostics/graph`: settings, counts by status, the latest proposed with
         their evidence ids, and why a run would not ask the LLM now."""
         cfg = self.core.config.memory.pipeline_v2.graph.principles
@@ -145,6 +153,8 @@ class PrincipleOps(Part):
                 "similarity_threshold": cfg.similarity_threshold,
                 "counts": self.principle_counts(conn),
                 "unavailable": self.principles_unavailable(),
-                "proposed": [{k: r[k] for k in ("id", "statement", "project", "sources",
-                                                "source_names", "evidence", "created_at")}
+                "proposed": [PrincipleBrief(id=r["id"], statement=r["statement"],
+                                            project=r["project"], sources=r["sources"],
+                                            source_names=r["source_names"],
+                                            evidence=r["evidence"], created_at=r["created_at"])
                              for r in _named(conn, latest)]}

@@ -10,9 +10,9 @@ merged (so their old segments drop the words) and the WAL is checkpointed into t
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import cast
 
-from mnemonist.model.answers import with_legacy_keys
+from mnemonist.model.answers import DeleteAnswer, PurgeCounts, with_legacy_keys
 from mnemonist.model.memory import Memory, utcnow
 from mnemonist.model.requests import DeleteRequest
 from mnemonist.service.errors import Conflict, NotFound
@@ -27,7 +27,7 @@ CHECKPOINT_WAIT_MS = 2000
 
 
 class PurgeOps(MutationOps):
-    def delete(self, memory_id: str, req: DeleteRequest) -> dict[str, Any]:
+    def delete(self, memory_id: str, req: DeleteRequest) -> DeleteAnswer:
         """A soft delete (mutations.py), or with `purge` the text removed for good."""
         memory_id = self.core.resolve_id(memory_id, caller=req)
         if not req.purge:
@@ -49,11 +49,11 @@ class PurgeOps(MutationOps):
             report = self.purge_in_tx(conn, memory_id, m, reason, by)
             store_purge.compact(conn)
         truncated = self.core.db.checkpoint(CHECKPOINT_WAIT_MS)
-        return with_legacy_keys({
-            "id": memory_id, "status": "purged",
-            "current_version": m.version if m else None, "new_version": None,
-            "was_deleted": report.was_deleted, "purged": report.to_dict(),
-            "wal_truncated": truncated})
+        return with_legacy_keys(DeleteAnswer(
+            id=memory_id, status="purged",
+            current_version=m.version if m else None, new_version=None,
+            was_deleted=report.was_deleted, purged=cast(PurgeCounts, report.to_dict()),
+            wal_truncated=truncated))
 
     def purge_in_tx(
         self, conn: sqlite3.Connection, memory_id: str, m: Memory | None, reason: str, by: str

@@ -5,9 +5,21 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 from mnemonist.model.answers import RecallAnswer
+from mnemonist.model.answers_reads import (
+    ChainAnswer,
+    EmbeddingItem,
+    EmbeddingsAnswer,
+    HistoryAnswer,
+    HistoryEventView,
+    KeywordHit,
+    KeywordSearchAnswer,
+    MemoryAnswer,
+    MemoryListAnswer,
+)
 from mnemonist.model.memory import format_ts, parse_ts
 from mnemonist.model.requests import Caller, ListRequest, RecallFilters, RecallRequest
 from mnemonist.providers.embedding.request_gate import holds_gate
@@ -76,7 +88,7 @@ def result_of(hit: Hit) -> dict[str, Any]:
     }
 
 
-def attach_file_lines(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> None:
+def attach_file_lines(conn: sqlite3.Connection, items: Sequence[Mapping[str, Any]]) -> None:
     """A chunk of a memory file (in recall, get and list answers) carries `path`,
     `start_line` and `end_line` (1-based, inclusive; its lines as `sed -n START,ENDp PATH`
     prints them). Other memories get no such keys. One query for all of them."""
@@ -86,7 +98,7 @@ def attach_file_lines(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> 
     found = files.lines_of(conn, ids)
     for r in items:
         if r["id"] in found:
-            r.update(found[r["id"]])
+            cast(dict[str, Any], r).update(found[r["id"]])
 
 
 class Reads(SourceOps):
@@ -195,7 +207,7 @@ class Reads(SourceOps):
                 r["transcript"] = found[r["source_id"]]
 
     def keyword_only(self, query: str, limit: int = 10,
-                     caller: Caller | None = None) -> dict[str, Any]:
+                     caller: Caller | None = None) -> KeywordSearchAnswer:
         """GET /memory/search: the legacy keyword-only search."""
         conn = self.core.db.reader()
         filters = None if caller is None else RecallFilters(**caller.identity().model_dump())
@@ -203,14 +215,15 @@ class Reads(SourceOps):
         norm = normalize_bm25(raw, self.core.config.search.keyword_norm)
         rows = memories.get_many_by_seq(conn, list(raw))
         results = [
-            {**rows[s].to_public(), "score": round(norm[s], 6), "source": "keyword"}
+            cast(KeywordHit, {**rows[s].to_public(), "score": round(norm[s], 6),
+                              "source": "keyword"})
             for s in sorted(raw, key=lambda s: raw[s])
             if s in rows
         ]
         return {"query": query, "count": len(results), "results": results}
 
     def get(self, memory_id: str, *, include_deleted: bool = True,
-            caller: Caller | None = None, learn: bool = True) -> dict[str, Any]:
+            caller: Caller | None = None, learn: bool = True) -> MemoryAnswer:
         """One memory by id. A read right after a recall returned it is a training pair for
         the learned ranker (`service/predictor.py`) unless `learn` is false (reads that are
         not a reader choosing a result: a page listing a session's memories, a benchmark)."""
@@ -218,33 +231,34 @@ class Reads(SourceOps):
         m = memories.get(conn, self.core.resolve_id(memory_id, conn, caller))
         if m is None or (m.is_deleted and not include_deleted):
             raise NotFound(f"no memory {memory_id}")
-        out = m.to_public()
+        out = cast(MemoryAnswer, m.to_public())
         attach_file_lines(conn, [out])
         if learn and not m.is_deleted and self.core.config.predictor.adapt:
             self.feedback.note_read(m.id)  # a result of a recall, opened: a training pair
         return out
 
-    def list(self, req: ListRequest) -> dict[str, Any]:
+    def list(self, req: ListRequest) -> MemoryListAnswer:
         conn = self.core.db.reader()
         where, args = where_clause(req, include_deleted=req.include_deleted)
         total, seqs = memory_reads.listing(conn, where, args, req.order, req.limit, req.offset)
         by_seq = memories.get_many_by_seq(conn, seqs)
-        items = [by_seq[s].to_public() for s in seqs if s in by_seq]
+        items = [cast(MemoryAnswer, by_seq[s].to_public()) for s in seqs if s in by_seq]
         attach_file_lines(conn, items)
         return {"memories": items, "total": total, "limit": req.limit, "offset": req.offset,
                 "has_more": req.offset + len(items) < total}
 
-    def history(self, memory_id: str, caller: Caller | None = None) -> dict[str, Any]:
+    def history(self, memory_id: str, caller: Caller | None = None) -> HistoryAnswer:
         conn = self.core.db.reader()
         memory_id = self.core.resolve_id(memory_id, conn, caller)
         events = history.for_memory(conn, memory_id)
         if not events and memories.get(conn, memory_id) is None:
             raise NotFound(f"no memory {memory_id}")
         m = memories.get(conn, memory_id)
-        return {"memory_id": memory_id, "events": [e.__dict__ for e in events],
+        return {"memory_id": memory_id,
+                "events": [cast(HistoryEventView, e.__dict__) for e in events],
                 "chain": lifecycle_chain(conn, m) if m is not None else None}
 
-    def chain(self, memory_id: str, caller: Caller | None = None) -> dict[str, Any]:
+    def chain(self, memory_id: str, caller: Caller | None = None) -> ChainAnswer:
         """GET /api/memory/{id}/chain: the versions before and after it, with validity."""
         conn = self.core.db.reader()
         m = memories.get(conn, self.core.resolve_id(memory_id, conn, caller))
@@ -255,15 +269,16 @@ class Reads(SourceOps):
     def export_embeddings(
         self, limit: int = 100, offset: int = 0, with_vectors: bool = True,
         caller: Caller | None = None,
-    ) -> dict[str, Any]:
+    ) -> EmbeddingsAnswer:
         conn = self.core.db.reader()
         model = self.core.provider.model_id if self.core.provider else ""
         visible, args = visibility_clause(caller)
         total, rows = embedding_work.visible_page(conn, model, visible, args, limit, offset)
         items = []
         for r in rows:
-            item = {"id": r["id"], "content": r["content"], "content_hash": r["content_hash"],
-                    "model": r["model"], "dimensions": r["dimensions"]}
+            item: EmbeddingItem = {"id": r["id"], "content": r["content"],
+                                   "content_hash": r["content_hash"], "model": r["model"],
+                                   "dimensions": r["dimensions"]}
             if with_vectors:
                 item["vector"] = [
                     round(float(x), 7) for x in embeddings.from_blob(r["vector"], r["dimensions"])

@@ -21,10 +21,21 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from mnemonist.model.answers_reads import MemoryRow
+from mnemonist.model.answers_sessions import (
+    Checkpoint,
+    IngestQueued,
+    SessionAnswer,
+    SessionListAnswer,
+    SessionMemory,
+    SessionReadAnswer,
+    SessionsStatus,
+    SessionState,
+)
 from mnemonist.model.memory import utcnow
 from mnemonist.model.requests import Caller, parse_when
 from mnemonist.pipeline.summary_worker import summary_unavailable
@@ -82,9 +93,9 @@ class Sessions(CheckpointOps):
     def transcript_roots(self) -> list[Path]:
         return allowed_roots(self.core.config.hooks.transcript_roots)
 
-    def queue_session_ingest(self, state: dict[str, Any], *, path: str | None = None,
+    def queue_session_ingest(self, state: Mapping[str, Any], *, path: str | None = None,
                              body: str | None = None, trigger: str,
-                             final: bool = False) -> dict[str, Any]:
+                             final: bool = False) -> IngestQueued:
         """Queue a read of the session's transcript (a file the daemon may read, or the text
         the harness sent). Returns what was queued, or why nothing was."""
         if not self.core.config.sessions.enabled:
@@ -124,7 +135,7 @@ class Sessions(CheckpointOps):
             self._session_wake()
         return {"queued": True, "job_id": job_id, "trigger": trigger}
 
-    def session_delta_due(self, state: dict[str, Any]) -> bool:
+    def session_delta_due(self, state: Mapping[str, Any]) -> bool:
         """Prompt submit's periodic trigger: every `delta_prompts` prompts, or as soon as the
         transcript file grew by `delta_bytes` since the last read."""
         cfg = self.core.config.sessions
@@ -141,7 +152,7 @@ class Sessions(CheckpointOps):
             return False
 
     # -- reading (the worker) ------------------------------------------------------------
-    def ingest_session(self, payload: dict[str, Any]) -> dict[str, Any]:
+    def ingest_session(self, payload: dict[str, Any]) -> SessionReadAnswer:
         """Read what is new in a session's transcript into turn memories (see the module)."""
         started = time.perf_counter()
         key = str(payload["session_key"])
@@ -244,14 +255,14 @@ class Sessions(CheckpointOps):
 
     # -- reading what was kept ----------------------------------------------------------
     def list_sessions(self, *, project: str | None = None, limit: int = 50,
-                      offset: int = 0) -> dict[str, Any]:
+                      offset: int = 0) -> SessionListAnswer:
         items, total = store.list_sessions(self.core.db.reader(), project=project, limit=limit,
                                            offset=offset)
         return {"sessions": items, "total": total, "limit": limit, "offset": offset,
                 "has_more": offset + len(items) < total}
 
     def get_session(self, session_key: str, *, turns: int = 200, offset: int = 0,
-                    transcript: bool = False, caller: Caller | None = None) -> dict[str, Any]:
+                    transcript: bool = False, caller: Caller | None = None) -> SessionAnswer:
         """A session: its state, what was read of it, its turns (in order), checkpoints,
         what it was given, and with `transcript` the lossless transcript.
 
@@ -265,10 +276,11 @@ class Sessions(CheckpointOps):
         items, total = store.turns(conn, session_key, limit=turns, offset=offset)
         checkpoints, _ = sessions_store.list_checkpoints(conn, session_key=session_key,
                                                          limit=100)
-        out: dict[str, Any] = {
-            "session_key": session_key, "state": state, "ingest": ingest,
-            "turns": [m.to_public() for m in items], "turns_total": total,
-            "turns_offset": offset, "checkpoints": checkpoints,
+        out: SessionAnswer = {
+            "session_key": session_key, "state": cast(SessionState | None, state),
+            "ingest": ingest, "turns": [cast(MemoryRow, m.to_public()) for m in items],
+            "turns_total": total, "turns_offset": offset,
+            "checkpoints": cast(list[Checkpoint], checkpoints),
             "injected": self._visible_injected(conn, session_key, caller),
         }
         if transcript:
@@ -277,22 +289,22 @@ class Sessions(CheckpointOps):
 
     @staticmethod
     def _visible_injected(conn: Any, session_key: str,
-                          caller: Caller | None) -> list[dict[str, Any]]:
+                          caller: Caller | None) -> list[SessionMemory]:
         given = sessions_store.session_memories(conn, session_key)
         seen = visible_ids(conn, [r["memory_id"] for r in given], caller)
-        return [r for r in given if r["memory_id"] in seen]
+        return [cast(SessionMemory, r) for r in given if r["memory_id"] in seen]
 
     # -- status --------------------------------------------------------------------------
-    def sessions_status(self) -> dict[str, Any]:
+    def sessions_status(self) -> SessionsStatus:
         """The `sessions` part of /api/status: the checkpoints' counts, the sessions indexed
         as turns, and how many are being read."""
-        out = self.checkpoint_status()
         conn = self.core.db.reader()
-        out.update(store.counts(conn))
-        out["reading"] = store.unfinished_jobs(conn)
-        return out
+        counts = store.counts(conn)
+        return {**self.checkpoint_status(), "indexed": counts["indexed"],
+                "pending": counts["pending"], "skipped": counts["skipped"],
+                "turns": counts["turns"], "reading": store.unfinished_jobs(conn)}
 
-    def explain(self, status: dict[str, Any]) -> list[str]:
+    def explain(self, status: Mapping[str, Any]) -> list[str]:
         """What the daemon is doing and why it is idle, as sentences for `mnemonist status`."""
         cfg = self.core.config.memory.pipeline_v2
         lines: list[str] = []

@@ -4,8 +4,9 @@ are ordered by event time, then arrival. A memory's neighbours are the lines aro
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import Any, cast
 
+from mnemonist.model.answers_reads import MemoryRow, NeighboursAnswer
 from mnemonist.model.memory import Memory
 from mnemonist.model.requests import Caller
 from mnemonist.search.filters import visibility_clause
@@ -37,7 +38,7 @@ def brief(m: Memory) -> dict[str, Any]:
 
 class SourceOps(Part):
     def neighbours(self, memory_id: str, n: int = 2,
-                   caller: Caller | None = None) -> dict[str, Any]:
+                   caller: Caller | None = None) -> NeighboursAnswer:
         conn = self.core.db.reader()
         m = memories.get(conn, self.core.resolve_id(memory_id, conn, caller))
         if m is None:
@@ -46,6 +47,6 @@ class SourceOps(Part):
         return {
             "id": m.id,
             "source_id": m.source_id,
-            "before": [x.to_public() for x in around["before"]],
-            "after": [x.to_public() for x in around["after"]],
+            "before": [cast(MemoryRow, x.to_public()) for x in around["before"]],
+            "after": [cast(MemoryRow, x.to_public()) for x in around["after"]],
         }

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, cast
 
 from mnemonist import __version__
+from mnemonist.model.answers_admin import HealthAnswer, StatusAnswer
 from mnemonist.service.base import ServiceCore
 from mnemonist.service.files import Files
 from mnemonist.service.part import Part
@@ -93,7 +94,7 @@ class Health(Part):
             out.append("file_watcher_failed")
         return out
 
-    def health(self) -> dict[str, Any]:
+    def health(self) -> HealthAnswer:
         database = "ok"
         try:
             memory_reads.probe(self.core.db.reader())
@@ -117,10 +118,11 @@ class Health(Part):
             "retrying": retrying,
         }
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> StatusAnswer:
         """GET /api/status: the core's state, the gates, sessions (with the pipeline's state
         in words) and memory files."""
-        out = self._core_status()
+        # the core's part first; the keys below complete it
+        out = cast(StatusAnswer, self._core_status())
         out["gates"] = self.pipeline.gates_status()
         out["sessions"] = self.sessions.sessions_status()
         out["explanation"] = self.sessions.explain(out)

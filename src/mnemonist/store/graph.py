@@ -29,6 +29,7 @@ REASONS: dict[str, float] = {
     "multi-memory": 0.9,  # a stated dependency seen in two or more memories
     "pattern-matched": 0.8,  # "A depends on B" in one memory (text/dependencies.py)
     "extracted": 0.7,  # an LLM triple (its own confidence, averaged)
+    "co-use": 0.5,  # used together in several sessions more than chance (graph/co_use.py)
     "co-occurrence": 0.4,  # named together: 0.4 + 0.1 per memory, at most 0.7
     "inferred": 0.4,  # derived from other edges
     "replay": 0.4,  # proposed by sleep replay: two memories embed alike (graph/replay.py)

@@ -132,6 +132,7 @@ def migrate(db: WriterHooks) -> list[int]:
 
 # The migrations themselves, one module per group of versions; importing them registers them.
 from mnemonist.store.migrations import (  # noqa: E402, F401
+    co_use,
     consolidation,
     core,
     gates,
