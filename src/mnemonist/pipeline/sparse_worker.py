@@ -11,14 +11,13 @@ outside any transaction; a write meanwhile simply makes the batch's row stale ag
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from mnemonist.guards.background import lower_thread_priority
 from mnemonist.model.config import SparseConfig
 from mnemonist.model.memory import utcnow
 from mnemonist.providers.sparse.cache import CachedEncoder
@@ -97,8 +96,7 @@ class SparseExpander:
         return bool(sparse.orphans(self.db.reader(), 1))
 
     def _run(self) -> None:
-        with contextlib.suppress(AttributeError, OSError):  # yield the CPU to requests
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+        lower_thread_priority()  # yield the CPU to requests (guards/background.py)
         while not self._stop.is_set():
             self._busy = True
             try:

