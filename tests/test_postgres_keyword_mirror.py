@@ -4,7 +4,6 @@ ranks the keyword leg as it does on SQLite (FTS5's tokens and BM25)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ import pytest
 from mnemonist.daemon import open_memory
 from mnemonist.model.requests import RecallRequest, RememberRequest
 from mnemonist.search import keyword
+from pipeline_helpers import wait_for
 
 
 def _open(home: Path, url: str, mode: str = "on") -> Any:
@@ -22,14 +22,9 @@ def _open(home: Path, url: str, mode: str = "on") -> Any:
                               "search": {"keyword_mirror": mode}})
 
 
-def _wait(check: Callable[[], Any], seconds: float = 30.0) -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.05)
-    return check()
+def _wait(check: Callable[[], Any]) -> Any:
+    """`check`'s first true answer (`pipeline_helpers.wait_for`), or its last."""
+    return wait_for(check, 30.0)
 
 
 def test_the_writer_reports_its_committed_context_rows_with_the_commit(

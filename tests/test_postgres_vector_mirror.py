@@ -4,7 +4,6 @@ the listener lost its connection, and ranks as pgvector's exact scan does."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from mnemonist.model.requests import (
 )
 from mnemonist.search.pg_vector_mirror import MirroredVectorIndex
 from mnemonist.store.postgres.vectors import PgVectorIndex
+from pipeline_helpers import wait_for
 
 TEXTS = ["Invoices are paid within thirty days",
          "The build server runs Debian 12",
@@ -33,14 +33,9 @@ def _open(home: Path, url: str, vectors: str = "memory") -> Any:
                               "search": {"postgres_vectors": vectors}})
 
 
-def _wait(check: Callable[[], Any], seconds: float = 60.0) -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.05)
-    return check()
+def _wait(check: Callable[[], Any]) -> Any:
+    """`check`'s first true answer (`pipeline_helpers.wait_for`), or its last."""
+    return wait_for(check, 60.0)
 
 
 def _mirror(svc: Any) -> MirroredVectorIndex:

@@ -56,6 +56,17 @@ BEGIN
     RETURN NULL;
 END $$
 """
+
+
+def _send_seqs(channel: str) -> str:
+    """The plpgsql that sends the array `seqs` on `channel`, `CONTEXT_BATCH` seqs a
+    notification ("12,13,20"): a payload stays far below PostgreSQL's 8,000 bytes."""
+    return (f"    FOR i IN 0 .. (cardinality(seqs) - 1) / {CONTEXT_BATCH} LOOP\n"
+            f"        PERFORM pg_notify('{channel}', array_to_string(\n"
+            f"            seqs[i * {CONTEXT_BATCH} + 1 : (i + 1) * {CONTEXT_BATCH}], ','));\n"
+            "    END LOOP;\n")
+
+
 _CONTEXT_FUNCTION = f"""
 CREATE OR REPLACE FUNCTION mnemonist_notify_context() RETURNS trigger
 LANGUAGE plpgsql AS $$
@@ -70,11 +81,7 @@ BEGIN
     IF seqs IS NULL THEN
         RETURN NULL;
     END IF;
-    FOR i IN 0 .. (cardinality(seqs) - 1) / {CONTEXT_BATCH} LOOP
-        PERFORM pg_notify('{CONTEXT_CHANNEL}', array_to_string(
-            seqs[i * {CONTEXT_BATCH} + 1 : (i + 1) * {CONTEXT_BATCH}], ','));
-    END LOOP;
-    RETURN NULL;
+{_send_seqs(CONTEXT_CHANNEL)}    RETURN NULL;
 END $$
 """
 #: the seqs of a statement's rows (`old_rows` for a DELETE, else `new_rows`) on
@@ -101,11 +108,7 @@ BEGIN
     IF seqs IS NULL THEN
         RETURN NULL;
     END IF;
-    FOR i IN 0 .. (cardinality(seqs) - 1) / {CONTEXT_BATCH} LOOP
-        PERFORM pg_notify('{VECTOR_CHANNEL}', array_to_string(
-            seqs[i * {CONTEXT_BATCH} + 1 : (i + 1) * {CONTEXT_BATCH}], ','));
-    END LOOP;
-    RETURN NULL;
+{_send_seqs(VECTOR_CHANNEL)}    RETURN NULL;
 END $$
 """
 STATEMENTS = (
