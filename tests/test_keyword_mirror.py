@@ -18,6 +18,7 @@ from mnemonist.model.requests import (
     RememberRequest,
 )
 from mnemonist.search import keyword, keyword_mirror, keyword_mirror_keeper
+from mnemonist.search.filters import where_clause
 from mnemonist.search.fts_words import FtsWords
 from mnemonist.search.keyword_mirror import KeywordMirror
 from mnemonist.text.tokens import fts_match_query, fts_phrase_query, query_phrases
@@ -327,3 +328,45 @@ def test_a_build_steps_aside_while_an_import_runs(tmp_path, monkeypatch):
         assert status["build_pauses"] == 1
         assert status["build_waited_s"] >= 0.1  # at least one quiet spell, counted apart
         assert keeper.built_in_s is not None and keeper.built_in_s >= 0
+
+
+def test_a_broad_filter_is_answered_from_the_best_rows(tmp_path, monkeypatch):
+    """A project or a scope often holds most of a store, and the hooks recall within one on
+    every prompt: the mirror's best rows are checked against it first, and the rows it allows
+    are read only when few of those pass (a small project) or the filter is of a narrow kind
+    (a time). Every way gives the scores of FTS5's query joined to the filter."""
+    from mnemonist.store import fts as fts_store
+
+    reads: list[int] = []
+    real = fts_store.filtered_seqs
+
+    def counted(conn, where, args, limit):
+        reads.append(limit)
+        return real(conn, where, args, limit)
+
+    monkeypatch.setattr(fts_store, "filtered_seqs", counted)
+    monkeypatch.setattr(keyword, "FILTER_PAGE", 20)  # pages of 20: a few hundred rows suffice
+    with _started(tmp_path) as daemon:
+        svc = daemon.service
+        svc.carry.import_memories(ImportRequest(items=[
+            RememberRequest(content=f"zebra crossing number {i} near the school",
+                            project="big" if i % 50 else "small")
+            for i in range(500)]))
+        assert svc.flush(60)
+        mirror = svc.core.searcher.keyword_mirror.usable()
+        assert mirror is not None
+        conn = svc.core.db.reader()
+        cases = [(RecallFilters(project="big"), 0), (RecallFilters(scope=["big"]), 0),
+                 (RecallFilters(project="small"), 1),
+                 (RecallFilters(project="big", since="2000-01-01T00:00:00Z"), 1)]
+        for filters, expected_reads in cases:
+            reads.clear()
+            found = keyword.keyword_search(conn, "zebra school", filters, 10,
+                                           index="context", mirror=mirror)
+            assert len(reads) == expected_reads, filters
+            joined = keyword.keyword_search(conn, "zebra school", filters, 10, index="context")
+            assert [s for _, s in found] == [s for _, s in joined], filters
+            assert len(found) == 10
+            where, args = where_clause(filters)
+            assert fts_store.passing_seqs(conn, [s for s, _ in found], where, args) == \
+                {s for s, _ in found}

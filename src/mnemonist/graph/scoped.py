@@ -69,36 +69,21 @@ class Scoped:
         return self._support[key]
 
     def prefetch(self, entity_id: str, edges: list[Edge]) -> None:
-        """The support of every edge at `entity_id` that a walk may take, in two or three
-        statements instead of one or two per edge: on PostgreSQL each statement is a round
-        trip, and `graph_impact` over a hub paid one per neighbour. The same memories, in the
-        same order, as `supporting` finds edge by edge."""
+        """The support of every edge at `entity_id` that a walk may take, in one statement
+        on PostgreSQL (two or three on SQLite) instead of one or two per edge: on PostgreSQL
+        each statement is a round trip, and `graph_impact` over a hub paid one per
+        neighbour. The same memories, in the same order, as `supporting` finds edge by
+        edge (`store.graph_reads.support_at`)."""
         others = sorted({e.other(entity_id) for e in edges if e.reason not in UNBACKED}
                         - {b for a, b in self._support if a == entity_id}
                         - {a for a, b in self._support if b == entity_id})
-        if len(others) < 2:
+        if not others:
             return
-        counts = self._mentions_of([entity_id, *others])
-        mine = counts.get(entity_id, 0)
-        # as edge by edge: the rarer entity's links drive, so a hub's are never all walked
-        rarer = [o for o in others if (counts.get(o, 0), o) < (mine, entity_id)]
-        commoner = [o for o in others if (counts.get(o, 0), o) >= (mine, entity_id)]
-        found: dict[str, list[dict[str, Any]]] = {o: [] for o in others}
-        for group, others_drive in ((rarer, True), (commoner, False)):
-            if not group:
-                continue
-            rows = reads.memories_naming_each_pair(self.conn, entity_id, group, others_drive,
-                                                   self.where, self.args, SUPPORT_PER_EDGE)
-            for r in rows:
-                found[r[0]].append(memory_item((r[1], r[2], r[3], r[4])))
-        for other, items in found.items():
+        found = reads.support_at(self.conn, entity_id, others, self.where, self.args,
+                                 SUPPORT_PER_EDGE, self._counts)
+        for other, rows in found.items():
             key = (entity_id, other) if entity_id < other else (other, entity_id)
-            self._support[key] = items
-
-    def _mentions_of(self, ids: list[str]) -> dict[str, int]:
-        missing = [e for e in ids if e not in self._counts]
-        self._counts.update(reads.mention_counts(self.conn, missing))
-        return {e: self._counts[e] for e in ids}
+            self._support[key] = [memory_item(r) for r in rows]
 
     def _mentions(self, entity_id: str) -> int:
         if entity_id not in self._counts:

@@ -10,8 +10,11 @@ CROSS JOIN `memories`): each memory is then looked up by id.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from typing import Any
+
+from mnemonist.store.backend import is_postgres
 
 _MEMORY_COLUMNS = "m.id, m.content, m.type, m.importance"
 
@@ -224,3 +227,59 @@ def memories_naming_each_pair(conn: sqlite3.Connection, entity_id: str, others: 
         " t WHERE n <= ? ORDER BY other, n",
         [*params, *args, per_pair],
     ).fetchall()
+
+
+def support_at(conn: sqlite3.Connection, entity_id: str, others: list[str], where: str,
+               args: list[Any], per_pair: int, counts: dict[str, int]
+               ) -> dict[str, list[tuple[Any, ...]]]:
+    """For each of `others`, the (id, content, type, importance) of the memories passing
+    `where` linked to it and to `entity_id`: `memories_naming_both` of every pair, the same
+    memories in the same order. `counts` caches entities' mentions (read and filled here):
+    the rarer end of a pair drives, so a hub's links are never all walked.
+
+    On SQLite: the missing counts, then one statement for the others rarer than the entity
+    and one for the rest. On PostgreSQL, where each statement is a round trip, all in one:
+    each pair's drive is chosen by the server from the two entities' counts (a lateral
+    lookup per other), and the counts come back with the rows."""
+    if is_postgres(conn):
+        return _support_at_pg(conn, entity_id, others, where, args, per_pair, counts)
+    missing = [e for e in [entity_id, *others] if e not in counts]
+    counts.update(mention_counts(conn, missing))
+    mine = counts[entity_id]
+    rarer = [o for o in others if (counts[o], o) < (mine, entity_id)]
+    commoner = [o for o in others if (counts[o], o) >= (mine, entity_id)]
+    found: dict[str, list[tuple[Any, ...]]] = {o: [] for o in others}
+    for group, others_drive in ((rarer, True), (commoner, False)):
+        if group:
+            for r in memories_naming_each_pair(conn, entity_id, group, others_drive, where,
+                                               args, per_pair):
+                found[r[0]].append((r[1], r[2], r[3], r[4]))
+    return found
+
+
+def _support_at_pg(conn: Any, entity_id: str, others: list[str], where: str,
+                   args: list[Any], per_pair: int, counts: dict[str, int]
+                   ) -> dict[str, list[tuple[Any, ...]]]:
+    mine = "COALESCE((SELECT mentions FROM entities WHERE id = ?), 0)"
+    # the other drives when (its mentions, its id) < (ours, our id), as on SQLite
+    rarer = f"(COALESCE(eo.mentions, 0), o.value) < ({mine}, ?)"
+    rows = conn.execute(
+        f"SELECT o.value, COALESCE(eo.mentions, 0), {mine}, s.id, s.content, s.type,"
+        " s.importance FROM json_each(?) o LEFT JOIN entities eo ON eo.id = o.value"
+        f" LEFT JOIN LATERAL (SELECT {_MEMORY_COLUMNS}, m.created_at"
+        " FROM memory_entity_mentions x JOIN memory_entity_mentions y"
+        f" ON y.memory_id = x.memory_id AND y.entity_id = CASE WHEN {rarer} THEN ?"
+        " ELSE o.value END JOIN memories m ON m.id = x.memory_id"
+        f" WHERE x.entity_id = CASE WHEN {rarer} THEN o.value ELSE ? END AND {where}"
+        " ORDER BY m.importance DESC, m.created_at DESC, m.id LIMIT ?) s ON true"
+        " ORDER BY o.value, s.importance DESC, s.created_at DESC, s.id",
+        [entity_id, json.dumps(others), entity_id, entity_id, entity_id, entity_id,
+         entity_id, entity_id, *args, per_pair],
+    ).fetchall()
+    found: dict[str, list[tuple[Any, ...]]] = {o: [] for o in others}
+    for r in rows:
+        counts[r[0]] = int(r[1])
+        counts[entity_id] = int(r[2])
+        if r[3] is not None:
+            found[r[0]].append((r[3], r[4], r[5], r[6]))
+    return found

@@ -169,14 +169,14 @@ def injected_ids(conn: sqlite3.Connection, session_key: str, since: str | None) 
 
 
 def record_hits(conn: sqlite3.Connection, session_key: str, memory_ids: Iterable[str]) -> None:
-    """Count each memory a recall of this session found (injected or not)."""
-    for memory_id in memory_ids:
-        conn.execute(
+    """Count each memory a recall of this session found (injected or not). One statement for
+    all (a prompt's recall finds about twenty: each a round trip on PostgreSQL)."""
+    rows = [(session_key, memory_id) for memory_id in dict.fromkeys(memory_ids)]
+    if rows:
+        conn.executemany(
             "INSERT INTO session_memories (session_key, memory_id, fts_hit_count)"
             " VALUES (?, ?, 1) ON CONFLICT(session_key, memory_id)"
-            " DO UPDATE SET fts_hit_count = fts_hit_count + 1",
-            (session_key, memory_id),
-        )
+            " DO UPDATE SET fts_hit_count = fts_hit_count + 1", rows)
 
 
 def record_injected(
@@ -188,14 +188,14 @@ def record_injected(
         "SELECT COALESCE(MAX(rank), 0) FROM session_memories WHERE session_key = ?",
         (session_key,),
     ).fetchone()[0]
-    for offset, memory_id in enumerate(memory_ids, start=1):
-        conn.execute(
+    rows = [(session_key, memory_id, base + offset, at)
+            for offset, memory_id in enumerate(memory_ids, start=1)]
+    if rows:
+        conn.executemany(
             "INSERT INTO session_memories (session_key, memory_id, rank, was_injected,"
             " injected_at) VALUES (?, ?, ?, 1, ?) ON CONFLICT(session_key, memory_id)"
             " DO UPDATE SET rank = excluded.rank, was_injected = 1,"
-            " injected_at = excluded.injected_at",
-            (session_key, memory_id, base + offset, at),
-        )
+            " injected_at = excluded.injected_at", rows)
 
 
 def session_memories(conn: sqlite3.Connection, session_key: str) -> list[dict[str, Any]]:
