@@ -199,6 +199,8 @@ def test_a_shared_store_reads_the_hub_threshold_at_most_every_ttl(
     mention counts: the threshold is read again once `HUB_THRESHOLD_TTL_S` has passed."""
     con = sqlite3.connect(":memory:")
     con.execute("CREATE TABLE entities (id TEXT, entity_type TEXT, mentions INTEGER)")
+    con.execute("CREATE INDEX entities_named_mentions ON entities(mentions)"
+                " WHERE entity_type != 'phrase'")  # as migration 28 makes it
     con.executemany("INSERT INTO entities VALUES (?, 'person', ?)",
                     [(f"e{i}", i) for i in range(1, 11)])
 
@@ -219,3 +221,27 @@ def test_a_shared_store_reads_the_hub_threshold_at_most_every_ttl(
     assert Shared.reads == reads  # within the TTL: nothing read
     monkeypatch.setattr(dampening, "HUB_THRESHOLD_TTL_S", 0.0)
     assert dampening._hub_threshold(conn, 0.9) == 90  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 100, 1001])
+def test_the_percentile_read_from_the_top_is_the_lower_percentile(n: int) -> None:
+    """The hub line is read from the top of the counts' index (past the few hubs, not the many
+    counts below): the same value as the P-th lower percentile of the sorted counts, ties and
+    phrase entities (never counted) included."""
+    import random
+
+    from mnemonist.store import hubs
+
+    rng = random.Random(n)
+    con = sqlite3.connect(":memory:")
+    con.execute("CREATE TABLE entities (id TEXT, entity_type TEXT, mentions INTEGER)")
+    con.execute("CREATE INDEX entities_named_mentions ON entities(mentions)"
+                " WHERE entity_type != 'phrase'")
+    counts = [rng.choice([1, 1, 2, 3, 5, 8, 40, 300]) for _ in range(n)]
+    con.executemany("INSERT INTO entities VALUES (?, 'person', ?)",
+                    [(f"e{i}", c) for i, c in enumerate(counts)])
+    con.executemany("INSERT INTO entities VALUES (?, 'phrase', 1000)",
+                    [(f"p{i}", ) for i in range(n)])
+    ordered = sorted(counts)
+    for p in (0.0, 0.5, 0.8, 0.9, 0.95, 1.0):
+        assert hubs.mention_percentile(con, p) == ordered[int(p * (n - 1))], (n, p)

@@ -19,14 +19,23 @@ def data_version(conn: sqlite3.Connection) -> int:
 
 def mention_percentile(conn: sqlite3.Connection, percentile: float) -> int | None:
     """The P-th percentile (lower) of the named entities' mention counts; None without
-    entities or without the graph tables."""
+    entities or without the graph tables.
+
+    Both reads go through the named entities' index of counts (migration 28): the count
+    walks that index, not the table (SQLite's planner chose a scan of every entity: 12 ms at
+    125,000 entities, 3 ms by the index), and the percentile is read from the top end, past
+    the few hubs above it instead of the many counts below (0.3 ms instead of 2.4 at P 0.9).
+    On SQLite a reader reads them again after every commit (search/dampening.py), which a
+    prompt hook makes on every prompt."""
     try:
-        n = conn.execute(f"SELECT COUNT(*) FROM entities WHERE {_NAMES}").fetchone()[0]
+        n = conn.execute(
+            f"SELECT COUNT(*) FROM entities INDEXED BY entities_named_mentions WHERE {_NAMES}"
+        ).fetchone()[0]
         if not n:
             return None
         row = conn.execute(
-            f"SELECT mentions FROM entities WHERE {_NAMES} ORDER BY mentions LIMIT 1 OFFSET ?",
-            (int(percentile * (n - 1)),),
+            f"SELECT mentions FROM entities WHERE {_NAMES} ORDER BY mentions DESC"
+            " LIMIT 1 OFFSET ?", ((n - 1) - int(percentile * (n - 1)),),
         ).fetchone()
     except sqlite3.OperationalError:
         return None  # no graph tables
