@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from mnemonist.bench.stats import Progress, percentile, summarize_ms
 from mnemonist.bench.synthetic import SyntheticCorpus
 from mnemonist.cli.bench import bench, parse_sizes
+from mnemonist.search.stages import STAGES
 
 N = 300
 QUERIES = 20
@@ -89,6 +90,15 @@ def test_every_metric_is_reported(run_result) -> None:
     assert ratios["recall_over_legs_in_sequence"] == pytest.approx(
         recall["latency_ms"]["p50"] / in_sequence["sum_p50_ms"], abs=0.01)
     assert {"lexical", "paraphrase"} <= set(recall["target_in_top"])
+    stages = recall["stages"]  # where each recall's time went, every stage of every recall
+    assert [k for k in stages if isinstance(stages[k], dict)] == list(STAGES)
+    assert all(stages[k]["mean"] >= 0 for k in STAGES)
+    assert stages["keyword"]["p50"] > 0 and stages["ranking_rows"]["p50"] > 0
+    # the stages tile the search: their sum is within the recall's own mean
+    assert 0 < stages["sum_of_means_ms"] <= recall["latency_ms"]["mean"] * 1.0001
+    assert stages["keyword_inside_over_alone_p50"] == pytest.approx(
+        stages["keyword"]["p50"]
+        / recall["keyword_variants"]["keyword_context_and_phrase_ms"]["p50"], abs=0.01)
 
     memory = run["memory"]
     assert 0 < memory["rss_mib"] <= memory["peak_rss_mib"]
@@ -124,6 +134,7 @@ def test_files_written(run_result) -> None:
     assert "recall p50 / p95 / p99" in table
     assert "recall p50 ÷ its three legs' p50" in table and "(≤ 1.5)" in table
     assert "the three legs one after another per query" in table
+    assert "recall's stages, mean ms" in table and "ranking_rows" in table
     assert (home / str(N) / "memory" / "memories.db").exists()  # --home keeps the database
 
 

@@ -25,7 +25,7 @@ from mnemonist.model.requests import (
 )
 from mnemonist.pipeline.retention import RetentionWorker
 from mnemonist.search.dampening import hub
-from mnemonist.search.hybrid import Hit
+from mnemonist.search.hits import Hit
 from mnemonist.store import entity_links, graph, memories
 from pipeline_helpers import (
     Brain,

@@ -15,6 +15,7 @@ from mnemonist.model.requests import RecallRequest
 from mnemonist.search import keyword
 from mnemonist.search.filters import where_clause
 from mnemonist.search.keyword import keyword_search, phrase_search
+from mnemonist.search.stages import STAGES, StageClock
 from mnemonist.store.backend import is_postgres
 from mnemonist.text.tokens import fts_match_query
 
@@ -47,16 +48,23 @@ def recall_phase(
     sched = SchedSample()
     methods: dict[str, int] = {}
     result_ids: list[list[str]] = []
+    searcher = service.core.searcher
+    clock = searcher.stages = StageClock()  # where each recall's time goes (search/stages.py)
+    stage_s: dict[str, array] = {stage: array("d") for stage in STAGES}
     for i, q in enumerate(measured, 1):
         body = {"query": q.text, "limit": RECALL_LIMIT}
         sched.before()
         took, out = timed(lambda b=body: service.reads.recall(RecallRequest.model_validate(b)))
         sched.after()
         recall_s.append(took)
+        laps = clock.take()
+        for stage, seconds in stage_s.items():
+            seconds.append(laps.get(stage, 0.0))
         methods[out["method"]] = methods.get(out["method"], 0) + 1
         result_ids.append([r["id"] for r in out["results"]])
         bar.update(i)
     bar.finish()
+    searcher.stages = None
 
     conn = service.core.db.reader()
     top_k = service.core.config.search.top_k
@@ -140,6 +148,7 @@ def recall_phase(
             "recall_over_legs_in_sequence": ratio(p50, in_sequence.get("sum_p50_ms")),
         },
         "legs_in_sequence": in_sequence,
+        "stages": _stages(stage_s, extra_legs[as_recall].get("p50")),
         "target_in_top": _target_hits(conn, corpus, measured, result_ids),
     }
 
@@ -164,6 +173,21 @@ def _legs_in_sequence(service: Any, conn: Any, measured: list[Any], top_k: int,
     parts = [out[k].get("p50") for k in ("query_embedding_ms", "keyword_ms", "vector_ms")]
     out["sum_p50_ms"] = (round(sum(parts), 3) if all(x is not None for x in parts)
                          else None)
+    return out
+
+
+def _stages(stage_s: dict[str, array], keyword_alone_p50: float | None) -> dict[str, Any]:
+    """Each stage of the recalls (search/stages.py): its mean and p50 in ms, the stages' means
+    summed, and the keyword leg inside recall (beside the query embedding on the other
+    thread) over the same leg alone."""
+    out: dict[str, Any] = {}
+    for stage, seconds in stage_s.items():
+        summary = summarize_ms(seconds)
+        out[stage] = {"mean": summary.get("mean"), "p50": summary.get("p50")}
+    means = [v["mean"] for v in out.values() if v["mean"] is not None]
+    out["sum_of_means_ms"] = round(sum(means), 3)
+    inside = out["keyword"]["p50"]
+    out["keyword_inside_over_alone_p50"] = ratio(inside, keyword_alone_p50)
     return out
 
 

@@ -22,6 +22,9 @@ NOTES = (
     "its own while it runs the keyword leg, so the two can overlap on two cores. The legs "
     "alone run in loops, each warm from the query before; one after another per query, as a "
     "recall runs them, each finds the CPU caches the other two left (the row below it).",
+    "recall's stages: the wall time between the marks of HybridSearch._search "
+    "(search/stages.py), per recall; the keyword leg inside recall runs beside the query "
+    "embedding, and its p50 over the same leg alone says what running them together costs.",
     "RSS: the whole benchmark process (interpreter, daemon, embedding model and the "
     "benchmark's own few MB of bookkeeping); the peak is reset per size where Linux allows.",
     "embedding model loaded before the first remember (load time reported apart).",
@@ -74,6 +77,25 @@ def _in_sequence(run: dict[str, Any]) -> str:
                        for k in ("query_embedding_ms", "keyword_ms", "vector_ms"))
     return (f"{parts} = {_fmt(legs['sum_p50_ms'], 2)}, "
             f"{_fmt(run['recall']['ratios_p50'].get('recall_over_legs_in_sequence'), 2)}×")
+
+
+def _stages(run: dict[str, Any]) -> str:
+    """Where a recall's time goes (search/stages.py): the keyword leg inside recall and over
+    the same leg alone, the stages after the legs, the three largest of those."""
+    stages = run["recall"].get("stages")
+    if not stages:
+        return "–"
+    after = {k: v["mean"] for k, v in stages.items()
+             if isinstance(v, dict) and k not in AT_THE_LEGS and v.get("mean") is not None}
+    largest = sorted(after, key=lambda k: -after[k])[:3]
+    return (f"{_fmt(stages['keyword']['mean'], 2)}"
+            f" ({_fmt(stages.get('keyword_inside_over_alone_p50'), 2)}×) /"
+            f" {_fmt(sum(after.values()), 2)} / "
+            + ", ".join(f"{k} {_fmt(after[k], 2)}" for k in largest))
+
+
+#: the stages that are the legs or wait for them (the rest is the ranking's own work)
+AT_THE_LEGS = frozenset({"start", "keyword", "vector_wait"})
 
 
 def _legs_ratio(run: dict[str, Any]) -> str:
@@ -156,6 +178,8 @@ def markdown(report: dict[str, Any]) -> str:
         ("… the three legs one after another per query, as a recall runs them: embedding /"
          " keyword / vector p50 (ms), recall p50 ÷ their sum",
          lambda r: _in_sequence(r)),
+        ("… recall's stages, mean ms: keyword leg inside recall (p50 ÷ the leg alone) / "
+         "ranking after the legs / the largest three", lambda r: _stages(r)),
         ("vectors searched by recall", lambda r: _fmt(r["recall"]["indexed_vectors"])),
         ("target in top 10: lexical / paraphrase",
          lambda r: f"{_fmt(r['recall']['target_in_top'].get('lexical'), 2)} / "

@@ -6,8 +6,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -17,7 +16,7 @@ from mnemonist.graph.channel import SEED_MEMORIES
 from mnemonist.graph.channel import candidates as traversal_candidates
 from mnemonist.graph.walks import Limits
 from mnemonist.model.config import MemoryConfig, PredictorConfig, SearchConfig
-from mnemonist.model.memory import Memory, format_ts
+from mnemonist.model.memory import format_ts
 from mnemonist.model.requests import RecallFilters
 from mnemonist.search import relevance
 from mnemonist.search.adaptation import moved
@@ -27,6 +26,7 @@ from mnemonist.search.dampening import Needed, dampen
 from mnemonist.search.feedback import expansion_terms, rocchio, top_seqs
 from mnemonist.search.filters import hidden_private, historical, only_project, where_clause
 from mnemonist.search.fusion import Fused, fuse, normalize_bm25
+from mnemonist.search.hits import Hit, SearchOutcome, complete, narrow
 from mnemonist.search.keyword import keyword_search, phrase_search
 from mnemonist.search.keyword_mirror_keeper import KeywordMirrorKeeper
 from mnemonist.search.newest_first import newest_first
@@ -38,6 +38,7 @@ from mnemonist.search.score_lifts import boost_by_source, boost_named_authors, n
 from mnemonist.search.session_expansion import SessionExpansion, expand_sessions, spread_sessions
 from mnemonist.search.signals import access_boost, effective_importance
 from mnemonist.search.sparse_leg import SparseLeg, blend
+from mnemonist.search.stages import StageClock, lap_of
 from mnemonist.search.vector_index import VectorIndex
 from mnemonist.store import embeddings, memories, recall_reads
 from mnemonist.text.timeexpr import TimeWindow, find_time_window
@@ -46,68 +47,6 @@ log = logging.getLogger(__name__)
 
 QueryEmbedder = Callable[[str], "np.ndarray | None"]
 FeedbackPaths = Callable[[sqlite3.Connection, list[str], "np.ndarray | None"], dict[str, float]]
-
-
-@dataclass
-class Hit:
-    memory: Memory
-    score: float
-    source: str
-    keyword_score: float | None
-    vector_score: float | None
-    #: the raw BM25 strength (-bm25, absolute) of the memory's best keyword index; 0 when only
-    #: the vector leg found it (search/relevance.py reads it)
-    strength: float = 0.0
-    #: the calibrated probability that the memory answers the query (search/relevance.py)
-    relevance: float | None = None
-    #: the fused score, before what recall's signals did to it (see `lift`)
-    fused: float = 0.0
-
-    @property
-    def lift(self) -> float:
-        """What recall's own signals multiplied the fused score by: importance and decay, the
-        access boost, corroboration, a named time or person, the graph, dampening. The
-        learned ranker's order keeps it: the ranker judges how well the memory matches the
-        query, these say what else is known about the memory (and no benchmark can teach
-        them: its memories are equally fresh, unused, said once)."""
-        return self.score / self.fused if self.fused > 0 else 1.0
-
-
-@dataclass
-class SearchOutcome:
-    hits: list[Hit]
-    method: str  # hybrid | keyword
-    degraded: list[str] = field(default_factory=list)
-    window: TimeWindow | None = None
-    #: the relevance model's feature rows of `hits` (search/relevance.py), when computed
-    features: np.ndarray | None = None
-    #: P(the store answers the query at all); None without a relevance model
-    answerable: float | None = None
-    #: the vector the query was searched with (training pairs keep it for feedback paths)
-    query_vector: np.ndarray | None = None
-
-
-def narrow(filters: RecallFilters | None, window: TimeWindow) -> RecallFilters:
-    """The filters with since/until narrowed to the window (end is exclusive)."""
-    start = format_ts(window.start)
-    end = format_ts(window.end - timedelta(milliseconds=1))
-    base = filters or RecallFilters()
-    since = max(base.since, start) if base.since else start
-    until = min(base.until, end) if base.until else end
-    return base.model_copy(update={"since": since, "until": until})
-
-
-def complete(conn: sqlite3.Connection, hits: list[Hit]) -> list[Hit]:
-    """The hits with their full rows (ranking read only `RANKING_COLUMNS`); a hit whose row
-    went away in between is dropped."""
-    full = memories.get_many_by_seq(conn, [h.memory.seq for h in hits])
-    out = []
-    for h in hits:
-        m = full.get(h.memory.seq)
-        if m is not None:
-            h.memory = m
-            out.append(h)
-    return out
 
 
 class HybridSearch:
@@ -139,6 +78,8 @@ class HybridSearch:
         #: the feedback paths of a home (search/adaptation.py): memory id -> -1..1 for the
         #: memories rated for this question asked before in any words
         self.feedback_paths: FeedbackPaths | None = None
+        #: each recall's time per stage (search/stages.py; `bench scale` sets it)
+        self.stages: StageClock | None = None
 
     def search(
         self,
@@ -419,6 +360,7 @@ class HybridSearch:
         min_answerable: float = 0.0,
     ) -> SearchOutcome:
         cfg = self.cfg
+        lap = lap_of(self.stages)
         degraded: list[str] = []
         qvec = None
         first: list[tuple[int, float]] | None = None
@@ -432,15 +374,19 @@ class HybridSearch:
             seen = visible = self._visible(conn, filters)
             vector = started(lambda: self._vector_side(dense, filters, seen))
 
+        lap("start")
         hint_matched: set[int] = set()
         strengths: dict[int, float] = {}
         keyword = self._keyword_leg(conn, query, filters, hint_matched, strengths)
+        lap("keyword")
         if vector is not None:
             qvec, first = vector()
             if qvec is None:
                 degraded.append("query_embedding_failed")
+        lap("vector_wait")
         fused = self._fused(conn, query, qvec, filters, hint_matched, strengths, keyword,
                             visible, first)
+        lap("fusion")
         if window is not None and not time_filter and cfg.time_candidates > 0:
             # the time named may be all the query says about what it wants ("what did we
             # discuss on 11 December?"): that time's best memories join the candidates
@@ -453,10 +399,12 @@ class HybridSearch:
         gcfg = self.mem_cfg.pipeline_v2.graph
         if gcfg.enabled and gcfg.traversal_channel and fused:
             fused += self._traversal_channel(conn, fused, qvec, filters)
+        lap("more_candidates")
         # every candidate passes the filters here, whichever index proposed it (an in-memory
         # index may lag a commit by a moment; the table never does)
         where, args = where_clause(filters)
         rows = memories.ranking_rows(conn, [f.seq for f in fused], where, args)
+        lap("ranking_rows")
         now = self.clock()
         mem_cfg = self.mem_cfg
         threshold = cfg.min_score if min_score is None else min_score
@@ -484,8 +432,10 @@ class HybridSearch:
                 score *= corroboration_factor(m.observation_count, corroboration)
             hits.append(Hit(m, score, f.source, f.keyword, f.vector,
                             strengths.get(f.seq, 0.0), fused=f.score))
+        lap("signals")
         if self._boost_by_graph(conn, hits, query, filters):
             degraded.append("graph_timeout")
+        lap("graph_boost")
         pcfg = self.predictor()
         depth = max(limit, RELEVANCE_DEPTH, pcfg.depth if pcfg.enabled else 0)
         rcfg = self.mem_cfg.pipeline_v2.reranker
@@ -500,6 +450,7 @@ class HybridSearch:
         boost_named_authors(hits, query, cfg.who_weight, lifts)
         if cfg.source_boost > 0:
             boost_by_source(hits, cfg.source_boost)
+        lap("dampening")
         hits = [h for h in hits if h.score >= threshold]
         hits.sort(key=lambda h: (-h.score, -h.memory.seq))
         hits = spread_sessions(hits, cfg.session_cap)
@@ -511,6 +462,7 @@ class HybridSearch:
             reranked = rerank_outcome == "reranked"
             if not reranked:
                 degraded.append(f"reranker_{rerank_outcome}")
+        lap("order")
         method = "hybrid" if qvec is not None else "keyword"
         shown = hits[:depth]  # the ranking rows hold all the features read
         features, answerable, ranking = self._relevance(conn, query, shown, qvec, degraded)
@@ -522,6 +474,7 @@ class HybridSearch:
             order += list(range(ranked, len(shown)))
             shown = [shown[i] for i in order]
             features = features[order]
+        lap("relevance")
         # the head, read in full (what is returned, and what newest-first reads); a hit whose
         # row went away meanwhile is dropped with its feature row
         head = shown[:max(limit, RELEVANCE_DEPTH)]
@@ -530,10 +483,12 @@ class HybridSearch:
         shown = [head[i] for i in kept]
         if features is not None:
             features = features[kept]
+        lap("complete")
         if window is None and not historical(filters) and cfg.newest_first_share > 0:
             order = newest_first(query, shown, cfg.newest_first_share)
             if features is not None:
                 features = features[order]
+        lap("newest_first")
         keep = list(range(len(shown)))
         if answerable is not None and answerable < min_answerable:
             keep = []  # nothing in scope answers the query: nothing is returned
@@ -545,6 +500,7 @@ class HybridSearch:
         outcome.features = features[keep] if features is not None else None
         outcome.answerable = answerable
         outcome.query_vector = qvec
+        lap("finish")
         return outcome
 
     def _follow_paths(self, conn: sqlite3.Connection, hits: list[Hit],

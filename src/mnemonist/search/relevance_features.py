@@ -28,7 +28,7 @@ from mnemonist.search.fts_words import FtsWords
 from mnemonist.search.keyword import query_terms
 
 if TYPE_CHECKING:
-    from mnemonist.search.hybrid import Hit
+    from mnemonist.search.hits import Hit
 
 #: the query-level features read the best hits up to this depth
 RELEVANCE_DEPTH = 10

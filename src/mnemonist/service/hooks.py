@@ -42,7 +42,7 @@ from mnemonist.model.requests import Caller, RecallFilters
 from mnemonist.pipeline.summary_worker import summary_unavailable
 from mnemonist.search.current import current_only
 from mnemonist.search.filters import visibility_clause
-from mnemonist.search.hybrid import Hit
+from mnemonist.search.hits import Hit
 from mnemonist.search.newest_first import outdated
 from mnemonist.search.relevance import choose
 from mnemonist.service.base import ServiceCore

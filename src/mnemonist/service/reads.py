@@ -25,7 +25,7 @@ from mnemonist.model.requests import Caller, ListRequest, RecallFilters, RecallR
 from mnemonist.providers.embedding.request_gate import holds_gate
 from mnemonist.search.filters import visibility_clause, where_clause
 from mnemonist.search.fusion import normalize_bm25
-from mnemonist.search.hybrid import Hit
+from mnemonist.search.hits import Hit
 from mnemonist.search.keyword import keyword_search
 from mnemonist.service.base import ServiceCore
 from mnemonist.service.errors import NotFound
