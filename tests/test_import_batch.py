@@ -198,6 +198,9 @@ def test_a_remember_sent_during_an_import_goes_in_before_it_ends(tmp_path: Path)
         def noting(conn: Any, new: Any, *args: Any, **kwargs: Any) -> Any:
             if new.content.startswith("heron survey line 10 "):
                 inside.set()  # the import holds the write lock now
+                # on a loaded machine the remember's thread may not run before the import's
+                # last memory: go on once it waits for the lock, as a client's request would
+                assert wait_for(lambda: svc.core.db.writers_waiting() >= 1, timeout=60)
             return original(conn, new, *args, **kwargs)
 
         svc.memories.insert_or_existing = noting  # type: ignore[method-assign]
