@@ -41,7 +41,6 @@ from mnemonist.search.sparse_leg import SparseLeg, blend
 from mnemonist.search.stages import StageClock, lap_of
 from mnemonist.search.vector_index import VectorIndex
 from mnemonist.store import embeddings, memories, recall_reads
-from mnemonist.store.ranking_cache import RankingCache
 from mnemonist.text.timeexpr import TimeWindow, find_time_window
 
 log = logging.getLogger(__name__)
@@ -63,8 +62,6 @@ class HybridSearch:
         self.sparse: SparseLeg | None = None  # learned sparse leg (sparse.enabled)
         #: the in-memory copy of the context keyword index (a started SQLite service)
         self.keyword_mirror: KeywordMirrorKeeper | None = None
-        #: candidates' ranking rows kept between recalls (a started SQLite service)
-        self.ranking_cache: RankingCache | None = None
         self.reranker: Reranker | None = make_reranker(memory_config.pipeline_v2.reranker)
         self.embed_query = embed_query
         self.cfg = search_config
@@ -406,9 +403,7 @@ class HybridSearch:
         # every candidate passes the filters here, whichever index proposed it (an in-memory
         # index may lag a commit by a moment; the table never does)
         where, args = where_clause(filters)
-        cache = self.ranking_cache
-        read = memories.ranking_rows if cache is None else cache.ranking_rows
-        rows = read(conn, [f.seq for f in fused], where, args)
+        rows = memories.ranking_rows(conn, [f.seq for f in fused], where, args)
         lap("ranking_rows")
         now = self.clock()
         mem_cfg = self.mem_cfg

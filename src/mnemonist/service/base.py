@@ -33,7 +33,6 @@ from mnemonist.store import embedding_work, embeddings, hints, memories
 from mnemonist.store.backend import is_postgres
 from mnemonist.store.context import is_line
 from mnemonist.store.db import Database
-from mnemonist.store.ranking_cache import RankingCache
 
 if TYPE_CHECKING:
     from mnemonist.store.postgres.notify import ChangeListener
@@ -376,9 +375,6 @@ class ServiceCore:
                                       on_gap, on_context, on_vectors).start()
 
     def start(self) -> None:
-        if not is_postgres(self.db) and self.searcher.ranking_cache is None:
-            self.searcher.ranking_cache = RankingCache(self.db)
-            self.searcher.ranking_cache.start()
         mode = self.config.search.keyword_mirror
         if mode != "off" and self.searcher.keyword_mirror is None:
             self.searcher.keyword_mirror = KeywordMirrorKeeper(self.db, mode)
@@ -406,7 +402,6 @@ class ServiceCore:
             self.searcher.keyword_mirror.stop()
             self.searcher.keyword_mirror = None
         self.access.stop()
-        self.searcher.ranking_cache = None
 
     def flush(self, timeout: float = 120.0) -> bool:
         """Wait for background embedding and write pending access counts (tests, bench)."""

@@ -226,46 +226,33 @@ class Database(WriterHooks):
 
     def watch_context(self, fn: Callable[[list[int]], None]) -> None:
         """Call `fn` after each commit with the seqs of the `memory_context` rows it inserted,
-        changed or deleted (the keyword mirror follows the context index this way)."""
-        self.watch_rows("context", "memory_context", "seq", fn, update_of="text")
-
-    def watch_rows(self, name: str, table: str, key: str, fn: Callable[[list[Any]], None],
-                   *, update_of: str = "") -> None:
-        """Call `fn` after each commit with the `key` of every row of `table` it inserted,
-        changed (only `update_of`'s columns, when given) or deleted; a change of the key itself
-        reports both. A temporary trigger on the writer connection (the one every write of
-        this daemon goes through) reports each row to Python during the transaction; the keys
-        are handed on after the commit, before the write's caller gets its answer, and dropped
-        on a rollback. `name` names the trigger and its function (one watch per name)."""
-        pending: list[Any] = []
+        changed or deleted (the keyword mirror follows the context index this way). A
+        temporary trigger on the writer connection reports each row to Python during the
+        transaction; the seqs are handed on after the commit and dropped on a rollback."""
+        pending: list[int] = []
         # the transaction's callback list, by identity
         current: list[list[Callable[[], None]]] = [[]]
 
         def flush() -> None:
-            keys = pending[:]
+            seqs = pending[:]
             pending.clear()
-            fn(keys)
+            fn(seqs)
 
-        def changed(value: Any) -> None:
+        def changed(seq: int) -> None:
             if current[0] is not self._after_commit:  # the first row of this transaction
                 pending.clear()
                 current[0] = self._after_commit
                 self._after_commit.append(flush)
-            pending.append(value)
+            pending.append(seq)
 
-        function = f"mnemonist_{name}_changed"
-        of = f" OF {update_of}" if update_of else ""
-        new, old = f"SELECT {function}(new.{key});", f"SELECT {function}(old.{key})"
         with self._lock:
-            self._writer.create_function(function, 1, changed)
-            for suffix, event, body in (
-                ("ai", "INSERT", new),
-                ("au", f"UPDATE{of}", f"{new} {old} WHERE old.{key} IS NOT new.{key};"),
-                ("ad", "DELETE", f"{old};"),
-            ):
+            self._writer.create_function("mnemonist_context_changed", 1, changed)
+            for name, event, row in (("ai", "INSERT", "new"), ("au", "UPDATE OF text", "new"),
+                                     ("ad", "DELETE", "old")):
                 self._writer.execute(
-                    f"CREATE TEMP TRIGGER IF NOT EXISTS mnemonist_{name}_watch_{suffix}"
-                    f" AFTER {event} ON main.{table} BEGIN {body} END")
+                    f"CREATE TEMP TRIGGER IF NOT EXISTS mnemonist_context_watch_{name}"
+                    f" AFTER {event} ON main.memory_context"
+                    f" BEGIN SELECT mnemonist_context_changed({row}.seq); END")
 
     def _rollback(self) -> None:
         if not self._writer.in_transaction:
