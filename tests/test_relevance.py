@@ -119,3 +119,22 @@ def test_min_relevance_is_validated(tmp_path: Path) -> None:
     with run_daemon(tmp_path / "home") as live:
         resp = live.http.post("/api/memory/recall", json={"query": "x", "min_relevance": 2})
         assert resp.status_code == 400 and "min_relevance" in resp.text
+
+
+def test_terms_held_are_counted_as_the_texts_words_hold_them() -> None:
+    """A text's token ids are kept as a tuple (a fifth of a set's memory, kept for 8,192
+    texts); a query term is held when all its ids are the text's, as with sets."""
+    from mnemonist.search import relevance_features as rf
+
+    texts = ["The deploy went out on Tuesday after the standup.",
+             "Deployments are frozen until the 3rd; Ana's team owns the runbook.",
+             "what's the weather like in next.js land?", "Nothing to see here."]
+    terms = ["deployed", "tuesday", "ana's", "next.js", "runbook", "weather", "zebra"]
+    facts = rf._facts_of(texts)
+    assert all(isinstance(f[0], tuple) and len(set(f[0])) == len(f[0]) for f in facts)
+    wanted = [frozenset(ids) for ids in rf._WORDS.encode_many(terms)]
+    by_sets = [sum(1 for t in wanted if t and t <= frozenset(ids))
+               for ids in rf._WORDS.encode_many(texts)]
+    assert rf._held(terms, [f[0] for f in facts]) == by_sets
+    assert by_sets[0] >= 2 and by_sets[3] == 0  # deploy and Tuesday; nothing held
+    assert any(len(t) > 1 for t in wanted)  # a term of more than one token is asked too

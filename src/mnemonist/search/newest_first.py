@@ -85,10 +85,10 @@ _stem_of = lru_cache(maxsize=1 << 16)(_stem)
 
 
 @lru_cache(maxsize=4096)
-def _stems(text: str) -> frozenset[str]:
-    """The text's stemmed words (cached: recall reads the same memories' texts again and
-    again, ten a query)."""
-    return frozenset(map(_stem_of, words(text)))
+def _stems(text: str) -> tuple[str, ...]:
+    """The text's distinct stemmed words (cached: recall reads the same memories' texts again
+    and again, ten a query; a tuple holds them in a fifth of a set's memory)."""
+    return tuple(set(map(_stem_of, words(text))))
 
 
 #: `about_other_things`, cached by the pair: the best hit's text against its neighbours'
@@ -106,9 +106,9 @@ def subject_group(query: str, hits: Sequence[RankedHit], share: float) -> list[i
     best = rel.index(max(known))
     if not is_statement(head[best].memory):
         return []
-    asked = _stems(query) - STOP_WORDS - QUESTION_WORDS
+    asked = frozenset(_stems(query)) - STOP_WORDS - QUESTION_WORDS
     text = [_stems(h.memory.content) for h in head]
-    candidates = sorted(asked & text[best])
+    candidates = sorted(asked.intersection(text[best]))
     if not candidates:
         return []
     speaker = _who(head[best].memory)
