@@ -79,7 +79,13 @@ def _clean(tokens: list[Token], text: str) -> list[Token]:
     return [t for t in tokens if t.text not in {"*", "-", "•", ">", "#", "`", '"', "“", "”"}]
 
 
-@functools.lru_cache(maxsize=4096)
+#: texts whose tagged sentences are kept. Few: `prose_graph.read`, their one caller that
+#: reads a text again, keeps its own answers per text; each text's tokens and tags take about
+#: 5 KB, and 4,096 of them held ~20 MiB after any burst of writes
+SENTENCES_KEPT = 256
+
+
+@functools.lru_cache(maxsize=SENTENCES_KEPT)
 def sentences(text: str) -> tuple[Sentence, ...]:
     """The text's sentences, tokenised and tagged (lines and ". ! ? ;" split them)."""
     out: list[Sentence] = []
